@@ -1,1 +1,24 @@
+//! `frazil._native`: the translation layer between Python and the Rust crates. It converts
+//! arguments, maps errors to `frazil.exceptions`, and releases the GIL around native work; the
+//! logic lives in the crates it calls.
 
+mod arrow;
+mod error;
+mod transforms;
+mod values;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Lets a benchmark refuse a debug build.
+    m.add(
+        "build_profile",
+        if cfg!(debug_assertions) { "debug" } else { "release" },
+    )?;
+    m.add_class::<arrow::ArrowArrayExport>()?;
+    transforms::register(m)?;
+    values::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,36 @@
+"""The one exception hierarchy of frazil.
+
+Every error frazil raises on purpose is a :class:`FrazilError`. The native core maps each of its
+error kinds to one class here (``rust/frazil-python/src/error.rs``). Classes that describe bad
+input also derive from :class:`ValueError`, so code written against ``ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DecodeError",
+    "FrazilError",
+    "InvalidArgumentError",
+    "ParseError",
+    "UnsupportedError",
+]
+
+
+class FrazilError(Exception):
+    """Base class of every error frazil raises."""
+
+
+class InvalidArgumentError(FrazilError, ValueError):
+    """An argument that can never work: ``N <= 0``, a wrong array type, an out-of-range value."""
+
+
+class ParseError(FrazilError, ValueError):
+    """Malformed text in one of the spec's forms: a type string, a transform string, ..."""
+
+
+class DecodeError(FrazilError, ValueError):
+    """Bytes or JSON that do not encode a value of the expected type."""
+
+
+class UnsupportedError(FrazilError, TypeError):
+    """Valid input that the operation does not support, e.g. ``bucket`` on a float column."""

@@ -1,0 +1,129 @@
+//! Arrow across the boundary through the PyCapsule interface (`__arrow_c_array__`,
+//! `__arrow_c_stream__`), zero-copy in both directions.
+
+use std::ffi::CStr;
+use std::sync::Arc;
+
+use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::ffi_stream::{ArrayStreamReader, FFI_ArrowArrayStream};
+use arrow_array::{make_array, Array, ArrayRef};
+use arrow_schema::{Field, FieldRef};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyCapsuleMethods, PyTuple};
+
+use crate::error::invalid;
+
+const SCHEMA: &CStr = c"arrow_schema";
+const ARRAY: &CStr = c"arrow_array";
+const STREAM: &CStr = c"arrow_array_stream";
+
+/// An imported array with its field, whose metadata carries extension types such as
+/// `arrow.uuid`.
+pub struct Imported {
+    pub array: ArrayRef,
+    pub field: FieldRef,
+}
+
+pub fn is_uuid(field: &Field) -> bool {
+    field
+        .metadata()
+        .get("ARROW:extension:name")
+        .is_some_and(|name| name == "arrow.uuid")
+}
+
+fn malformed(e: impl std::fmt::Display) -> PyErr {
+    invalid(format!("malformed Arrow array: {e}"))
+}
+
+/// Imports an object implementing `__arrow_c_array__`.
+pub fn import_array(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
+    let pair = obj.call_method0("__arrow_c_array__")?;
+    let pair = pair.cast::<PyTuple>()?;
+    if pair.len() != 2 {
+        return Err(invalid("__arrow_c_array__ must return a (schema, array) pair"));
+    }
+    let schema_capsule = pair.get_item(0)?;
+    let array_capsule = pair.get_item(1)?;
+    let schema_capsule = schema_capsule.cast::<PyCapsule>()?;
+    let array_capsule = array_capsule.cast::<PyCapsule>()?;
+    let schema_ptr = schema_capsule.pointer_checked(Some(SCHEMA))?;
+    let array_ptr = array_capsule.pointer_checked(Some(ARRAY))?;
+    // SAFETY: the capsules are named per the PyCapsule interface, so they hold an ArrowSchema
+    // and an ArrowArray. The schema stays owned by its capsule (borrowed here); the array is
+    // moved out, leaving a released struct for the capsule's destructor.
+    let (schema, ffi_array) = unsafe {
+        (
+            &*(schema_ptr.as_ptr() as *const FFI_ArrowSchema),
+            FFI_ArrowArray::from_raw(array_ptr.as_ptr() as *mut FFI_ArrowArray),
+        )
+    };
+    let field = Field::try_from(schema).map_err(malformed)?;
+    // SAFETY: the producer promises a valid C data interface array for this schema; the layout
+    // is then checked by `validate` (buffer sizes), and kernels bound-check offsets themselves.
+    let data = unsafe { from_ffi(ffi_array, schema) }.map_err(malformed)?;
+    data.validate().map_err(malformed)?;
+    Ok(Imported {
+        array: make_array(data),
+        field: Arc::new(field),
+    })
+}
+
+/// Imports every chunk of an object implementing `__arrow_c_stream__` (a chunked array).
+pub fn import_stream(obj: &Bound<'_, PyAny>) -> PyResult<(FieldRef, Vec<ArrayRef>)> {
+    let capsule = obj.call_method0("__arrow_c_stream__")?;
+    let capsule = capsule.cast::<PyCapsule>()?;
+    let ptr = capsule.pointer_checked(Some(STREAM))?;
+    // SAFETY: a capsule named "arrow_array_stream" holds an ArrowArrayStream; it is moved out.
+    let reader = unsafe {
+        ArrayStreamReader::try_new(FFI_ArrowArrayStream::from_raw(
+            ptr.as_ptr() as *mut FFI_ArrowArrayStream
+        ))
+    }
+    .map_err(malformed)?;
+    let field = Arc::clone(arrow_array::ArrayReader::field(&reader));
+    let mut chunks = Vec::new();
+    for chunk in reader {
+        let chunk = chunk.map_err(malformed)?;
+        chunk.to_data().validate().map_err(malformed)?;
+        chunks.push(chunk);
+    }
+    Ok((field, chunks))
+}
+
+/// An array handed back to Python: `pyarrow.array(export)` takes it without a copy.
+#[pyclass(frozen, module = "frazil._native")]
+pub struct ArrowArrayExport {
+    pub array: ArrayRef,
+    pub field: FieldRef,
+}
+
+#[pymethods]
+impl ArrowArrayExport {
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        // A consumer may ask for another type; we hand over ours and let it cast.
+        let _ = requested_schema;
+        let schema = FFI_ArrowSchema::try_from(self.field.as_ref()).map_err(malformed)?;
+        let array = FFI_ArrowArray::new(&self.array.to_data());
+        let schema = PyCapsule::new_with_value(py, schema, SCHEMA)?;
+        let array = PyCapsule::new_with_value(py, array, ARRAY)?;
+        PyTuple::new(py, [schema.into_any(), array.into_any()])
+    }
+
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        let schema = FFI_ArrowSchema::try_from(self.field.as_ref()).map_err(malformed)?;
+        PyCapsule::new_with_value(py, schema, SCHEMA)
+    }
+
+    fn __len__(&self) -> usize {
+        self.array.len()
+    }
+}
+
+pub fn export(array: ArrayRef, field: FieldRef) -> ArrowArrayExport {
+    ArrowArrayExport { array, field }
+}

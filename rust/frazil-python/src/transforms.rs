@@ -1,0 +1,130 @@
+//! Bindings of `frazil_transforms`: a transform travels as its spec string.
+
+use std::sync::Arc;
+
+use arrow_array::{make_array, ArrayRef};
+use arrow_data::ArrayData;
+use arrow_schema::{Field, FieldRef};
+use frazil_transforms::{apply_array, Transform};
+use frazil_values::Type;
+use pyo3::prelude::*;
+
+use crate::arrow::{export, import_array, import_stream, is_uuid, ArrowArrayExport};
+use crate::error::{invalid, IntoPyResult};
+use crate::values::{literal_to_py, parse_primitive, parse_type, py_to_literal};
+
+fn parse(transform: &str) -> PyResult<Transform> {
+    Transform::parse(transform).py()
+}
+
+fn integer(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
+    if obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(invalid(format!("{what} must be an integer, got a bool")));
+    }
+    obj.extract::<i64>()
+        .map_err(|_| invalid(format!("{what} must be a positive integer, got {}", obj.repr().map(|r| r.to_string()).unwrap_or_default())))
+}
+
+#[pyfunction]
+fn transform_parse(text: &str) -> PyResult<String> {
+    Ok(parse(text)?.to_string())
+}
+
+#[pyfunction]
+fn transform_bucket(n: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(Transform::bucket(integer(n, "bucket count N")?).py()?.to_string())
+}
+
+#[pyfunction]
+fn transform_truncate(w: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(Transform::truncate(integer(w, "truncate width W")?).py()?.to_string())
+}
+
+#[pyfunction]
+fn transform_preserves_order(transform: &str) -> PyResult<bool> {
+    Ok(parse(transform)?.preserves_order())
+}
+
+#[pyfunction]
+fn transform_can_transform(transform: &str, type_json: &str) -> PyResult<bool> {
+    Ok(parse(transform)?.can_transform(&parse_type(type_json)?))
+}
+
+/// The result type as Appendix C JSON text.
+#[pyfunction]
+fn transform_result_type(transform: &str, type_json: &str) -> PyResult<String> {
+    let ty: Type = parse(transform)?.result_type(&parse_type(type_json)?).py()?;
+    Ok(ty.to_json().to_string())
+}
+
+/// Identity and void keep the input's field, so extension types such as `arrow.uuid` survive.
+fn output_field(t: &Transform, input: &FieldRef, out: &ArrayRef) -> FieldRef {
+    match t {
+        Transform::Identity | Transform::Void => Arc::clone(input),
+        _ => Arc::new(Field::new(input.name(), out.data_type().clone(), true)),
+    }
+}
+
+fn apply_one(py: Python<'_>, t: &Transform, array: ArrayRef, field: &FieldRef) -> PyResult<ArrowArrayExport> {
+    let uuid = is_uuid(field);
+    let out = py.detach(|| apply_array(t, &array, uuid)).py()?;
+    let field = output_field(t, field, &out);
+    Ok(export(out, field))
+}
+
+#[pyfunction]
+fn transform_apply(py: Python<'_>, transform: &str, array: &Bound<'_, PyAny>) -> PyResult<ArrowArrayExport> {
+    let t = parse(transform)?;
+    let imported = import_array(array)?;
+    apply_one(py, &t, imported.array, &imported.field)
+}
+
+/// Applies a transform to every chunk of a stream; also returns an empty array of the result
+/// type, so that a stream with no chunks still has a type.
+#[pyfunction]
+fn transform_apply_stream(
+    py: Python<'_>,
+    transform: &str,
+    stream: &Bound<'_, PyAny>,
+) -> PyResult<(Vec<ArrowArrayExport>, ArrowArrayExport)> {
+    let t = parse(transform)?;
+    let (field, chunks) = import_stream(stream)?;
+    let empty = make_array(ArrayData::new_empty(field.data_type()));
+    let typed = apply_one(py, &t, empty, &field)?;
+    let out = chunks
+        .into_iter()
+        .map(|chunk| apply_one(py, &t, chunk, &field))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((out, typed))
+}
+
+#[pyfunction]
+fn transform_apply_scalar<'py>(
+    py: Python<'py>,
+    transform: &str,
+    value: &Bound<'py, PyAny>,
+    type_json: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let t = parse(transform)?;
+    let source = parse_primitive(type_json)?;
+    let literal = if value.is_none() {
+        None
+    } else {
+        Some(py_to_literal(value, &Type::Primitive(source.clone()))?)
+    };
+    let out = t.apply_literal(literal.as_ref(), &source).py()?;
+    literal_to_py(py, out.as_ref())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(transform_parse, m)?)?;
+    m.add_function(wrap_pyfunction!(transform_bucket, m)?)?;
+    m.add_function(wrap_pyfunction!(transform_truncate, m)?)?;
+    m.add_function(wrap_pyfunction!(transform_preserves_order, m)?)?;
+    m.add_function(wrap_pyfunction!(transform_can_transform, m)?)?;
+    m.add_function(wrap_pyfunction!(transform_result_type, m)?)?;
+    m.add_function(wrap_pyfunction!(transform_apply, m)?)?;
+    m.add_function(wrap_pyfunction!(transform_apply_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(transform_apply_scalar, m)?)?;
+    Ok(())
+}
