@@ -32,8 +32,8 @@ import sys
 import tempfile
 import threading
 import zipfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 HERE = Path(__file__).resolve().parent
 ORACLE_SOURCE = HERE / "java" / "FrazilOracle.java"
@@ -121,8 +121,24 @@ def _rename(data: bytes) -> bytes:
 
 
 # Sizes of the constant-pool entries other than CONSTANT_Utf8 (JVM spec, table 4.4-B).
-_CP_SIZES = {3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4,
-             18: 4, 19: 2, 20: 2}
+_CP_SIZES = {
+    3: 4,
+    4: 4,
+    5: 8,
+    6: 8,
+    7: 2,
+    8: 2,
+    9: 4,
+    10: 4,
+    11: 4,
+    12: 4,
+    15: 3,
+    16: 2,
+    17: 4,
+    18: 4,
+    19: 2,
+    20: 2,
+}
 
 
 def _relocate_class_file(data: bytes) -> bytes:
@@ -282,8 +298,17 @@ def compile_oracle() -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f"oracle-{key}.", dir=cache_dir()))
     try:
         result = subprocess.run(
-            [javac, "-nowarn", "-encoding", "UTF-8", "-d", str(tmp), "-cp",
-             os.pathsep.join(classpath), str(ORACLE_SOURCE)],
+            [
+                javac,
+                "-nowarn",
+                "-encoding",
+                "UTF-8",
+                "-d",
+                str(tmp),
+                "-cp",
+                os.pathsep.join(classpath),
+                str(ORACLE_SOURCE),
+            ],
             capture_output=True,
             text=True,
         )
@@ -316,30 +341,47 @@ class JavaOracle:
         classes = compile_oracle()
         classpath = os.pathsep.join([str(classes), *oracle_classpath()])
         self._proc = subprocess.Popen(
-            [java, "-Xss8m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-             "-Duser.timezone=UTC", "-Dfile.encoding=UTF-8", "-cp", classpath, ORACLE_CLASS],
+            [
+                java,
+                "-Xss8m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-Duser.timezone=UTC",
+                "-Dfile.encoding=UTF-8",
+                "-cp",
+                classpath,
+                ORACLE_CLASS,
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
         self._lock = threading.Lock()
         self._stderr: list[bytes] = []
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_thread.start()
 
     def _drain_stderr(self) -> None:
         for line in self._proc.stderr:
             self._stderr.append(line)
 
     def close(self) -> None:
-        if self._proc.poll() is None:
+        proc = self._proc
+        if proc.poll() is None:
             try:
-                self._proc.stdin.close()
-                self._proc.wait(timeout=10)
+                proc.stdin.close()
+                proc.wait(timeout=10)
             except Exception:
-                self._proc.kill()
-                self._proc.wait()
+                proc.kill()
+                proc.wait()
+        self._stderr_thread.join(timeout=5)
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                pipe.close()
+            except Exception:
+                pass
 
-    def __enter__(self) -> "JavaOracle":
+    def __enter__(self) -> JavaOracle:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -364,7 +406,7 @@ class JavaOracle:
                 try:
                     self._proc.stdin.write(payload)
                     self._proc.stdin.flush()
-                except BaseException as e:  # noqa: BLE001 - reported below
+                except BaseException as e:
                     failure.append(e)
 
             # Write from a thread while reading here, so neither pipe can fill up and deadlock.

@@ -40,7 +40,9 @@ pub fn import_array(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
     let pair = obj.call_method0("__arrow_c_array__")?;
     let pair = pair.cast::<PyTuple>()?;
     if pair.len() != 2 {
-        return Err(invalid("__arrow_c_array__ must return a (schema, array) pair"));
+        return Err(invalid(
+            "__arrow_c_array__ must return a (schema, array) pair",
+        ));
     }
     let schema_capsule = pair.get_item(0)?;
     let array_capsule = pair.get_item(1)?;

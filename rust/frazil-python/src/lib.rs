@@ -15,7 +15,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Lets a benchmark refuse a debug build.
     m.add(
         "build_profile",
-        if cfg!(debug_assertions) { "debug" } else { "release" },
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
     )?;
     m.add_class::<arrow::ArrowArrayExport>()?;
     transforms::register(m)?;

@@ -21,8 +21,12 @@ fn integer(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
     if obj.is_instance_of::<pyo3::types::PyBool>() {
         return Err(invalid(format!("{what} must be an integer, got a bool")));
     }
-    obj.extract::<i64>()
-        .map_err(|_| invalid(format!("{what} must be a positive integer, got {}", obj.repr().map(|r| r.to_string()).unwrap_or_default())))
+    obj.extract::<i64>().map_err(|_| {
+        invalid(format!(
+            "{what} must be a positive integer, got {}",
+            obj.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))
+    })
 }
 
 #[pyfunction]
@@ -32,12 +36,16 @@ fn transform_parse(text: &str) -> PyResult<String> {
 
 #[pyfunction]
 fn transform_bucket(n: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(Transform::bucket(integer(n, "bucket count N")?).py()?.to_string())
+    Ok(Transform::bucket(integer(n, "bucket count N")?)
+        .py()?
+        .to_string())
 }
 
 #[pyfunction]
 fn transform_truncate(w: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(Transform::truncate(integer(w, "truncate width W")?).py()?.to_string())
+    Ok(Transform::truncate(integer(w, "truncate width W")?)
+        .py()?
+        .to_string())
 }
 
 #[pyfunction]
@@ -53,7 +61,9 @@ fn transform_can_transform(transform: &str, type_json: &str) -> PyResult<bool> {
 /// The result type as Appendix C JSON text.
 #[pyfunction]
 fn transform_result_type(transform: &str, type_json: &str) -> PyResult<String> {
-    let ty: Type = parse(transform)?.result_type(&parse_type(type_json)?).py()?;
+    let ty: Type = parse(transform)?
+        .result_type(&parse_type(type_json)?)
+        .py()?;
     Ok(ty.to_json().to_string())
 }
 
@@ -65,7 +75,12 @@ fn output_field(t: &Transform, input: &FieldRef, out: &ArrayRef) -> FieldRef {
     }
 }
 
-fn apply_one(py: Python<'_>, t: &Transform, array: ArrayRef, field: &FieldRef) -> PyResult<ArrowArrayExport> {
+fn apply_one(
+    py: Python<'_>,
+    t: &Transform,
+    array: ArrayRef,
+    field: &FieldRef,
+) -> PyResult<ArrowArrayExport> {
     let uuid = is_uuid(field);
     let out = py.detach(|| apply_array(t, &array, uuid)).py()?;
     let field = output_field(t, field, &out);
@@ -73,7 +88,11 @@ fn apply_one(py: Python<'_>, t: &Transform, array: ArrayRef, field: &FieldRef) -
 }
 
 #[pyfunction]
-fn transform_apply(py: Python<'_>, transform: &str, array: &Bound<'_, PyAny>) -> PyResult<ArrowArrayExport> {
+fn transform_apply(
+    py: Python<'_>,
+    transform: &str,
+    array: &Bound<'_, PyAny>,
+) -> PyResult<ArrowArrayExport> {
     let t = parse(transform)?;
     let imported = import_array(array)?;
     apply_one(py, &t, imported.array, &imported.field)

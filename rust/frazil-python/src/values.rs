@@ -26,9 +26,16 @@ pub fn parse_primitive(type_json: &str) -> PyResult<PrimitiveType> {
     }
 }
 
-fn extract<'py, T: FromPyObjectOwned<'py>>(obj: &Bound<'py, PyAny>, ty: &impl std::fmt::Display) -> PyResult<T> {
-    obj.extract::<T>()
-        .map_err(|_| invalid(format!("{} is not a valid {ty} value", obj.repr().map(|r| r.to_string()).unwrap_or_default())))
+fn extract<'py, T: FromPyObjectOwned<'py>>(
+    obj: &Bound<'py, PyAny>,
+    ty: &impl std::fmt::Display,
+) -> PyResult<T> {
+    obj.extract::<T>().map_err(|_| {
+        invalid(format!(
+            "{} is not a valid {ty} value",
+            obj.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))
+    })
 }
 
 fn sequence<'py>(obj: &Bound<'py, PyAny>, what: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
@@ -143,7 +150,10 @@ pub fn literal_to_py<'py>(py: Python<'py>, value: Option<&Literal>) -> PyResult<
             entries
                 .iter()
                 .map(|(k, v)| {
-                    PyTuple::new(py, [literal_to_py(py, Some(k))?, literal_to_py(py, v.as_ref())?])
+                    PyTuple::new(
+                        py,
+                        [literal_to_py(py, Some(k))?, literal_to_py(py, v.as_ref())?],
+                    )
                 })
                 .collect::<PyResult<Vec<_>>>()?,
         )?
@@ -158,7 +168,11 @@ fn type_parse_primitive(text: &str) -> PyResult<String> {
 }
 
 #[pyfunction]
-fn value_to_bytes<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, type_json: &str) -> PyResult<Bound<'py, PyBytes>> {
+fn value_to_bytes<'py>(
+    py: Python<'py>,
+    value: &Bound<'py, PyAny>,
+    type_json: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
     let ty = parse_primitive(type_json)?;
     let literal = py_to_literal(value, &Type::Primitive(ty.clone()))?;
     let bytes = binary::to_bytes(&literal, &ty).py()?;
@@ -166,7 +180,11 @@ fn value_to_bytes<'py>(py: Python<'py>, value: &Bound<'py, PyAny>, type_json: &s
 }
 
 #[pyfunction]
-fn value_from_bytes<'py>(py: Python<'py>, data: &[u8], type_json: &str) -> PyResult<Bound<'py, PyAny>> {
+fn value_from_bytes<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    type_json: &str,
+) -> PyResult<Bound<'py, PyAny>> {
     let ty = parse_primitive(type_json)?;
     let literal = binary::from_bytes(data, &ty).py()?;
     literal_to_py(py, Some(&literal))
@@ -181,10 +199,16 @@ fn value_to_json(value: &Bound<'_, PyAny>, type_json: &str) -> PyResult<String> 
 }
 
 #[pyfunction]
-fn value_from_json<'py>(py: Python<'py>, json_text: &str, type_json: &str) -> PyResult<Bound<'py, PyAny>> {
+fn value_from_json<'py>(
+    py: Python<'py>,
+    json_text: &str,
+    type_json: &str,
+) -> PyResult<Bound<'py, PyAny>> {
     let ty = parse_type(type_json)?;
     let value: serde_json::Value = serde_json::from_str(json_text).map_err(|e| {
-        crate::error::to_py(frazil_values::Error::decode(format!("invalid JSON {json_text:?}: {e}")))
+        crate::error::to_py(frazil_values::Error::decode(format!(
+            "invalid JSON {json_text:?}: {e}"
+        )))
     })?;
     let literal = json::from_json(&value, &ty).py()?;
     literal_to_py(py, literal.as_ref())

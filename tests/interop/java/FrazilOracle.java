@@ -5,8 +5,11 @@
  * Protocol (UTF-8, one request per line, fields separated by TAB):
  *
  *   transform  <type> <transform> <json>  -> OK <result type> TAB <result json>
+ *   transform_bytes <type> <transform> <hex>
+ *                                         -> the same, the value given in its binary form
  *   to_bytes   <type> <json>              -> OK <lowercase hex of Conversions.toByteBuffer>
  *   from_bytes <type> <hex>               -> OK <json of Conversions.fromByteBuffer>
+ *   rebytes    <type> <hex>               -> OK <hex of toByteBuffer(fromByteBuffer(hex))>
  *   json       <type> <json>              -> OK <json written back by SingleValueParser.toJson>
  *   type       <type>                     -> OK <Type.toString()>
  *   sync                                  -> SYNC   (and the output is flushed)
@@ -97,6 +100,7 @@ public final class FrazilOracle {
   private String answer(String[] f) throws Exception {
     switch (f[0]) {
       case "transform":
+      case "transform_bytes":
         {
           need(f, 4);
           Type type = type(f[1]);
@@ -113,7 +117,10 @@ public final class FrazilOracle {
             resultTypes.put(key, t.getResultType(type));
           }
           Type resultType = resultTypes.get(key);
-          Object value = SingleValueParser.fromJson(type, parse(f[3]));
+          Object value =
+              f[0].equals("transform")
+                  ? SingleValueParser.fromJson(type, parse(f[3]))
+                  : (f[3].equals("null") ? null : fromBytes(type, f[3]));
           Object result = value == null ? null : fn.apply(value);
           return resultType + "\t" + SingleValueParser.toJson(resultType, result);
         }
@@ -131,9 +138,13 @@ public final class FrazilOracle {
         {
           need(f, 3);
           Type type = type(f[1]);
-          ByteBuffer buffer = ByteBuffer.wrap(unhex(f[2])).order(ByteOrder.LITTLE_ENDIAN);
-          Object value = Conversions.fromByteBuffer(type, buffer);
-          return SingleValueParser.toJson(type, value);
+          return SingleValueParser.toJson(type, fromBytes(type, f[2]));
+        }
+      case "rebytes":
+        {
+          need(f, 3);
+          Type type = type(f[1]);
+          return hex(Conversions.toByteBuffer(type, fromBytes(type, f[2])));
         }
       case "json":
         {
@@ -148,6 +159,11 @@ public final class FrazilOracle {
       default:
         throw new IllegalArgumentException("unknown request: " + f[0]);
     }
+  }
+
+  private static Object fromBytes(Type type, String hex) {
+    ByteBuffer buffer = ByteBuffer.wrap(unhex(hex)).order(ByteOrder.LITTLE_ENDIAN);
+    return Conversions.fromByteBuffer(type, buffer);
   }
 
   private static void need(String[] f, int n) {

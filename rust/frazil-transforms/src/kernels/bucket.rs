@@ -13,7 +13,7 @@ use arrow_buffer::{i256, ScalarBuffer};
 use arrow_schema::{DataType, TimeUnit};
 use frazil_values::{Error, Result};
 
-use super::{byte_range, downcast};
+use super::{byte_range, downcast, map_values, output_vec};
 use crate::murmur3::{hash_bytes, hash_decimal, hash_long};
 use crate::scalar::micros_from_nanos;
 
@@ -23,7 +23,8 @@ use crate::scalar::micros_from_nanos;
 #[derive(Clone, Copy)]
 struct Modulus {
     n: u32,
-    magic: u64,
+    // u32 so that the product is a 32x32->64 multiply, which SIMD units have.
+    magic: u32,
     shift: u32,
 }
 
@@ -34,14 +35,14 @@ impl Modulus {
         let shift = 31 + l;
         // magic = ceil(2^(31+l) / n) < 2^32; then n * magic - 2^(31+l) < 2^l makes every
         // quotient of a 31-bit dividend exact.
-        let magic = (1u64 << shift).div_ceil(n as u64);
+        let magic = (1u64 << shift).div_ceil(n as u64) as u32;
         Modulus { n, magic, shift }
     }
 
     #[inline(always)]
     fn bucket(self, hash: i32) -> i32 {
         let a = (hash & i32::MAX) as u32;
-        let q = ((a as u64 * self.magic) >> self.shift) as u32;
+        let q = ((a as u64 * self.magic as u64) >> self.shift) as u32;
         a.wrapping_sub(q.wrapping_mul(self.n)) as i32
     }
 }
@@ -49,11 +50,11 @@ impl Modulus {
 fn ints<T: ArrowPrimitiveType>(
     array: &dyn Array,
     m: Modulus,
-    f: impl Fn(T::Native) -> i64,
+    f: impl Fn(T::Native) -> i64 + Copy,
 ) -> Int32Array {
-    array
-        .as_primitive::<T>()
-        .unary::<_, Int32Type>(|v| m.bucket(hash_long(f(v))))
+    let array = array.as_primitive::<T>();
+    let out = map_values(array.values(), |v| m.bucket(hash_long(f(v))));
+    Int32Array::new(ScalarBuffer::from(out), array.nulls().cloned())
 }
 
 fn checked_ints<T: ArrowPrimitiveType>(
@@ -73,11 +74,11 @@ fn checked_ints<T: ArrowPrimitiveType>(
 fn decimals<T: ArrowPrimitiveType>(
     array: &dyn Array,
     m: Modulus,
-    f: impl Fn(T::Native) -> i128,
+    f: impl Fn(T::Native) -> i128 + Copy,
 ) -> Int32Array {
-    array
-        .as_primitive::<T>()
-        .unary::<_, Int32Type>(|v| m.bucket(hash_decimal(f(v))))
+    let array = array.as_primitive::<T>();
+    let out = map_values(array.values(), |v| m.bucket(hash_decimal(f(v))));
+    Int32Array::new(ScalarBuffer::from(out), array.nulls().cloned())
 }
 
 /// Minimal big-endian bytes of a 256-bit integer, for decimal256 values outside i128.
@@ -105,7 +106,7 @@ where
     let array: &GenericByteArray<T> = downcast(array)?;
     let offsets = array.value_offsets();
     let values = array.value_data();
-    let mut out = Vec::with_capacity(array.len());
+    let mut out = output_vec(array.len());
     for i in 0..array.len() {
         out.push(m.bucket(hash_bytes(byte_range(offsets, values, i)?)));
     }

@@ -9,6 +9,7 @@ use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, Int32Array};
 use arrow_schema::{DataType, TimeUnit};
 use frazil_values::{Error, Result};
 
+use super::map_values;
 use crate::scalar::{
     days_from_micros, days_from_nanos, hours_from_micros, hours_from_nanos, months_from_days,
     years_from_days,
@@ -51,8 +52,13 @@ fn from_nanos<const P: u8>(nanos: i64) -> i32 {
     }
 }
 
-fn map<T: ArrowPrimitiveType>(array: &dyn Array, f: impl Fn(T::Native) -> i32) -> Int32Array {
-    array.as_primitive::<T>().unary(f)
+fn map<T: ArrowPrimitiveType>(
+    array: &dyn Array,
+    f: impl Fn(T::Native) -> i32 + Copy,
+) -> Int32Array {
+    let array = array.as_primitive::<T>();
+    let out = map_values(array.values(), f);
+    Int32Array::new(out.into(), array.nulls().cloned())
 }
 
 /// Second and millisecond timestamps are scaled to micros first; a value that does not fit is

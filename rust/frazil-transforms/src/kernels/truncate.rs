@@ -15,27 +15,57 @@ use arrow_buffer::{i256, ArrowNativeType, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 use frazil_values::{Error, Result};
 
-use super::{byte_range, downcast};
+use super::{byte_range, downcast, map_values, output_vec};
 use crate::scalar::{
     truncate_bytes, truncate_i128, truncate_i32, truncate_i64, truncate_utf8_bytes,
 };
+use strength_reduce::StrengthReducedU64;
 
 fn to_int<T: ArrowPrimitiveType>(
     array: &dyn Array,
     w: u32,
-    f: impl Fn(T::Native) -> i32,
+    f: impl Fn(T::Native) -> i32 + Copy,
 ) -> ArrayRef {
-    let out: Int32Array = array.as_primitive::<T>().unary(|v| truncate_i32(f(v), w));
-    Arc::new(out)
+    let array = array.as_primitive::<T>();
+    let out = map_values(array.values(), |v| truncate_i32(f(v), w));
+    Arc::new(Int32Array::new(out.into(), array.nulls().cloned()))
+}
+
+/// `truncate_i64` with the division by W strength-reduced to multiplies: a 64-bit hardware
+/// division costs more than everything else in the loop.
+#[derive(Clone, Copy)]
+struct LongTruncator {
+    w: i64,
+    divisor: StrengthReducedU64,
+}
+
+impl LongTruncator {
+    fn new(w: u32) -> Self {
+        LongTruncator {
+            w: w as i64,
+            divisor: StrengthReducedU64::new(w as u64),
+        }
+    }
+
+    /// Equals Java's `v - (((v % W) + W) % W)`: the inner sum cannot overflow for W < 2^31, so
+    /// that is `v - rem_euclid(v, W)`, wrapping only in the final subtraction as Java does.
+    #[inline(always)]
+    fn apply(self, v: i64) -> i64 {
+        let r = (v.unsigned_abs() % self.divisor) as i64;
+        let rem = if v >= 0 || r == 0 { r } else { self.w - r };
+        v.wrapping_sub(rem)
+    }
 }
 
 fn to_long<T: ArrowPrimitiveType>(
     array: &dyn Array,
     w: u32,
-    f: impl Fn(T::Native) -> i64,
+    f: impl Fn(T::Native) -> i64 + Copy,
 ) -> ArrayRef {
-    let out: Int64Array = array.as_primitive::<T>().unary(|v| truncate_i64(f(v), w));
-    Arc::new(out)
+    let array = array.as_primitive::<T>();
+    let t = LongTruncator::new(w);
+    let out = map_values(array.values(), |v| t.apply(f(v)));
+    Arc::new(Int64Array::new(out.into(), array.nulls().cloned()))
 }
 
 fn overflow(v: impl std::fmt::Debug, w: u32) -> Error {
@@ -91,7 +121,7 @@ where
     let offsets = input.value_offsets();
     let data = input.value_data();
     let len = input.len();
-    let mut out_offsets = Vec::with_capacity(len + 1);
+    let mut out_offsets = output_vec(len + 1);
     let mut out_values = Vec::with_capacity(data.len().min(len.saturating_mul(w as usize)));
     out_offsets.push(T::Offset::usize_as(0));
     for i in 0..len {
@@ -174,4 +204,27 @@ pub(super) fn truncate(array: &dyn Array, w: u32) -> Result<ArrayRef> {
         }
     };
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn fast_long_truncation_matches_java_formula(v: i64, w in 1u32..=i32::MAX as u32) {
+            prop_assert_eq!(LongTruncator::new(w).apply(v), truncate_i64(v, w));
+        }
+    }
+
+    #[test]
+    fn long_truncation_edges() {
+        for w in [1u32, 2, 10, 1000, i32::MAX as u32] {
+            let t = LongTruncator::new(w);
+            for v in [i64::MIN, i64::MIN + 1, -1, 0, 1, i64::MAX, i64::MAX - 1] {
+                assert_eq!(t.apply(v), truncate_i64(v, w), "v={v} w={w}");
+            }
+        }
+    }
 }
