@@ -53,9 +53,9 @@ from frazil.types import (
     StringType,
     StructType,
     TimestampNanoType,
+    TimestampType,
     TimestamptzNanoType,
     TimestamptzType,
-    TimestampType,
     TimeType,
     UnknownType,
     UUIDType,
@@ -214,7 +214,7 @@ def _to_native(value: Any, t: IcebergType) -> Any:
             raise InvalidArgumentError(
                 f"struct value has {len(items)} fields, its type has {len(t.fields)}"
             )
-        return [_to_native(v, f.field_type) for v, f in zip(items, t.fields)]
+        return [_to_native(v, f.field_type) for v, f in zip(items, t.fields, strict=True)]
     if isinstance(t, ListType):
         if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
             raise InvalidArgumentError(f"a list value must be a sequence: {value!r}")
@@ -248,7 +248,7 @@ def _from_native(obj: Any, t: IcebergType) -> Any:
     if isinstance(t, UUIDType):
         return uuid.UUID(bytes=obj)
     if isinstance(t, StructType):
-        return {f.name: _from_native(v, f.field_type) for v, f in zip(obj, t.fields)}
+        return {f.name: _from_native(v, f.field_type) for v, f in zip(obj, t.fields, strict=True)}
     if isinstance(t, ListType):
         return [_from_native(v, t.element_type) for v in obj]
     if isinstance(t, MapType):

@@ -59,7 +59,11 @@ def cache_dir() -> Path:
     else:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         path = Path(base) / "frazil"
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:  # read-only home (some CI sandboxes): fall back to the temp directory
+        path = Path(tempfile.gettempdir()) / "frazil-cache"
+        path.mkdir(parents=True, exist_ok=True)
     return path
 
 
@@ -205,6 +209,7 @@ def _atomic_build(dest: Path, build) -> Path:
     os.close(fd)
     try:
         build(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache may be shared
         os.replace(tmp, dest)
     finally:
         if os.path.exists(tmp):
@@ -314,6 +319,7 @@ def compile_oracle() -> Path:
         )
         if result.returncode != 0:
             raise RuntimeError(f"javac failed:\n{result.stdout}\n{result.stderr}")
+        os.chmod(tmp, 0o755)
         try:
             os.rename(tmp, dest)  # atomic; fails if another process got there first
         except OSError:

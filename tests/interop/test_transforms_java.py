@@ -71,10 +71,10 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
 ]
 
-N_SPARK = 3000  # random values per Spark type
-N_ORACLE = 2500  # random values per type for the oracle-only types
-N_CODEC = 2000  # random values per type for codec parity
-N_NESTED = 300  # random values per nested type
+N_SPARK = 5000  # random values per Spark type
+N_ORACLE = 5000  # random values per type for the oracle-only types
+N_CODEC = 3000  # random values per type for codec parity
+N_NESTED = 500  # random values per nested type
 SHOW = 20  # mismatches shown on failure
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -476,6 +476,11 @@ def same(a: Any, b: Any, t: str | None = None) -> bool:
     if isinstance(a, bool) != isinstance(b, bool):
         return False
     return (type(a) is type(b) and a == b) or (a is None and b is None)
+
+
+def shown(result: Any, t: str) -> str:
+    """Like show, for a frazil result that may be a Failed."""
+    return repr(result) if isinstance(result, Failed) else show(result, t)
 
 
 def show(raw: Any, t: str) -> str:
@@ -1143,6 +1148,7 @@ def spark_case(spark, tmp_path_factory):
 # Spark SQL functions vs frazil's Arrow kernels
 
 
+@pytest.mark.spark
 @pytest.mark.parametrize("spark_type", list(SPARK_TYPES))
 def test_spark_transforms(spark_type, spark_case, oracle):
     raws, columns, results = spark_case
@@ -1261,7 +1267,7 @@ def test_oracle_transforms(t, oracle):
             if isinstance(got, Failed) or not same(got, want):
                 mm.add(
                     f"apply_scalar {transform} of {t} {show(raws[i], t)}: Java "
-                    f"{show(want, rk)}, frazil {got!r}"
+                    f"{show(want, rk)}, frazil {shown(got, rk)}"
                 )
     if stats:
         print(f"\n{t}: {stats}")
@@ -1363,7 +1369,7 @@ def test_codecs(t, oracle):
             mm.checked += 1
             back = _frazil(lambda h=want_hex: from_python(fv.from_bytes(bytes.fromhex(h), t), t))
             if isinstance(back, Failed) or not same(back, v):
-                mm.add(f"from_bytes {where} (Java bytes {want_hex}): frazil {back!r}")
+                mm.add(f"from_bytes {where} (Java bytes {want_hex}): frazil {shown(back, t)}")
         # 3. Java reads frazil's bytes
         if isinstance(got, bytes):
             mm.checked += 1
@@ -1396,7 +1402,7 @@ def test_codecs(t, oracle):
         else:
             back = _frazil(lambda j=jj: from_python(fv.from_json(json.loads(j), t), t))
             if isinstance(back, Failed) or not same(back, v):
-                mm.add(f"from_json of Java's {jj} for {where}: frazil {back!r}")
+                mm.add(f"from_json of Java's {jj} for {where}: frazil {shown(back, t)}")
     if text_diffs:
         # allowed by the spec (values equal): e.g. hex case, float spelling, trimmed fractions
         print(f"\n{t}: JSON text differs (values agree), e.g. {text_diffs}")
@@ -1601,3 +1607,32 @@ def test_nested_json(name, oracle):
         if isinstance(back, Failed) or not _nested_same(back, v):
             mm.add(f"from_json of Java's {a}: frazil {back!r} (value {v!r})")
     mm.check()
+
+
+# ============================================================================================
+# The harness itself
+
+
+def test_oracle_protocol(oracle):
+    """Bad requests answer ERROR without stopping the JVM; known spec values come out right."""
+    answers = oracle.ask(
+        [
+            ("bogus",),
+            ("to_bytes", "int"),
+            ("to_bytes", "int", "34"),
+            ("from_bytes", "int", "zz"),
+            ("type", "decimal(9,2)"),
+            # spec appendix B: murmur3_x86_32 of int 34 and of "iceberg"
+            ("transform", "int", "bucket[2147483647]", "34"),
+            ("transform", "string", "bucket[2147483647]", '"iceberg"'),
+            ("json", "fixed[2]", '"abcd"'),
+        ]
+    )
+    assert isinstance(answers[0], Err) and "unknown request" in answers[0]
+    assert isinstance(answers[1], Err)
+    assert answers[2] == "22000000"
+    assert isinstance(answers[3], Err)
+    assert answers[4] == "decimal(9, 2)"
+    assert answers[5] == "int\t2017239379"
+    assert answers[6] == "int\t1210000089"
+    assert answers[7] == '"ABCD"'
