@@ -22,8 +22,8 @@ import mmh3
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pytest
 import pyiceberg_core.transform as P
+import pytest
 
 import frazil.transforms as T
 
@@ -163,12 +163,33 @@ def _unscaled_bytes(u: int) -> bytes:
 def _py_bucket_decimal(values: pa.Array, n: int) -> pa.Array:
     scale = values.type.scale
     out = [
-        None
-        if v is None
-        else (mmh3.hash(_unscaled_bytes(int(v.scaleb(scale)))) & 0x7FFFFFFF) % n
+        None if v is None else (mmh3.hash(_unscaled_bytes(int(v.scaleb(scale)))) & 0x7FFFFFFF) % n
         for v in values.to_pylist()
     ]
     return pa.array(out, type=pa.int32())
+
+
+# --------------------------------------------------------------------------------------------
+# Independent oracles, only run on the positions where frazil and pyiceberg-core disagree, to
+# tell which one is wrong (bucket's oracle is the mmh3 loop above).
+
+
+def _oracle_truncate_long(values: pa.Array, w: int) -> pa.Array:
+    v = values.to_numpy(zero_copy_only=False)
+    return pa.array(v - np.mod(v, w), type=pa.int64())  # np.mod floors, like the spec
+
+
+def _oracle_truncate_string(values: pa.Array, w: int) -> pa.Array:
+    return pa.array([None if s is None else s[:w] for s in values.to_pylist()], type=values.type)
+
+
+def _oracle_timestamp(unit: str) -> Callable[[pa.Array], pa.Array]:
+    # numpy's datetime64 casts to a coarser unit floor, which is what the spec asks for.
+    def oracle(values: pa.Array) -> pa.Array:
+        t = values.to_numpy(zero_copy_only=False).astype(f"datetime64[{unit}]")
+        return pa.array(t.astype(np.int64).astype(np.int32), type=pa.int32())
+
+    return oracle
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,6 +204,7 @@ class Case:
     frazil: Callable[[pa.Array], pa.Array]
     pyiceberg_core: Callable[[pa.Array], pa.Array]
     mmh3_loop: Callable[[pa.Array], pa.Array] | None = None
+    oracle: tuple[str, Callable[[pa.Array], pa.Array]] | None = None  # (name, function)
     extra: bool = False  # not in the issue's list; measured because it is cheap
 
     def impl(self, name: str) -> Callable[[pa.Array], pa.Array] | None:
@@ -193,45 +215,42 @@ class Case:
         }[name]
 
 
+def _bucket_case(id_: str, input_: str, loop: Callable[[pa.Array, int], pa.Array]) -> Case:
+    return Case(
+        f"bucket16-{id_}",
+        f"bucket[16] {input_}",
+        input_,
+        lambda a: T.bucket(16, a),
+        lambda a: P.bucket(a, 16),
+        mmh3_loop=lambda a: loop(a, 16),
+        oracle=("mmh3 loop", lambda a: loop(a, 16)),
+    )
+
+
+def _time_case(name: str, unit: str, f: Callable, p: Callable, extra: bool = False) -> Case:
+    return Case(
+        f"{name}-timestamp",
+        f"{name} timestamp[us]",
+        "timestamp",
+        f,
+        p,
+        oracle=(f"numpy datetime64[{unit}]", _oracle_timestamp(unit)),
+        extra=extra,
+    )
+
+
 CASES = [
-    Case(
-        "bucket16-int64",
-        "bucket[16] int64",
-        "int64",
-        lambda a: T.bucket(16, a),
-        lambda a: P.bucket(a, 16),
-        lambda a: _py_bucket_long(a, 16),
-    ),
-    Case(
-        "bucket16-int32",
-        "bucket[16] int32",
-        "int32",
-        lambda a: T.bucket(16, a),
-        lambda a: P.bucket(a, 16),
-        lambda a: _py_bucket_long(a, 16),
-    ),
-    Case(
-        "bucket16-string",
-        "bucket[16] string",
-        "string",
-        lambda a: T.bucket(16, a),
-        lambda a: P.bucket(a, 16),
-        lambda a: _py_bucket_string(a, 16),
-    ),
-    Case(
-        "bucket16-decimal18_2",
-        "bucket[16] decimal(18,2)",
-        "decimal(18,2)",
-        lambda a: T.bucket(16, a),
-        lambda a: P.bucket(a, 16),
-        lambda a: _py_bucket_decimal(a, 16),
-    ),
+    _bucket_case("int64", "int64", _py_bucket_long),
+    _bucket_case("int32", "int32", _py_bucket_long),
+    _bucket_case("string", "string", _py_bucket_string),
+    _bucket_case("decimal18_2", "decimal(18,2)", _py_bucket_decimal),
     Case(
         "truncate1000-int64",
         "truncate[1000] int64",
         "int64",
         lambda a: T.truncate(1000, a),
         lambda a: P.truncate(a, 1000),
+        oracle=("numpy v - mod(v, 1000)", lambda a: _oracle_truncate_long(a, 1000)),
     ),
     Case(
         "truncate8-string",
@@ -239,11 +258,12 @@ CASES = [
         "string",
         lambda a: T.truncate(8, a),
         lambda a: P.truncate(a, 8),
+        oracle=("Python s[:8]", lambda a: _oracle_truncate_string(a, 8)),
     ),
-    Case("day-timestamp", "day timestamp[us]", "timestamp", T.day, P.day),
-    Case("hour-timestamp", "hour timestamp[us]", "timestamp", T.hour, P.hour),
-    Case("month-timestamp", "month timestamp[us]", "timestamp", T.month, P.month, extra=True),
-    Case("year-timestamp", "year timestamp[us]", "timestamp", T.year, P.year, extra=True),
+    _time_case("day", "D", T.day, P.day),
+    _time_case("hour", "h", T.hour, P.hour),
+    _time_case("month", "M", T.month, P.month, extra=True),
+    _time_case("year", "Y", T.year, P.year, extra=True),
 ]
 
 PAIRS = [
@@ -259,57 +279,77 @@ PAIRS = [
 # Correctness guard
 
 
-def _first_differences(
-    inp: pa.Array, left: pa.Array, right: pa.Array, limit: int = 5
-) -> list[tuple[int, object, object, object]]:
-    """(index, input, left, right) of the first ``limit`` positions where the outputs differ."""
-    found: list[tuple[int, object, object, object]] = []
-    step = 1 << 16
-    for start in range(0, len(left), step):
-        lc, rc = left.slice(start, step), right.slice(start, step)
-        if lc.equals(rc):
-            continue
-        ic = inp.slice(start, step).to_pylist()
-        for i, (a, b) in enumerate(zip(lc.to_pylist(), rc.to_pylist(), strict=True)):
-            if a != b:
-                found.append((start + i, ic[i], a, b))
-                if len(found) >= limit:
-                    return found
-    return found
+def _differing(left: pa.Array, right: pa.Array) -> np.ndarray:
+    """Indices where two same-typed arrays differ (a null equals only a null)."""
+    same = pc.fill_null(pc.equal(left, right), False)
+    both_null = pc.and_(pc.is_null(left), pc.is_null(right))
+    return np.flatnonzero(~pc.or_(same, both_null).to_numpy(zero_copy_only=False))
 
 
-def _compare(name_l: str, left: pa.Array, name_r: str, right: pa.Array, inp: pa.Array) -> str:
-    """'' when equal, else a precise description of the differences."""
+def _compare(
+    case: Case, name_r: str, left: pa.Array, right: pa.Array, inp: pa.Array
+) -> tuple[str, str]:
+    """Compares frazil's output (left) with another one: ("equal" | "<name_r> WRONG ..." |
+    "MISMATCH", details). When they differ, the case's oracle decides which one is right."""
     if len(left) != len(right):
-        return f"{name_l} gave {len(left)} values, {name_r} {len(right)}"
+        return "MISMATCH", f"frazil gave {len(left)} values, {name_r} {len(right)}"
     if right.type != left.type:
-        # e.g. pyiceberg-core's day() gives date32, frazil's int32 (same day numbers).
+        # e.g. pyiceberg-core's day() gives date32, frazil's int32 (the same day numbers).
         try:
             right = right.cast(left.type)
-        except pa.ArrowInvalid as e:
-            return f"{name_l} gave {left.type}, {name_r} {right.type} (not castable: {e})"
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            return "MISMATCH", f"frazil gave {left.type}, {name_r} {right.type} ({e})"
     if left.equals(right):
-        return ""
-    diffs = _first_differences(inp, left, right)
-    if not diffs:  # equals() can disagree with per-value == on e.g. null layout
-        return ""
-    n_diff = len(left) - pc.sum(pc.fill_null(pc.equal(left, right), False)).as_py()
-    lines = [f"{name_l} and {name_r} differ at {n_diff} of {len(left)} positions; first ones:"]
-    lines += [
-        f"  [{i}] input={x!r} {name_l}={a!r} {name_r}={b!r}" for i, x, a, b in diffs
-    ]
-    return "\n".join(lines)
+        return "equal", ""
+    idx = _differing(left, right)
+    if len(idx) == 0:
+        return "equal", ""
+    take = pa.array(idx)
+    sub_in, sub_l, sub_r = inp.take(take), left.take(take), right.take(take)
+    oracle_name, sub_o = None, None
+    if case.oracle is not None:
+        oracle_name, oracle = case.oracle
+        sub_o = oracle(sub_in)
+        if sub_o.type != sub_l.type:
+            sub_o = sub_o.cast(sub_l.type)
+    frazil_right = sub_o is not None and len(_differing(sub_l, sub_o)) == 0
+    status = (
+        f"{name_r} WRONG at {len(idx):,} of {len(left):,} (frazil = {oracle_name})"
+        if frazil_right
+        else "MISMATCH"
+    )
+    head = f"frazil and {name_r} differ at {len(idx):,} of {len(left):,} positions"
+    if frazil_right:
+        head += f"; frazil agrees with the oracle ({oracle_name}) at all of them"
+    elif sub_o is not None:
+        n_bad = len(_differing(sub_l, sub_o))
+        head += f"; frazil disagrees with the oracle ({oracle_name}) at {n_bad:,}"
+    lines = [head + "; first ones:"]
+    n_show = min(len(idx), 8)
+    ins, ls, rs = (a.slice(0, n_show).to_pylist() for a in (sub_in, sub_l, sub_r))
+    os_ = sub_o.slice(0, n_show).to_pylist() if sub_o is not None else [None] * n_show
+    for k in range(n_show):
+        line = f"  [{idx[k]}] input={ins[k]!r} frazil={ls[k]!r} {name_r}={rs[k]!r}"
+        if sub_o is not None:
+            line += f" oracle={os_[k]!r}"
+        lines.append(line)
+    return status, "\n".join(lines)
 
 
 @dataclass
 class Agreement:
-    pyiceberg_core: str  # "equal", "unsupported: ..." or "MISMATCH"
-    mmh3_loop: str  # "equal (prefix)", "n/a" or "MISMATCH"
+    pyiceberg_core: str  # "equal", "unsupported (...)", "pyiceberg-core WRONG ..." or "MISMATCH"
+    mmh3_loop: str  # "equal (prefix)", "n/a", "mmh3-loop WRONG ..." or "MISMATCH"
     details: str = ""
 
     @property
     def ok(self) -> bool:
+        """False when frazil's output is not shown right by the oracle."""
         return "MISMATCH" not in (self.pyiceberg_core, self.mmh3_loop)
+
+    @property
+    def peer_wrong(self) -> bool:
+        return "WRONG" in self.pyiceberg_core or "WRONG" in self.mmh3_loop
 
 
 def _check_agreement(case: Case, inputs: Inputs) -> Agreement:
@@ -321,15 +361,17 @@ def _check_agreement(case: Case, inputs: Inputs) -> Agreement:
     except Exception as e:
         status = f"unsupported ({type(e).__name__}: {str(e).splitlines()[0][:120]})"
     else:
-        diff = _compare("frazil", ours, "pyiceberg-core", theirs, inp)
-        status = "MISMATCH" if diff else "equal"
+        status, diff = _compare(case, "pyiceberg-core", ours, theirs, inp)
         if diff:
             details.append(diff)
     loop_status = "n/a"
     if case.mmh3_loop is not None:
         pre = inputs.prefix(case.input)
-        diff = _compare("frazil", ours.slice(0, len(pre)), "mmh3-loop", case.mmh3_loop(pre), pre)
-        loop_status = "MISMATCH" if diff else "equal (prefix)"
+        loop_status, diff = _compare(
+            case, "mmh3-loop", ours.slice(0, len(pre)), case.mmh3_loop(pre), pre
+        )
+        if loop_status == "equal":
+            loop_status = "equal (prefix)"
         if diff:
             details.append(diff)
     return Agreement(status, loop_status, "\n".join(details))
@@ -365,6 +407,11 @@ def test_outputs_agree(case: Case, agreement) -> None:
         pytest.fail(f"{case.label}: outputs differ\n{a.details}", pytrace=False)
     if a.pyiceberg_core.startswith("unsupported"):
         pytest.skip(f"{case.label}: pyiceberg-core {a.pyiceberg_core}")
+    if a.peer_wrong:
+        # Not frazil's bug: reported (table, notes, -ra summary); the case is still timed, on
+        # inputs that differ in output at a handful of positions only.
+        wrong = [x for x in (a.pyiceberg_core, a.mmh3_loop) if "WRONG" in x]
+        pytest.xfail(f"{case.label}: {'; '.join(wrong)}")
 
 
 @pytest.mark.parametrize(("case", "impl"), PAIRS)
