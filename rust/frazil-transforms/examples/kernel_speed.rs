@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow_array::{ArrayRef, Int64Array, TimestampMicrosecondArray};
+use arrow_array::{ArrayRef, Int64Array, StringArray, TimestampMicrosecondArray};
 use frazil_transforms::{apply_array, Transform};
 
 fn time(name: &str, t: &Transform, a: &ArrayRef) {
@@ -35,7 +35,22 @@ fn main() {
     let ts: ArrayRef = Arc::new(TimestampMicrosecondArray::from(
         (0..n).map(|_| next() >> 14).collect::<Vec<_>>(),
     ));
+    let alphabet: Vec<char> = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789é日😀"
+        .chars()
+        .collect();
+    let strings: ArrayRef = Arc::new(StringArray::from(
+        (0..1_000_000)
+            .map(|_| {
+                let len = (next() as u64 % 33) as usize;
+                (0..len)
+                    .map(|_| alphabet[(next() as u64 % alphabet.len() as u64) as usize])
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>(),
+    ));
     time("bucket[16] int64", &Transform::Bucket(16), &longs);
+    time("bucket[16] string", &Transform::Bucket(16), &strings);
+    time("truncate[8] string", &Transform::Truncate(8), &strings);
     time("truncate[10] int64", &Transform::Truncate(10), &longs);
     time("day timestamp", &Transform::Day, &ts);
     time("hour timestamp", &Transform::Hour, &ts);

@@ -49,24 +49,27 @@ pub fn truncate_str(s: &str, w: u32) -> &str {
     }
 }
 
-/// The longest prefix of UTF-8 `bytes` with at most `w` code points, counting lead bytes.
+/// The longest prefix of UTF-8 `bytes` with at most `w` code points. Steps from lead byte to
+/// lead byte (w steps, not one per byte); on valid UTF-8 this is exactly `truncate_str`.
 #[inline]
 pub fn truncate_utf8_bytes(bytes: &[u8], w: u32) -> &[u8] {
     let w = w as usize;
     if bytes.len() <= w {
         return bytes;
     }
-    let mut seen = 0usize;
-    for (i, b) in bytes.iter().enumerate() {
-        if (*b as i8) >= -0x40 {
-            // not a continuation byte: the start of a code point
-            if seen == w {
-                return &bytes[..i];
-            }
-            seen += 1;
-        }
+    let mut end = 0usize;
+    for _ in 0..w {
+        let Some(&lead) = bytes.get(end) else {
+            return bytes;
+        };
+        end += match lead {
+            0x00..=0xBF => 1, // ASCII (or a stray continuation byte, taken alone)
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            _ => 4,
+        };
     }
-    bytes
+    &bytes[..end.min(bytes.len())]
 }
 
 #[inline(always)]
@@ -102,12 +105,52 @@ pub fn hours_from_nanos(nanos: i64) -> i32 {
 
 #[inline(always)]
 pub fn years_from_days(days: i32) -> i32 {
-    temporal::years_from_days(days as i64) as i32
+    if FAST_CIVIL_DAYS.contains(&days) {
+        civil_fast(days).0 - 1970
+    } else {
+        temporal::years_from_days(days as i64) as i32
+    }
 }
 
 #[inline(always)]
 pub fn months_from_days(days: i32) -> i32 {
-    temporal::months_from_days(days as i64) as i32
+    if FAST_CIVIL_DAYS.contains(&days) {
+        let (year, month) = civil_fast(days);
+        (year - 1970) * 12 + month as i32 - 1
+    } else {
+        temporal::months_from_days(days as i64) as i32
+    }
+}
+
+/// The days from 1970-01-01 that `civil_fast` handles: every day of every timestamp (micro- or
+/// nanosecond) Iceberg can hold, and dates within about 1.4 million years of today.
+pub const FAST_CIVIL_DAYS: std::ops::RangeInclusive<i32> = -536_895_458..=536_846_365;
+
+/// 400-year eras added so that the day count is non-negative, and below 2^30 over the range.
+const ERAS: i32 = 3_670;
+
+/// (year, month) of a day count in `FAST_CIVIL_DAYS`, in 32-bit arithmetic only (Neri and
+/// Schneider, "Euclidean affine functions and their application to calendar algorithms", 2022),
+/// so that array loops vectorize; `temporal::civil_from_days` is the general form.
+#[inline(always)]
+pub fn civil_fast(days: i32) -> (i32, u32) {
+    let n = (days as i64 + 719_468 + 146_097 * ERAS as i64) as u32; // days from 0000-03-01
+    let n1 = 4 * n + 3;
+    let century = n1 / 146_097;
+    let n2 = (n1 % 146_097) | 3;
+    let p2 = 2_939_745u64 * n2 as u64;
+    let year_of_century = (p2 >> 32) as u32;
+    let day_of_year = (p2 as u32) / 2_939_745 / 4; // from March 1
+    let month = (2_141 * day_of_year + 197_913) >> 16; // 3..=14
+    let january_or_february = day_of_year >= 306;
+    let year =
+        (100 * century + year_of_century) as i32 + i32::from(january_or_february) - 400 * ERAS;
+    let month = if january_or_february {
+        month - 12
+    } else {
+        month
+    };
+    (year, month)
 }
 
 /// The Iceberg hash of one value (Appendix B), for the types `bucket` accepts.
@@ -311,6 +354,25 @@ mod tests {
             prop_assert!(s.starts_with(t));
             prop_assert!(t.chars().count() == s.chars().count().min(w as usize));
             prop_assert_eq!(truncate_utf8_bytes(s.as_bytes(), w), t.as_bytes());
+        }
+
+        #[test]
+        fn fast_civil_matches_the_general_form(
+            days in prop_oneof![
+                FAST_CIVIL_DAYS,
+                -1_000_000i32..1_000_000,
+                Just(*FAST_CIVIL_DAYS.start()),
+                Just(*FAST_CIVIL_DAYS.end()),
+            ]
+        ) {
+            let (y, m, _) = temporal::civil_from_days(days as i64);
+            prop_assert_eq!(civil_fast(days), (y as i32, m));
+        }
+
+        #[test]
+        fn years_and_months_beyond_the_fast_range(days: i32) {
+            prop_assert_eq!(years_from_days(days) as i64, temporal::years_from_days(days as i64));
+            prop_assert_eq!(months_from_days(days) as i64, temporal::months_from_days(days as i64));
         }
 
         #[test]
