@@ -12,22 +12,16 @@ pub fn fits_precision(unscaled: i128, precision: u32) -> bool {
     precision >= 39 || unscaled.unsigned_abs() < pow10(precision)
 }
 
-/// Writes the minimal two's-complement big-endian form of `v` into the tail of `buf` and returns
-/// that tail (Java's `BigInteger.toByteArray`): at least one byte, and a leading byte is dropped
-/// only when it is pure sign extension of the next one.
+/// Writes the minimal two's-complement big-endian form of `v` into `buf` and returns its tail
+/// holding that form (Java's `BigInteger.toByteArray`): the fewest bytes that keep the sign bit.
 #[inline]
 pub fn min_be_bytes(v: i128, buf: &mut [u8; 16]) -> &[u8] {
     *buf = v.to_be_bytes();
-    let mut start = 0;
-    while start < 15 {
-        let (b, next) = (buf[start], buf[start + 1]);
-        if (b == 0x00 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
-            start += 1;
-        } else {
-            break;
-        }
-    }
-    &buf[start..]
+    // Significant bits without the sign: those of v, or of !v for a negative v.
+    let magnitude = if v < 0 { !v } else { v };
+    let bits = 128 - magnitude.leading_zeros() as usize + 1; // plus the sign bit
+    let len = bits.div_ceil(8).min(16);
+    &buf[16 - len..]
 }
 
 /// Reads a big-endian two's-complement integer of 1 to 16 bytes, sign-extending it.
