@@ -690,6 +690,9 @@ def gen_timestamps(r: random.Random, n: int, per_second: int, python_range: bool
         hi - 1,
         days_from_civil(1900, 1, 1) * per_day + 1,
         days_from_civil(1969, 12, 31) * per_day + per_day - 1,
+        # the last second before a pre-1970 midnight, with a fraction: pyiceberg-core 0.11
+        # puts 1914-01-12T23:59:59.923916 on the next day
+        days_from_civil(1914, 1, 13) * per_day - per_second + per_second * 923_916 // 1_000_000,
     ]
     if per_second == US:
         specials += [D_MIN_PY * per_day, (D_MAX_PY + 1) * per_day - 1]
@@ -702,9 +705,12 @@ def gen_timestamps(r: random.Random, n: int, per_second: int, python_range: bool
             out.append(None)
         elif c < 0.3:  # within a few years of 1970, sub-second parts everywhere
             out.append(r.randint(-3 * 366 * per_day, 3 * 366 * per_day))
-        elif c < 0.45:  # hour and day boundaries +- a little
+        elif c < 0.4:  # hour and day boundaries +- a little
             b = r.randint(-200_000, 200_000) * per_hour
             out.append(_clamp(b + r.randint(-2, 2), lo, hi))
+        elif c < 0.45:  # within the last second before a midnight, mostly before 1970
+            b = r.randint(-50_000, 5_000) * per_day
+            out.append(_clamp(b - r.randint(1, per_second), lo, hi))
         elif c < 0.8:
             out.append(
                 r.randint(max(lo, D_MIN_PY * per_day), min(hi, (D_MAX_PY + 1) * per_day - 1))
