@@ -180,29 +180,23 @@ fn map_into<T: Copy, O: Copy, F: Fn(T) -> O>(
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw")]
-fn map_avx512<T: Copy, O: Copy, F: Fn(T) -> O>(
-    input: &[T],
-    dst: &mut [std::mem::MaybeUninit<O>],
-    f: F,
-) {
-    for (d, v) in dst.iter_mut().zip(input) {
-        d.write(f(*v));
-    }
+/// The same loop compiled with wider vector units enabled; `map_into` is inlined into each.
+macro_rules! map_with_features {
+    ($name:ident, $features:literal) => {
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        fn $name<T: Copy, O: Copy, F: Fn(T) -> O>(
+            input: &[T],
+            dst: &mut [std::mem::MaybeUninit<O>],
+            f: F,
+        ) {
+            map_into(input, dst, f)
+        }
+    };
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn map_avx2<T: Copy, O: Copy, F: Fn(T) -> O>(
-    input: &[T],
-    dst: &mut [std::mem::MaybeUninit<O>],
-    f: F,
-) {
-    for (d, v) in dst.iter_mut().zip(input) {
-        d.write(f(*v));
-    }
-}
+map_with_features!(map_avx512, "avx512f,avx512vl,avx512dq,avx512bw");
+map_with_features!(map_avx2, "avx2");
 
 #[cfg(test)]
 mod tests;
