@@ -415,3 +415,42 @@ def test_chunking_does_not_change_results(values: list[int | None], parts: int) 
         [array.slice(i, step) for i in range(0, len(values), step)], pa.int64()
     )
     assert T.bucket(7, chunked).to_pylist() == T.bucket(7, array).to_pylist()
+
+
+class _OnlyArray:
+    """A producer that speaks nothing but the PyCapsule array protocol (not a pyarrow type)."""
+
+    def __init__(self, array: pa.Array) -> None:
+        self._array = array
+
+    def __arrow_c_array__(self, requested_schema=None):
+        return self._array.__arrow_c_array__(requested_schema)
+
+
+class _OnlyStream:
+    def __init__(self, chunked: pa.ChunkedArray) -> None:
+        self._chunked = chunked
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        return self._chunked.__arrow_c_stream__(requested_schema)
+
+
+def test_any_pycapsule_producer() -> None:
+    ids = pa.array([34, None, -1], pa.int64())
+    assert T.bucket(16, _OnlyArray(ids)).to_pylist() == T.bucket(16, ids).to_pylist()
+    uuids = pa.array([SPEC_UUID.bytes], pa.uuid())
+    assert T.bucket(MAX, _OnlyArray(uuids)).to_pylist() == [1488055340]
+    chunked = pa.chunked_array([["iceberg"], ["arrow", None]])
+    out = T.truncate(3, _OnlyStream(chunked))
+    assert isinstance(out, pa.ChunkedArray)
+    assert out.to_pylist() == ["ice", "arr", None]
+
+
+def test_outputs_are_independent_of_the_input() -> None:
+    # The result owns its buffers: dropping the input (and its capsule) must not matter.
+    out = T.truncate(2, pa.array(["iceberg", "spark"]))
+    import gc
+
+    gc.collect()
+    assert out.to_pylist() == ["ic", "sp"]
+    assert out.validate(full=True) is None
