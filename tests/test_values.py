@@ -296,3 +296,23 @@ def test_decimal_bytes_are_minimal_twos_complement(unscaled: int) -> None:
     # Java's BigInteger.toByteArray: the shortest two's-complement form.
     length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
     assert data == unscaled.to_bytes(length, "big", signed=True)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [Decimal("1E+999999999"), Decimal("1E-999999999"), Decimal("123.456E-999999999")],
+)
+def test_hostile_decimal_exponents_fail_fast(value: Decimal) -> None:
+    with pytest.raises(InvalidArgumentError):
+        values.to_bytes(value, "decimal(38,10)")
+
+
+def test_decimal_zero_with_any_exponent() -> None:
+    assert values.to_bytes(Decimal("0E-999999999"), "decimal(9,2)") == b"\x00"
+    assert values.to_bytes(Decimal("0E+999999999"), "decimal(9,2)") == b"\x00"
+    assert values.from_bytes(b"\x00", "decimal(9,2)") == Decimal("0.00")
+
+
+def test_huge_ints_for_floats() -> None:
+    with pytest.raises(InvalidArgumentError):
+        values.to_bytes(10**400, "double")

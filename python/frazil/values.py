@@ -115,8 +115,14 @@ def _decimal_unscaled(value: Any, t: DecimalType) -> int:
     sign, digits, exponent = d.as_tuple()
     unscaled = int("".join(map(str, digits)) or "0")
     shift = int(exponent) + t.scale
+    # Bound the work before any power of ten: a hostile exponent (1E+999999999) must fail fast.
+    if unscaled and len(digits) + shift > t.precision:
+        raise _fail(value, t, f"it has more than {t.precision} digits")
     if shift >= 0:
-        unscaled *= 10**shift
+        unscaled *= 10 ** min(shift, t.precision)
+    elif -shift > len(digits):
+        if unscaled:
+            raise _fail(value, t, f"it has more than {t.scale} digits after the point")
     else:
         unscaled, rest = divmod(unscaled, 10**-shift)
         if rest:
@@ -166,7 +172,10 @@ def _to_native(value: Any, t: IcebergType) -> Any:
     if isinstance(t, (FloatType, DoubleType)):
         if isinstance(value, bool) or not isinstance(value, (float, int)):
             raise _fail(value, t, "expected a float")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise _fail(value, t, "too large for a float") from None
     if isinstance(t, DecimalType):
         return _decimal_unscaled(value, t)
     if isinstance(t, DateType):
