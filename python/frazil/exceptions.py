@@ -8,11 +8,13 @@ input also derive from :class:`ValueError`, so code written against ``ValueError
 from __future__ import annotations
 
 __all__ = [
+    "CommitFailedError",
     "DecodeError",
     "FrazilError",
     "InvalidArgumentError",
     "ParseError",
     "UnsupportedError",
+    "ValidationError",
 ]
 
 
@@ -34,3 +36,13 @@ class DecodeError(FrazilError, ValueError):
 
 class UnsupportedError(FrazilError, TypeError):
     """Valid input that the operation does not support, e.g. ``bucket`` on a float column."""
+
+
+class ValidationError(FrazilError, ValueError):
+    """A change that would break a rule of the spec: an unsafe type promotion, a required column
+    without a default, a metadata update that violates an invariant, ..."""
+
+
+class CommitFailedError(FrazilError):
+    """A commit's requirements do not hold against the table's current metadata (someone else
+    committed first); the caller may refresh and retry."""

@@ -22,6 +22,8 @@ __all__ = [
     "DoubleType",
     "FixedType",
     "FloatType",
+    "GeographyType",
+    "GeometryType",
     "IcebergType",
     "IntegerType",
     "ListType",
@@ -38,6 +40,7 @@ __all__ = [
     "TimestamptzType",
     "UUIDType",
     "UnknownType",
+    "VariantType",
     "as_type",
     "parse_type",
     "type_from_json",
@@ -163,6 +166,40 @@ class BinaryType(PrimitiveType):
 
 
 @dataclass(frozen=True)
+class VariantType(PrimitiveType):
+    """v3 semi-structured type; the spec says it is neither primitive nor nested, but its JSON
+    form is a plain string, so it sits with the primitives here."""
+
+    spec_name = "variant"
+
+
+DEFAULT_CRS = "OGC:CRS84"
+
+
+@dataclass(frozen=True)
+class GeometryType(PrimitiveType):
+    """v3 ``geometry(C)``; ``crs=None`` is the spec's default ``OGC:CRS84``."""
+
+    crs: str | None = None
+
+    def __str__(self) -> str:
+        return "geometry" if self.crs is None else f"geometry({self.crs})"
+
+
+@dataclass(frozen=True)
+class GeographyType(PrimitiveType):
+    """v3 ``geography(C, A)``; ``None`` means the defaults ``OGC:CRS84`` / ``spherical``."""
+
+    crs: str | None = None
+    algorithm: str | None = None
+
+    def __str__(self) -> str:
+        if self.algorithm is not None:
+            return f"geography({self.crs or DEFAULT_CRS}, {self.algorithm})"
+        return "geography" if self.crs is None else f"geography({self.crs})"
+
+
+@dataclass(frozen=True)
 class NestedField:
     field_id: int
     name: str
@@ -252,10 +289,13 @@ _SIMPLE: dict[str, PrimitiveType] = {
         StringType,
         UUIDType,
         BinaryType,
+        VariantType,
     )
 }
 _DECIMAL = re.compile(r"decimal\((\d+),(-?\d+)\)")
 _FIXED = re.compile(r"fixed\[(\d+)\]")
+_GEOMETRY = re.compile(r"geometry(?:\((.+)\))?")
+_GEOGRAPHY = re.compile(r"geography(?:\((.+?)(?:, (\w+))?\))?")
 
 
 def parse_type(text: str) -> PrimitiveType:
@@ -269,6 +309,11 @@ def parse_type(text: str) -> PrimitiveType:
         return DecimalType(int(m.group(1)), int(m.group(2)))
     if m := _FIXED.fullmatch(canonical):
         return FixedType(int(m.group(1)))
+    # The native canonical form is "geography(C, A)" with exactly ", " before the algorithm.
+    if m := _GEOMETRY.fullmatch(canonical):
+        return GeometryType(m.group(1))
+    if m := _GEOGRAPHY.fullmatch(canonical):
+        return GeographyType(m.group(1), m.group(2))
     raise ParseError(f"unknown type string {text!r}")  # pragma: no cover - native parsed it
 
 

@@ -34,6 +34,15 @@ fn transform_parse(text: &str) -> PyResult<String> {
     Ok(parse(text)?.to_string())
 }
 
+/// Parses as a metadata reader must: returns the canonical string and whether the transform is
+/// known (an unknown name is kept, not refused; spec "Partition Transforms").
+#[pyfunction]
+fn transform_parse_lenient(text: &str) -> PyResult<(String, bool)> {
+    let t = Transform::parse_lenient(text).py()?;
+    let known = !matches!(t, Transform::Unknown(_));
+    Ok((t.to_string(), known))
+}
+
 #[pyfunction]
 fn transform_bucket(n: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(Transform::bucket(integer(n, "bucket count N")?)
@@ -137,6 +146,7 @@ fn transform_apply_scalar<'py>(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(transform_parse, m)?)?;
+    m.add_function(wrap_pyfunction!(transform_parse_lenient, m)?)?;
     m.add_function(wrap_pyfunction!(transform_bucket, m)?)?;
     m.add_function(wrap_pyfunction!(transform_truncate, m)?)?;
     m.add_function(wrap_pyfunction!(transform_preserves_order, m)?)?;

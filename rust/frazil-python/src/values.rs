@@ -57,6 +57,11 @@ pub fn py_to_literal(obj: &Bound<'_, PyAny>, ty: &Type) -> PyResult<Literal> {
     let literal = match ty {
         Type::Primitive(p) => match p {
             P::Unknown => return Err(invalid("unknown-typed values are always null")),
+            P::Variant | P::Geometry { .. } | P::Geography { .. } => {
+                return Err(crate::error::to_py(frazil_values::Error::unsupported(
+                    format!("{p} values are not supported as single values yet"),
+                )))
+            }
             P::Boolean => Literal::Boolean(extract(obj, p)?),
             P::Int => Literal::Int(extract(obj, p)?),
             P::Long => Literal::Long(extract(obj, p)?),

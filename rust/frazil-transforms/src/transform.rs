@@ -75,7 +75,11 @@ impl Transform {
         };
         use PrimitiveType as P;
         match self {
-            Transform::Identity | Transform::Void => true,
+            Transform::Void => true,
+            // "Any primitive except geometry and geography"; variant is not a primitive.
+            Transform::Identity => {
+                !matches!(p, P::Variant | P::Geometry { .. } | P::Geography { .. })
+            }
             Transform::Bucket(_) => matches!(
                 p,
                 P::Int
@@ -263,6 +267,11 @@ mod tests {
         assert!(!Transform::Truncate(2).can_transform(&t("fixed[4]")));
         assert!(!Transform::Truncate(2).can_transform(&t("uuid")));
         assert!(Transform::Identity.can_transform(&t("boolean")));
+        for v3 in ["variant", "geometry", "geography(srid:4326, karney)"] {
+            assert!(!Transform::Identity.can_transform(&t(v3)), "{v3}");
+            assert!(!Transform::Bucket(2).can_transform(&t(v3)), "{v3}");
+            assert!(Transform::Void.can_transform(&t(v3)), "{v3}");
+        }
         assert!(Transform::Bucket(2).can_transform(&t("uuid")));
     }
 }

@@ -61,6 +61,13 @@ pub fn from_bytes(data: &[u8], ty: &PrimitiveType) -> Result<Literal> {
                 "unknown values have no binary single-value form",
             ))
         }
+        // Geo bounds are points and variant bounds are variant objects (Appendix D); neither is
+        // a Literal yet.
+        P::Variant | P::Geometry { .. } | P::Geography { .. } => {
+            return Err(Error::unsupported(format!(
+                "{ty} values have no supported binary single-value form yet"
+            )))
+        }
         P::Boolean => match exact::<1>(data, ty)? {
             [0] => Literal::Boolean(false),
             _ => Literal::Boolean(true),

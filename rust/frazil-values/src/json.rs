@@ -249,6 +249,12 @@ fn primitive_from_json(value: &Value, ty: &PrimitiveType) -> Result<Literal> {
                 "an unknown-typed value must be null, got {value}"
             )))
         }
+        // The spec requires null defaults for these types, so no JSON single value is read.
+        P::Variant | P::Geometry { .. } | P::Geography { .. } => {
+            return Err(Error::unsupported(format!(
+                "{ty} values have no supported JSON single-value form yet"
+            )))
+        }
         P::Boolean => Literal::Boolean(
             value
                 .as_bool()

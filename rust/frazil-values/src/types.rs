@@ -18,7 +18,10 @@ pub enum PrimitiveType {
     Long,
     Float,
     Double,
-    Decimal { precision: u32, scale: i32 },
+    Decimal {
+        precision: u32,
+        scale: i32,
+    },
     Date,
     Time,
     Timestamp,
@@ -29,6 +32,58 @@ pub enum PrimitiveType {
     Uuid,
     Fixed(u64),
     Binary,
+    /// v3 semi-structured type; its JSON form is a plain string like a primitive's.
+    Variant,
+    /// v3 `geometry(C)`; `None` is the default CRS `OGC:CRS84`.
+    Geometry {
+        crs: Option<String>,
+    },
+    /// v3 `geography(C, A)`; `None` is the default CRS `OGC:CRS84` / algorithm `spherical`.
+    Geography {
+        crs: Option<String>,
+        algorithm: Option<EdgeAlgorithm>,
+    },
+}
+
+/// Edge interpolation of a `geography` (spec "Primitive Types").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EdgeAlgorithm {
+    Spherical,
+    Vincenty,
+    Thomas,
+    Andoyer,
+    Karney,
+}
+
+impl EdgeAlgorithm {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeAlgorithm::Spherical => "spherical",
+            EdgeAlgorithm::Vincenty => "vincenty",
+            EdgeAlgorithm::Thomas => "thomas",
+            EdgeAlgorithm::Andoyer => "andoyer",
+            EdgeAlgorithm::Karney => "karney",
+        }
+    }
+}
+
+impl FromStr for EdgeAlgorithm {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "spherical" => EdgeAlgorithm::Spherical,
+            "vincenty" => EdgeAlgorithm::Vincenty,
+            "thomas" => EdgeAlgorithm::Thomas,
+            "andoyer" => EdgeAlgorithm::Andoyer,
+            "karney" => EdgeAlgorithm::Karney,
+            _ => {
+                return Err(Error::parse(format!(
+                    "unknown edge-interpolation algorithm {s:?}"
+                )))
+            }
+        })
+    }
 }
 
 impl PrimitiveType {
@@ -65,8 +120,80 @@ impl fmt::Display for PrimitiveType {
             PrimitiveType::Uuid => f.write_str("uuid"),
             PrimitiveType::Fixed(len) => write!(f, "fixed[{len}]"),
             PrimitiveType::Binary => f.write_str("binary"),
+            PrimitiveType::Variant => f.write_str("variant"),
+            PrimitiveType::Geometry { crs: None } => f.write_str("geometry"),
+            PrimitiveType::Geometry { crs: Some(c) } => write!(f, "geometry({c})"),
+            PrimitiveType::Geography {
+                crs,
+                algorithm: None,
+            } => match crs {
+                None => f.write_str("geography"),
+                Some(c) => write!(f, "geography({c})"),
+            },
+            PrimitiveType::Geography {
+                crs,
+                algorithm: Some(a),
+            } => {
+                let c = crs.as_deref().unwrap_or(DEFAULT_CRS);
+                write!(f, "geography({c}, {})", a.as_str())
+            }
         }
     }
+}
+
+/// The CRS a `geometry` or `geography` has when none is given.
+pub const DEFAULT_CRS: &str = "OGC:CRS84";
+
+/// `geometry(...)` / `geography(...)`: the CRS keeps its case, so these are parsed before the
+/// rest of the type string is lower-cased.
+fn parse_geo(s: &str) -> Option<Result<PrimitiveType>> {
+    let trimmed = s.trim();
+    let lower = trimmed.to_ascii_lowercase();
+    for (name, is_geography) in [("geometry", false), ("geography", true)] {
+        if !lower.starts_with(name) {
+            continue;
+        }
+        let rest = trimmed[name.len()..].trim_start();
+        if rest.is_empty() {
+            return Some(Ok(if is_geography {
+                PrimitiveType::Geography {
+                    crs: None,
+                    algorithm: None,
+                }
+            } else {
+                PrimitiveType::Geometry { crs: None }
+            }));
+        }
+        let Some(inner) = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) else {
+            return Some(Err(Error::parse(format!("invalid type string {s:?}"))));
+        };
+        let bad = || Error::parse(format!("invalid type string {s:?}"));
+        if !is_geography {
+            let crs = inner.trim();
+            if crs.is_empty() || crs.contains(',') {
+                return Some(Err(bad()));
+            }
+            return Some(Ok(PrimitiveType::Geometry {
+                crs: Some(crs.to_string()),
+            }));
+        }
+        // The algorithm is the part after the last comma, if that part names one.
+        let (crs, algorithm) = match inner.rsplit_once(',') {
+            Some((c, a)) => match a.parse::<EdgeAlgorithm>() {
+                Ok(a) => (c.trim(), Some(a)),
+                Err(e) => return Some(Err(Error::parse(format!("{e} in type string {s:?}")))),
+            },
+            None => (inner.trim(), None),
+        };
+        if crs.is_empty() {
+            return Some(Err(bad()));
+        }
+        return Some(Ok(PrimitiveType::Geography {
+            crs: Some(crs.to_string()),
+            algorithm,
+        }));
+    }
+    None
 }
 
 /// Parses `"<name>" <open> <args> <close>` with optional whitespace around the arguments.
@@ -91,6 +218,9 @@ impl FromStr for PrimitiveType {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self> {
+        if let Some(geo) = parse_geo(s) {
+            return geo;
+        }
         let lower = s.trim().to_ascii_lowercase();
         let t = match lower.as_str() {
             "unknown" => PrimitiveType::Unknown,
@@ -108,6 +238,7 @@ impl FromStr for PrimitiveType {
             "string" => PrimitiveType::String,
             "uuid" => PrimitiveType::Uuid,
             "binary" => PrimitiveType::Binary,
+            "variant" => PrimitiveType::Variant,
             other => {
                 if let Some(args) = parameters(other, "fixed", '[', ']') {
                     if args.len() != 1 {
@@ -347,6 +478,12 @@ mod tests {
             "uuid",
             "fixed[16]",
             "binary",
+            "variant",
+            "geometry",
+            "geometry(srid:4326)",
+            "geography",
+            "geography(srid:4326)",
+            "geography(EPSG:4326, karney)",
         ] {
             let t: PrimitiveType = s.parse().unwrap();
             assert_eq!(t.to_string(), s);
@@ -391,6 +528,9 @@ mod tests {
             "fixed(4)",
             "fixed[4",
             "struct<a:int>",
+            "geometry()",
+            "geometry(a, b)",
+            "geography(srid:4326, sideways)",
         ] {
             assert!(s.parse::<PrimitiveType>().is_err(), "{s:?} parsed");
         }

@@ -1,0 +1,156 @@
+"""Typed reads of JSON objects for the metadata parsers.
+
+Every getter names the full path of the field it reads (``schemas[0].fields[2].id``), so a
+malformed metadata file is reported by where it is wrong, and parsers build their frozen objects
+only after every field was read, so no half-built object ever escapes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from frazil.exceptions import ParseError
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_MISSING = object()
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class Fields:
+    """A JSON object being read, with the path that leads to it."""
+
+    __slots__ = ("obj", "path")
+
+    def __init__(self, obj: Any, path: str) -> None:
+        if not isinstance(obj, dict):
+            raise ParseError(f"{path}: expected a JSON object, got {_kind(obj)}")
+        self.obj: dict[str, Any] = obj
+        self.path = path
+
+    def at(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def has(self, key: str) -> bool:
+        return self.obj.get(key) is not None
+
+    def _get(self, key: str, required: bool) -> Any:
+        value = self.obj.get(key, _MISSING)
+        if value is _MISSING or value is None:
+            if required:
+                raise ParseError(f"{self.at(key)}: required field is missing")
+            return _MISSING
+        return value
+
+    def _int(self, key: str, required: bool, lo: int, hi: int, what: str) -> int | None:
+        value = self._get(key, required)
+        if value is _MISSING:
+            return None
+        return check_int(value, self.at(key), lo, hi, what)
+
+    def int32(self, key: str) -> int:
+        return self._int(key, True, _INT32_MIN, _INT32_MAX, "a 32-bit integer")  # type: ignore[return-value]
+
+    def opt_int32(self, key: str) -> int | None:
+        return self._int(key, False, _INT32_MIN, _INT32_MAX, "a 32-bit integer")
+
+    def long(self, key: str) -> int:
+        return self._int(key, True, _INT64_MIN, _INT64_MAX, "a 64-bit integer")  # type: ignore[return-value]
+
+    def opt_long(self, key: str) -> int | None:
+        return self._int(key, False, _INT64_MIN, _INT64_MAX, "a 64-bit integer")
+
+    def str(self, key: str) -> str:
+        value = self._get(key, True)
+        return check_str(value, self.at(key))
+
+    def opt_str(self, key: str) -> str | None:
+        value = self._get(key, False)
+        return None if value is _MISSING else check_str(value, self.at(key))
+
+    def bool(self, key: str) -> bool:
+        value = self._get(key, True)
+        if not isinstance(value, bool):
+            raise ParseError(f"{self.at(key)}: expected a boolean, got {_kind(value)}")
+        return value
+
+    def list(self, key: str) -> list[Any]:
+        value = self._get(key, True)
+        return check_list(value, self.at(key))
+
+    def opt_list(self, key: str) -> list[Any] | None:
+        value = self._get(key, False)
+        return None if value is _MISSING else check_list(value, self.at(key))
+
+    def object(self, key: str) -> Fields:
+        return Fields(self._get(key, True), self.at(key))
+
+    def opt_str_map(self, key: str) -> dict[str, str]:
+        value = self._get(key, False)
+        if value is _MISSING:
+            return {}
+        if not isinstance(value, dict):
+            raise ParseError(f"{self.at(key)}: expected a JSON object, got {_kind(value)}")
+        for k, v in value.items():
+            if not isinstance(v, str):
+                raise ParseError(f"{self.at(key)}.{k}: expected a string, got {_kind(v)}")
+        return dict(value)
+
+    def opt_int32_list(self, key: str) -> list[int] | None:
+        items = self.opt_list(key)
+        if items is None:
+            return None
+        at = self.at(key)
+        return [
+            check_int(v, f"{at}[{i}]", _INT32_MIN, _INT32_MAX, "a 32-bit integer")
+            for i, v in enumerate(items)
+        ]
+
+    def raw(self, key: str) -> Any:
+        """The value as it is (``None`` when absent), for fields kept in their JSON form."""
+        return self.obj.get(key)
+
+
+def check_int(value: Any, at: str, lo: int, hi: int, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ParseError(f"{at}: expected {what}, got {_kind(value)}")
+    if not lo <= value <= hi:
+        raise ParseError(f"{at}: {value} is out of range for {what}")
+    return value
+
+
+def check_str(value: Any, at: str) -> str:
+    if not isinstance(value, str):
+        raise ParseError(f"{at}: expected a string, got {_kind(value)}")
+    return value
+
+
+def check_list(value: Any, at: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ParseError(f"{at}: expected a JSON list, got {_kind(value)}")
+    return value
+
+
+def check_unique(ids: list[int], at: str, what: str) -> None:
+    seen: set[int] = set()
+    for i in ids:
+        if i in seen:
+            raise ParseError(f"{at}: duplicate {what} {i}")
+        seen.add(i)

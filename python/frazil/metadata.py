@@ -1,0 +1,748 @@
+"""Table metadata (spec "Table Metadata", "Snapshots", "Snapshot References"; JSON in Appendix C;
+version rules in Appendix E).
+
+``TableMetadata.from_json`` reads v1, v2, v3 and v4 metadata (text or bytes, gzip detected),
+applying the spec's defaults for older versions; ``to_json`` writes each version with its own
+fields. Every attribute is typed; parse errors name the field path and never leave a half-built
+object behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from frazil._json_fields import Fields, check_str, check_unique
+from frazil.exceptions import FrazilError, ParseError, UnsupportedError
+from frazil.name_mapping import (
+    DEFAULT_NAME_MAPPING_PROPERTY,
+    NameMapping,
+    parse_mapping_from_json,
+)
+from frazil.partitioning import (
+    PARTITION_FIELD_ID_START,
+    PartitionSpec,
+    fields_from_json,
+)
+from frazil.schema import Schema
+from frazil.sorting import UNSORTED_SORT_ORDER, UNSORTED_SORT_ORDER_ID, SortOrder
+
+__all__ = [
+    "MAIN_BRANCH",
+    "SUPPORTED_FORMAT_VERSION",
+    "BlobMetadata",
+    "EncryptedKey",
+    "MetadataLogEntry",
+    "Operation",
+    "PartitionStatisticsFile",
+    "Snapshot",
+    "SnapshotLogEntry",
+    "SnapshotRef",
+    "SnapshotRefType",
+    "StatisticsFile",
+    "TableMetadata",
+    "resolve_path",
+]
+
+# The newest format version this library reads. v4 is read for its relative paths and optional
+# location; it is still under development in the spec.
+SUPPORTED_FORMAT_VERSION = 4
+MAIN_BRANCH = "main"
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
+def resolve_path(path: str, table_location: str | None) -> str:
+    """Spec "Path Resolution": a path with a URI scheme is absolute; any other is joined to the
+    table location with one ``/`` (no normalization of either part)."""
+    if _SCHEME.match(path) or table_location is None:
+        return path
+    return f"{table_location}/{path}"
+
+
+class Operation:
+    """Values of a snapshot summary's ``operation``."""
+
+    APPEND = "append"
+    REPLACE = "replace"
+    OVERWRITE = "overwrite"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    snapshot_id: int
+    timestamp_ms: int
+    parent_snapshot_id: int | None = None
+    # v1 snapshots read as sequence number 0 (Appendix E).
+    sequence_number: int = 0
+    manifest_list: str | None = None
+    # v1 only: manifest locations listed inline instead of a manifest list.
+    manifests: tuple[str, ...] | None = None
+    # ``operation`` plus string properties; optional only in v1.
+    summary: Mapping[str, str] | None = None
+    schema_id: int | None = None
+    # v3 row lineage; absent on snapshots written before an upgrade to v3.
+    first_row_id: int | None = None
+    added_rows: int | None = None
+    key_id: str | None = None
+
+    @property
+    def operation(self) -> str | None:
+        return None if self.summary is None else self.summary.get("operation")
+
+    def to_json(self, format_version: int) -> dict[str, Any]:
+        out: dict[str, Any] = {"snapshot-id": self.snapshot_id}
+        if self.parent_snapshot_id is not None:
+            out["parent-snapshot-id"] = self.parent_snapshot_id
+        if format_version >= 2:
+            out["sequence-number"] = self.sequence_number
+        out["timestamp-ms"] = self.timestamp_ms
+        if self.summary is not None:
+            out["summary"] = dict(self.summary)
+        if self.manifest_list is not None:
+            out["manifest-list"] = self.manifest_list
+        elif self.manifests is not None:
+            out["manifests"] = list(self.manifests)
+        if self.schema_id is not None:
+            out["schema-id"] = self.schema_id
+        if format_version >= 3:
+            if self.first_row_id is not None:
+                out["first-row-id"] = self.first_row_id
+            if self.added_rows is not None:
+                out["added-rows"] = self.added_rows
+            if self.key_id is not None:
+                out["key-id"] = self.key_id
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str, format_version: int | None) -> Snapshot:
+        """Reads a snapshot of a table of ``format_version``; ``None`` (a REST ``add-snapshot``,
+        whose table is not known yet) reads every field that is present."""
+        f = Fields(obj, path)
+        v = format_version
+        snapshot_id = f.long("snapshot-id")
+        parent = f.opt_long("parent-snapshot-id")
+        # v1 has no sequence numbers: they read as 0 (Appendix E) even if a writer put one in.
+        if v is None:
+            sequence_number = f.opt_long("sequence-number") or 0
+        else:
+            sequence_number = f.long("sequence-number") if v >= 2 else 0
+        timestamp_ms = f.long("timestamp-ms")
+        strict = v is not None and v >= 2
+        manifest_list = f.str("manifest-list") if strict else f.opt_str("manifest-list")
+        manifests_raw = f.opt_list("manifests")
+        manifests = None
+        if manifests_raw is not None:
+            at = f.at("manifests")
+            manifests = tuple(check_str(m, f"{at}[{i}]") for i, m in enumerate(manifests_raw))
+        if manifest_list is None and manifests is None:
+            raise ParseError(f"{path}: a snapshot needs manifest-list or manifests")
+        summary: dict[str, str] | None
+        if strict or f.has("summary"):
+            summary = _summary(f)
+        else:
+            summary = None
+        return cls(
+            snapshot_id=snapshot_id,
+            timestamp_ms=timestamp_ms,
+            parent_snapshot_id=parent,
+            sequence_number=sequence_number,
+            manifest_list=manifest_list,
+            manifests=manifests,
+            summary=summary,
+            schema_id=f.opt_int32("schema-id"),
+            # v3 fields; an older table has none (and would not write them back)
+            first_row_id=f.opt_long("first-row-id") if v is None or v >= 3 else None,
+            added_rows=f.opt_long("added-rows") if v is None or v >= 3 else None,
+            key_id=f.opt_str("key-id") if v is None or v >= 3 else None,
+        )
+
+
+def _summary(f: Fields) -> dict[str, str]:
+    summary = f.object("summary")
+    out = {}
+    for key, value in summary.obj.items():
+        # Some writers put non-string values in summaries; keep them as the reference reads
+        # them (text), rather than refusing the whole table.
+        out[key] = value if isinstance(value, str) else json.dumps(value)
+    if "operation" not in out:
+        raise ParseError(f"{summary.at('operation')}: required field is missing")
+    return out
+
+
+class SnapshotRefType:
+    BRANCH = "branch"
+    TAG = "tag"
+
+
+@dataclass(frozen=True)
+class SnapshotRef:
+    snapshot_id: int
+    snapshot_ref_type: str = SnapshotRefType.BRANCH
+    min_snapshots_to_keep: int | None = None
+    max_snapshot_age_ms: int | None = None
+    max_ref_age_ms: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"snapshot-id": self.snapshot_id, "type": self.snapshot_ref_type}
+        for key, value in (
+            ("min-snapshots-to-keep", self.min_snapshots_to_keep),
+            ("max-snapshot-age-ms", self.max_snapshot_age_ms),
+            ("max-ref-age-ms", self.max_ref_age_ms),
+        ):
+            if value is not None:
+                out[key] = value
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str) -> SnapshotRef:
+        f = Fields(obj, path)
+        ref_type = f.str("type").lower()
+        if ref_type not in (SnapshotRefType.BRANCH, SnapshotRefType.TAG):
+            raise ParseError(f"{f.at('type')}: expected 'branch' or 'tag', got {ref_type!r}")
+        ref = cls(
+            snapshot_id=f.long("snapshot-id"),
+            snapshot_ref_type=ref_type,
+            min_snapshots_to_keep=f.opt_int32("min-snapshots-to-keep"),
+            max_snapshot_age_ms=f.opt_long("max-snapshot-age-ms"),
+            max_ref_age_ms=f.opt_long("max-ref-age-ms"),
+        )
+        problem = ref.problem()
+        if problem:
+            raise ParseError(f"{path}: {problem}")
+        return ref
+
+    def problem(self) -> str | None:
+        """Why this ref is invalid (spec "Snapshot References"), or None."""
+        if self.snapshot_ref_type == SnapshotRefType.TAG and (
+            self.min_snapshots_to_keep is not None or self.max_snapshot_age_ms is not None
+        ):
+            return "a tag cannot set min-snapshots-to-keep or max-snapshot-age-ms"
+        for name, value in (
+            ("min-snapshots-to-keep", self.min_snapshots_to_keep),
+            ("max-snapshot-age-ms", self.max_snapshot_age_ms),
+            ("max-ref-age-ms", self.max_ref_age_ms),
+        ):
+            if value is not None and value <= 0:
+                return f"{name} must be positive, got {value}"
+        return None
+
+
+@dataclass(frozen=True)
+class SnapshotLogEntry:
+    snapshot_id: int
+    timestamp_ms: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"timestamp-ms": self.timestamp_ms, "snapshot-id": self.snapshot_id}
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str) -> SnapshotLogEntry:
+        f = Fields(obj, path)
+        return cls(snapshot_id=f.long("snapshot-id"), timestamp_ms=f.long("timestamp-ms"))
+
+
+@dataclass(frozen=True)
+class MetadataLogEntry:
+    metadata_file: str
+    timestamp_ms: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"timestamp-ms": self.timestamp_ms, "metadata-file": self.metadata_file}
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str) -> MetadataLogEntry:
+        f = Fields(obj, path)
+        return cls(metadata_file=f.str("metadata-file"), timestamp_ms=f.long("timestamp-ms"))
+
+
+@dataclass(frozen=True)
+class BlobMetadata:
+    type: str
+    snapshot_id: int
+    sequence_number: int
+    fields: tuple[int, ...]
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": self.type,
+            "snapshot-id": self.snapshot_id,
+            "sequence-number": self.sequence_number,
+            "fields": list(self.fields),
+        }
+        if self.properties:
+            out["properties"] = dict(self.properties)
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str) -> BlobMetadata:
+        f = Fields(obj, path)
+        fields = f.opt_int32_list("fields")
+        if fields is None:
+            raise ParseError(f"{f.at('fields')}: required field is missing")
+        return cls(
+            type=f.str("type"),
+            snapshot_id=f.long("snapshot-id"),
+            sequence_number=f.long("sequence-number"),
+            fields=tuple(fields),
+            properties=f.opt_str_map("properties"),
+        )
+
+
+@dataclass(frozen=True)
+class StatisticsFile:
+    snapshot_id: int
+    statistics_path: str
+    file_size_in_bytes: int
+    file_footer_size_in_bytes: int
+    blob_metadata: tuple[BlobMetadata, ...] = ()
+    key_metadata: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "snapshot-id": self.snapshot_id,
+            "statistics-path": self.statistics_path,
+            "file-size-in-bytes": self.file_size_in_bytes,
+            "file-footer-size-in-bytes": self.file_footer_size_in_bytes,
+        }
+        if self.key_metadata is not None:
+            out["key-metadata"] = self.key_metadata
+        out["blob-metadata"] = [b.to_json() for b in self.blob_metadata]
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str) -> StatisticsFile:
+        f = Fields(obj, path)
+        blobs = f.list("blob-metadata")
+        return cls(
+            snapshot_id=f.long("snapshot-id"),
+            statistics_path=f.str("statistics-path"),
+            file_size_in_bytes=f.long("file-size-in-bytes"),
+            file_footer_size_in_bytes=f.long("file-footer-size-in-bytes"),
+            key_metadata=f.opt_str("key-metadata"),
+            blob_metadata=tuple(
+                BlobMetadata.from_json(b, f"{f.at('blob-metadata')}[{i}]")
+                for i, b in enumerate(blobs)
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class PartitionStatisticsFile:
+    snapshot_id: int
+    statistics_path: str
+    file_size_in_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "snapshot-id": self.snapshot_id,
+            "statistics-path": self.statistics_path,
+            "file-size-in-bytes": self.file_size_in_bytes,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str) -> PartitionStatisticsFile:
+        f = Fields(obj, path)
+        return cls(
+            snapshot_id=f.long("snapshot-id"),
+            statistics_path=f.str("statistics-path"),
+            file_size_in_bytes=f.long("file-size-in-bytes"),
+        )
+
+
+@dataclass(frozen=True)
+class EncryptedKey:
+    key_id: str
+    encrypted_key_metadata: str
+    encrypted_by_id: str | None = None
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "key-id": self.key_id,
+            "encrypted-key-metadata": self.encrypted_key_metadata,
+        }
+        if self.encrypted_by_id is not None:
+            out["encrypted-by-id"] = self.encrypted_by_id
+        if self.properties:
+            out["properties"] = dict(self.properties)
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str) -> EncryptedKey:
+        f = Fields(obj, path)
+        return cls(
+            key_id=f.str("key-id"),
+            encrypted_key_metadata=f.str("encrypted-key-metadata"),
+            encrypted_by_id=f.opt_str("encrypted-by-id"),
+            properties=f.opt_str_map("properties"),
+        )
+
+
+@dataclass(frozen=True)
+class TableMetadata:
+    """One version of a table's metadata. Build changed versions with
+    :class:`frazil.table.updates.MetadataBuilder`, never by hand-editing fields."""
+
+    format_version: int
+    table_uuid: uuid.UUID | None
+    location: str | None
+    last_updated_ms: int
+    last_column_id: int
+    schemas: tuple[Schema, ...]
+    current_schema_id: int
+    partition_specs: tuple[PartitionSpec, ...]
+    default_spec_id: int
+    last_partition_id: int
+    sort_orders: tuple[SortOrder, ...] = (UNSORTED_SORT_ORDER,)
+    default_sort_order_id: int = UNSORTED_SORT_ORDER_ID
+    properties: Mapping[str, str] = field(default_factory=dict)
+    current_snapshot_id: int | None = None
+    snapshots: tuple[Snapshot, ...] = ()
+    snapshot_log: tuple[SnapshotLogEntry, ...] = ()
+    metadata_log: tuple[MetadataLogEntry, ...] = ()
+    refs: Mapping[str, SnapshotRef] = field(default_factory=dict)
+    statistics: tuple[StatisticsFile, ...] = ()
+    partition_statistics: tuple[PartitionStatisticsFile, ...] = ()
+    # v1 reads as 0 (Appendix E).
+    last_sequence_number: int = 0
+    # v3+: the next snapshot's first-row-id.
+    next_row_id: int | None = None
+    encryption_keys: tuple[EncryptedKey, ...] = ()
+
+    # ---- lookups
+
+    def schema(self) -> Schema:
+        return self.schema_by_id(self.current_schema_id)  # type: ignore[return-value]
+
+    def schema_by_id(self, schema_id: int) -> Schema | None:
+        return next((s for s in self.schemas if s.schema_id == schema_id), None)
+
+    def spec(self) -> PartitionSpec:
+        return self.spec_by_id(self.default_spec_id)  # type: ignore[return-value]
+
+    def spec_by_id(self, spec_id: int) -> PartitionSpec | None:
+        return next((s for s in self.partition_specs if s.spec_id == spec_id), None)
+
+    def specs(self) -> dict[int, PartitionSpec]:
+        return {s.spec_id: s for s in self.partition_specs}
+
+    def sort_order(self) -> SortOrder:
+        return self.sort_order_by_id(self.default_sort_order_id)  # type: ignore[return-value]
+
+    def sort_order_by_id(self, order_id: int) -> SortOrder | None:
+        return next((o for o in self.sort_orders if o.order_id == order_id), None)
+
+    def snapshot_by_id(self, snapshot_id: int) -> Snapshot | None:
+        return next((s for s in self.snapshots if s.snapshot_id == snapshot_id), None)
+
+    def snapshot_by_name(self, name: str) -> Snapshot | None:
+        ref = self.refs.get(name)
+        return None if ref is None else self.snapshot_by_id(ref.snapshot_id)
+
+    def current_snapshot(self) -> Snapshot | None:
+        if self.current_snapshot_id is None:
+            return None
+        return self.snapshot_by_id(self.current_snapshot_id)
+
+    def name_mapping(self) -> NameMapping | None:
+        """The table's ``schema.name-mapping.default``, parsed, if it has one."""
+        text = self.properties.get(DEFAULT_NAME_MAPPING_PROPERTY)
+        return None if text is None else parse_mapping_from_json(text)
+
+    def resolve(self, path: str) -> str:
+        """A location field resolved against the table location. Only v4+ has relative paths;
+        before v4 every path is absolute, even one without a URI scheme (``/tmp/t/...``)."""
+        if self.format_version < 4:
+            return path
+        return resolve_path(path, self.location)
+
+    def replace(self, **changes: Any) -> TableMetadata:
+        return dataclasses.replace(self, **changes)
+
+    # ---- JSON
+
+    @classmethod
+    def from_json(cls, data: str | bytes | bytearray, location: str | None = None) -> TableMetadata:
+        """Parses a metadata file's content (plain or gzip-compressed JSON). ``location`` is the
+        table location for v4 metadata that omits it."""
+        if isinstance(data, (bytes, bytearray)):
+            raw = bytes(data)
+            if raw[:2] == b"\x1f\x8b":
+                try:
+                    raw = gzip.decompress(raw)
+                except (OSError, EOFError) as e:
+                    raise ParseError(f"table metadata: invalid gzip data: {e}") from None
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ParseError(f"table metadata: not UTF-8: {e}") from None
+        elif isinstance(data, str):
+            text = data
+        else:
+            raise ParseError(f"table metadata: expected str or bytes, got {type(data).__name__}")
+        try:
+            obj = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as e:
+            raise ParseError(f"table metadata: invalid JSON: {e}") from None
+        return cls.from_dict(obj, location=location)
+
+    @classmethod
+    def from_dict(cls, obj: Any, location: str | None = None) -> TableMetadata:
+        try:
+            return _parse(Fields(obj, ""), location)
+        except RecursionError:
+            raise ParseError("table metadata: nesting too deep") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _serialize(self)
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def to_json_bytes(self, compress: bool = False) -> bytes:
+        """UTF-8 JSON, gzip-compressed when ``compress`` (file name ``*.gz.metadata.json``)."""
+        data = self.to_json().encode("utf-8")
+        return gzip.compress(data, mtime=0) if compress else data
+
+
+def _parse(f: Fields, location_override: str | None) -> TableMetadata:
+    version = f.int32("format-version")
+    if version > SUPPORTED_FORMAT_VERSION:
+        raise UnsupportedError(
+            f"format-version: table format version {version} is newer than the newest "
+            f"supported ({SUPPORTED_FORMAT_VERSION}); refusing to misread it"
+        )
+    if version < 1:
+        raise ParseError(f"format-version: {version} is not a valid format version")
+    v1 = version == 1
+
+    uuid_text = f.str("table-uuid") if version >= 2 else f.opt_str("table-uuid")
+    table_uuid = None
+    if uuid_text is not None:
+        try:
+            table_uuid = uuid.UUID(uuid_text)
+        except ValueError:
+            raise ParseError(f"table-uuid: {uuid_text!r} is not a UUID") from None
+
+    location = f.opt_str("location") if version >= 4 else f.str("location")
+    if location is None:
+        location = location_override
+    if version >= 4 and location is not None and not _SCHEME.match(location):
+        raise ParseError(f"location: {location!r} must be an absolute path (with a URI scheme)")
+
+    # v1 reads as 0 (Appendix E), as the reference does, whatever a writer put in.
+    last_sequence_number = f.long("last-sequence-number") if version >= 2 else 0
+    last_updated_ms = f.long("last-updated-ms")
+    last_column_id = f.int32("last-column-id")
+
+    # Schemas: v1 may have only the deprecated `schema`.
+    if version >= 2 or f.has("schemas"):
+        items = f.list("schemas")
+        schemas = [Schema.from_json(s, f"schemas[{i}]") for i, s in enumerate(items)]
+        if not schemas:
+            raise ParseError("schemas: must not be empty")
+        if version >= 2 or f.has("current-schema-id") or not f.has("schema"):
+            current_schema_id = f.int32("current-schema-id")
+        else:
+            # v1 with both forms but no current id: the deprecated `schema` is the current one
+            current_schema_id = Schema.from_json(
+                f.raw("schema"), "schema", default_schema_id=0
+            ).schema_id
+    else:
+        f.object("schema")  # reports a missing or non-object field by name
+        schema = Schema.from_json(f.raw("schema"), "schema", default_schema_id=0)
+        schemas = [schema]
+        current_schema_id = schema.schema_id
+    check_unique([s.schema_id for s in schemas], "schemas", "schema-id")
+    if current_schema_id not in {s.schema_id for s in schemas}:
+        raise ParseError(f"current-schema-id: no schema with id {current_schema_id}")
+
+    # Partition specs: v1 may have only the deprecated field list `partition-spec`.
+    if version >= 2 or f.has("partition-specs"):
+        items = f.list("partition-specs")
+        specs = [
+            PartitionSpec.from_json(s, f"partition-specs[{i}]", v1=v1) for i, s in enumerate(items)
+        ]
+        if not specs:
+            raise ParseError("partition-specs: must not be empty")
+        default_spec_id = (
+            f.int32("default-spec-id")
+            if version >= 2 or f.has("default-spec-id")
+            else specs[0].spec_id
+        )
+    else:
+        fields = fields_from_json(f.list("partition-spec"), "partition-spec", v1=True)
+        specs = [PartitionSpec(*fields, spec_id=0)]
+        default_spec_id = 0
+    check_unique([s.spec_id for s in specs], "partition-specs", "spec-id")
+    if default_spec_id not in {s.spec_id for s in specs}:
+        raise ParseError(f"default-spec-id: no partition spec with id {default_spec_id}")
+    if version >= 2 or f.has("last-partition-id"):
+        last_partition_id = f.int32("last-partition-id")
+    else:
+        last_partition_id = max(
+            (pf.field_id for s in specs for pf in s.fields), default=PARTITION_FIELD_ID_START - 1
+        )
+
+    # Sort orders: optional in v1, where the table is unsorted if they are missing.
+    if version >= 2 or f.has("sort-orders"):
+        items = f.list("sort-orders")
+        orders = [SortOrder.from_json(o, f"sort-orders[{i}]") for i, o in enumerate(items)]
+        default_order_id = f.int32("default-sort-order-id")
+    else:
+        orders = [UNSORTED_SORT_ORDER]
+        default_order_id = UNSORTED_SORT_ORDER_ID
+    check_unique([o.order_id for o in orders], "sort-orders", "order-id")
+    if default_order_id not in {o.order_id for o in orders}:
+        raise ParseError(f"default-sort-order-id: no sort order with id {default_order_id}")
+
+    properties = f.opt_str_map("properties")
+    current_snapshot_id = f.opt_long("current-snapshot-id")
+    if current_snapshot_id == -1:  # older writers used -1 for "no snapshot"
+        current_snapshot_id = None
+
+    snapshots = [
+        Snapshot.from_json(s, f"snapshots[{i}]", version)
+        for i, s in enumerate(f.opt_list("snapshots") or [])
+    ]
+    check_unique([s.snapshot_id for s in snapshots], "snapshots", "snapshot-id")
+    snapshot_ids = {s.snapshot_id for s in snapshots}
+    if current_snapshot_id is not None and current_snapshot_id not in snapshot_ids:
+        raise ParseError(f"current-snapshot-id: no snapshot with id {current_snapshot_id}")
+
+    refs: dict[str, SnapshotRef] = {}
+    if f.has("refs"):
+        refs_obj = f.object("refs")
+        for name, ref in refs_obj.obj.items():
+            refs[name] = SnapshotRef.from_json(ref, refs_obj.at(name))
+            if refs[name].snapshot_id not in snapshot_ids:
+                raise ParseError(
+                    f"refs.{name}.snapshot-id: no snapshot with id {refs[name].snapshot_id}"
+                )
+    main = refs.get(MAIN_BRANCH)
+    if main is None and current_snapshot_id is not None:
+        # There is always a main branch at the current snapshot, even if refs omit it.
+        refs[MAIN_BRANCH] = SnapshotRef(current_snapshot_id, SnapshotRefType.BRANCH)
+    elif main is not None:
+        if main.snapshot_ref_type != SnapshotRefType.BRANCH:
+            raise ParseError("refs.main: main must be a branch")
+        if current_snapshot_id is None and not f.has("current-snapshot-id"):
+            current_snapshot_id = main.snapshot_id
+        elif main.snapshot_id != current_snapshot_id:
+            raise ParseError(
+                f"current-snapshot-id: {current_snapshot_id} differs from the main branch's "
+                f"snapshot {main.snapshot_id}"
+            )
+
+    snapshot_log = tuple(
+        SnapshotLogEntry.from_json(e, f"snapshot-log[{i}]")
+        for i, e in enumerate(f.opt_list("snapshot-log") or [])
+    )
+    metadata_log = tuple(
+        MetadataLogEntry.from_json(e, f"metadata-log[{i}]")
+        for i, e in enumerate(f.opt_list("metadata-log") or [])
+    )
+    statistics = tuple(
+        StatisticsFile.from_json(e, f"statistics[{i}]")
+        for i, e in enumerate(f.opt_list("statistics") or [])
+    )
+    partition_statistics = tuple(
+        PartitionStatisticsFile.from_json(e, f"partition-statistics[{i}]")
+        for i, e in enumerate(f.opt_list("partition-statistics") or [])
+    )
+    next_row_id = f.long("next-row-id") if version >= 3 else None
+    encryption_keys = tuple(
+        EncryptedKey.from_json(e, f"encryption-keys[{i}]")
+        for i, e in enumerate((f.opt_list("encryption-keys") or []) if version >= 3 else [])
+    )
+    highest = max((s.highest_field_id for s in schemas), default=0)
+    if last_column_id < highest:
+        raise ParseError(
+            f"last-column-id: {last_column_id} is below the highest field id {highest}"
+        )
+
+    return TableMetadata(
+        format_version=version,
+        table_uuid=table_uuid,
+        location=location,
+        last_updated_ms=last_updated_ms,
+        last_column_id=last_column_id,
+        schemas=tuple(schemas),
+        current_schema_id=current_schema_id,
+        partition_specs=tuple(specs),
+        default_spec_id=default_spec_id,
+        last_partition_id=last_partition_id,
+        sort_orders=tuple(orders),
+        default_sort_order_id=default_order_id,
+        properties=properties,
+        current_snapshot_id=current_snapshot_id,
+        snapshots=tuple(snapshots),
+        snapshot_log=snapshot_log,
+        metadata_log=metadata_log,
+        refs=refs,
+        statistics=statistics,
+        partition_statistics=partition_statistics,
+        last_sequence_number=last_sequence_number,
+        next_row_id=next_row_id,
+        encryption_keys=encryption_keys,
+    )
+
+
+def _serialize(m: TableMetadata) -> dict[str, Any]:
+    v = m.format_version
+    if v > SUPPORTED_FORMAT_VERSION or v < 1:
+        raise UnsupportedError(f"cannot write format version {v}")
+    out: dict[str, Any] = {"format-version": v}
+    if m.table_uuid is not None:
+        out["table-uuid"] = str(m.table_uuid)
+    elif v >= 2:
+        raise FrazilError("table-uuid is required from format version 2")
+    if m.location is not None:
+        out["location"] = m.location
+    elif v < 4:
+        raise FrazilError("location is required before format version 4")
+    if v >= 2:
+        out["last-sequence-number"] = m.last_sequence_number
+    out["last-updated-ms"] = m.last_updated_ms
+    out["last-column-id"] = m.last_column_id
+    if v == 1:
+        # v1 readers know only the deprecated single schema and spec.
+        out["schema"] = m.schema().to_json()
+    out["current-schema-id"] = m.current_schema_id
+    out["schemas"] = [s.to_json() for s in m.schemas]
+    if v == 1:
+        out["partition-spec"] = m.spec().fields_to_json()
+    out["default-spec-id"] = m.default_spec_id
+    out["partition-specs"] = [s.to_json() for s in m.partition_specs]
+    out["last-partition-id"] = m.last_partition_id
+    out["default-sort-order-id"] = m.default_sort_order_id
+    out["sort-orders"] = [o.to_json() for o in m.sort_orders]
+    out["properties"] = dict(m.properties)
+    if m.current_snapshot_id is not None:
+        out["current-snapshot-id"] = m.current_snapshot_id
+    else:
+        # What the reference writes for "no snapshot": -1 before v3 (older readers expect a
+        # number), null from v3.
+        out["current-snapshot-id"] = -1 if v < 3 else None
+    # The reference writes refs for every version (v1 tables can have branches too).
+    out["refs"] = {name: ref.to_json() for name, ref in m.refs.items()}
+    out["snapshots"] = [s.to_json(v) for s in m.snapshots]
+    out["statistics"] = [s.to_json() for s in m.statistics]
+    out["partition-statistics"] = [s.to_json() for s in m.partition_statistics]
+    out["snapshot-log"] = [e.to_json() for e in m.snapshot_log]
+    out["metadata-log"] = [e.to_json() for e in m.metadata_log]
+    if v >= 3:
+        if m.next_row_id is None:
+            raise FrazilError("next-row-id is required from format version 3")
+        out["next-row-id"] = m.next_row_id
+        if m.encryption_keys:
+            out["encryption-keys"] = [k.to_json() for k in m.encryption_keys]
+    return out
