@@ -4,14 +4,22 @@ from typing import Any, final
 
 __all__ = [
     "ArrowArrayExport",
+    "RecordBatchExport",
     "__version__",
     "build_profile",
+    "manifest_read",
+    "manifest_read_list",
+    "manifest_read_many",
+    "manifest_summarize",
+    "manifest_write",
+    "manifest_write_list",
     "transform_apply",
     "transform_apply_scalar",
     "transform_apply_stream",
     "transform_bucket",
     "transform_can_transform",
     "transform_parse",
+    "transform_parse_lenient",
     "transform_preserves_order",
     "transform_result_type",
     "transform_truncate",
@@ -33,7 +41,33 @@ class ArrowArrayExport:
     def __arrow_c_schema__(self) -> object: ...
     def __len__(self) -> int: ...
 
+@final
+class RecordBatchExport:
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+    def __arrow_c_schema__(self) -> object: ...
+    def __len__(self) -> int: ...
+
+def manifest_read_list(data: bytes) -> RecordBatchExport: ...
+def manifest_read(
+    data: bytes,
+    inherit: tuple[int | None, int | None, int | None] | None = None,
+    columns: list[str] | None = None,
+) -> RecordBatchExport: ...
+def manifest_read_many(
+    datas: list[bytes],
+    inherits: list[tuple[int | None, int | None, int | None] | None],
+    columns: list[str] | None = None,
+    threads: int | None = None,
+) -> list[RecordBatchExport]: ...
+def manifest_write(
+    entries: object, format_version: int, metadata: list[tuple[str, str]], codec: str = "deflate"
+) -> bytes: ...
+def manifest_write_list(
+    manifests: object, format_version: int, metadata: list[tuple[str, str]], codec: str = "deflate"
+) -> bytes: ...
+def manifest_summarize(entries: object) -> dict[str, Any]: ...
 def transform_parse(text: str) -> str: ...
+def transform_parse_lenient(text: str) -> tuple[str, bool]: ...
 def transform_bucket(n: object) -> str: ...
 def transform_truncate(w: object) -> str: ...
 def transform_preserves_order(transform: str) -> bool: ...

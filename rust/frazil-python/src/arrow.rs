@@ -129,3 +129,45 @@ impl ArrowArrayExport {
 pub fn export(array: ArrayRef, field: FieldRef) -> ArrowArrayExport {
     ArrowArrayExport { array, field }
 }
+
+/// Record batches handed back to Python as a stream: `pyarrow.table(export)` or
+/// `pyarrow.RecordBatchReader.from_stream(export)` take them without a copy.
+#[pyclass(frozen, module = "frazil._native")]
+pub struct RecordBatchExport {
+    pub schema: arrow_schema::SchemaRef,
+    pub batches: Vec<arrow_array::RecordBatch>,
+}
+
+#[pymethods]
+impl RecordBatchExport {
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let reader = arrow_array::RecordBatchIterator::new(
+            self.batches.clone().into_iter().map(Ok),
+            Arc::clone(&self.schema),
+        );
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        PyCapsule::new_with_value(py, stream, STREAM)
+    }
+
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        let schema = FFI_ArrowSchema::try_from(self.schema.as_ref()).map_err(malformed)?;
+        PyCapsule::new_with_value(py, schema, SCHEMA)
+    }
+
+    fn __len__(&self) -> usize {
+        self.batches.iter().map(|b| b.num_rows()).sum()
+    }
+}
+
+pub fn export_batch(batch: arrow_array::RecordBatch) -> RecordBatchExport {
+    RecordBatchExport {
+        schema: batch.schema(),
+        batches: vec![batch],
+    }
+}

@@ -4,6 +4,7 @@
 
 mod arrow;
 mod error;
+mod manifest;
 mod transforms;
 mod values;
 
@@ -22,6 +23,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         },
     )?;
     m.add_class::<arrow::ArrowArrayExport>()?;
+    manifest::register(m)?;
     transforms::register(m)?;
     values::register(m)?;
     Ok(())

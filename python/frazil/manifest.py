@@ -1,0 +1,192 @@
+"""Manifest lists and manifests (spec "Manifests", "Manifest Lists"), decoded in native code.
+
+Bytes in, ``pyarrow.Table`` out: one row per ``manifest_file`` of a manifest list or per
+``manifest_entry`` of a manifest, with columns named as in the spec (``status``,
+``snapshot_id``, ``sequence_number``, ``file_sequence_number``, ``data_file`` struct with
+``file_path``, ``partition``, ``record_count``, ``lower_bounds``, ...). Maps (``value_counts``,
+``lower_bounds``, ...) are Arrow maps keyed by field id; bounds stay in their binary single-value
+form (spec Appendix D). Every Arrow field carries its Iceberg field id as ``PARQUET:field_id``
+metadata, and the file's Avro key-value metadata (``schema``, ``partition-spec``,
+``format-version``, ``content``, ...) is the table schema's metadata.
+
+Fields are matched by field id, so v1 files and files from older writers read into the same
+columns, with the spec's v1 defaults (``content`` 0, sequence numbers 0). Given the manifest's
+entry in its manifest list, :func:`read_manifest` applies sequence number and first row id
+inheritance. Decoding releases the GIL; :func:`read_manifests` decodes many on several threads.
+
+:func:`write_manifest` and :func:`write_manifest_list` encode tables of that same shape with the
+Avro schema each format version prescribes (Appendix A, field ids included) and the required
+key-value metadata; :func:`summarize_manifest` computes what a manifest's manifest list entry
+says about it (file and row counts by status, partition field summaries).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
+
+import pyarrow as pa
+
+from frazil import _native
+from frazil.exceptions import FrazilError, InvalidArgumentError
+
+__all__ = [
+    "MANIFEST_ENTRY_COLUMNS",
+    "read_manifest",
+    "read_manifest_list",
+    "read_manifests",
+    "summarize_manifest",
+    "write_manifest",
+    "write_manifest_list",
+]
+
+CODECS = ("deflate", "null", "snappy", "zstandard")
+"""Avro codecs the writers take; ``deflate`` is Java's default (``write.avro.compression-codec``
+``gzip``)."""
+
+# The column paths a caller may select (``columns=``); a struct's name selects all of it.
+MANIFEST_ENTRY_COLUMNS = (
+    "status",
+    "snapshot_id",
+    "sequence_number",
+    "file_sequence_number",
+    "data_file",
+)
+
+_Inherit = tuple[int | None, int | None, int | None]
+
+
+def _relabel(err: FrazilError, path: str | None) -> NoReturn:
+    if path is None:
+        raise err
+    raise type(err)(f"{path}: {err}") from None
+
+
+def _inherit(manifest_file: Mapping[str, Any] | None) -> _Inherit | None:
+    if manifest_file is None:
+        return None
+    return (
+        manifest_file.get("added_snapshot_id"),
+        manifest_file.get("sequence_number"),
+        manifest_file.get("first_row_id"),
+    )
+
+
+def read_manifest_list(data: bytes, *, path: str | None = None) -> pa.Table:
+    """Decodes a manifest list into a table of ``manifest_file`` rows.
+
+    ``path`` only labels error messages.
+    """
+    try:
+        return pa.table(_native.manifest_read_list(data))
+    except FrazilError as e:
+        _relabel(e, path)
+
+
+def read_manifest(
+    data: bytes,
+    manifest_file: Mapping[str, Any] | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    path: str | None = None,
+) -> pa.Table:
+    """Decodes a manifest into a table of ``manifest_entry`` rows.
+
+    ``manifest_file`` is this manifest's row of its manifest list (a mapping with at least
+    ``added_snapshot_id``, ``sequence_number`` and ``first_row_id``, e.g. one element of
+    ``read_manifest_list(...).to_pylist()``); when given, null snapshot ids, sequence numbers and
+    first row ids are inherited as the spec prescribes. ``columns`` selects dotted column paths
+    (``"data_file.file_path"``) to skip decoding the rest, e.g. the metrics maps; the columns
+    inheritance needs are always decoded. ``path`` only labels error messages.
+    """
+    try:
+        return pa.table(
+            _native.manifest_read(
+                data, _inherit(manifest_file), None if columns is None else list(columns)
+            )
+        )
+    except FrazilError as e:
+        _relabel(e, path)
+
+
+def read_manifests(
+    datas: Sequence[bytes],
+    manifest_files: Sequence[Mapping[str, Any] | None] | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    threads: int | None = None,
+) -> list[pa.Table]:
+    """Decodes many manifests in parallel (``threads``, default all cores), GIL released."""
+    inherits = [_inherit(m) for m in manifest_files] if manifest_files is not None else []
+    exports = _native.manifest_read_many(
+        list(datas), inherits, None if columns is None else list(columns), threads
+    )
+    return [pa.table(e) for e in exports]
+
+
+def write_manifest(
+    entries: Any,
+    *,
+    format_version: int,
+    schema: str,
+    partition_spec: str,
+    schema_id: int | None = None,
+    partition_spec_id: int | None = None,
+    content: str = "data",
+    codec: str = "deflate",
+) -> bytes:
+    """Encodes ``manifest_entry`` rows (a table shaped like :func:`read_manifest`'s) as a manifest.
+
+    ``schema`` is the table schema's JSON and ``partition_spec`` the JSON array of the partition
+    spec's fields (spec "Manifests"); the partition record's field ids come from the
+    ``PARQUET:field_id`` metadata of the ``data_file.partition`` struct's fields. ``content`` is
+    ``"data"`` or ``"deletes"``. v2 and v3 need ``schema_id`` and ``partition_spec_id``.
+    """
+    if content not in ("data", "deletes"):
+        raise InvalidArgumentError(f"content must be 'data' or 'deletes', not {content!r}")
+    metadata = [("schema", schema)]
+    if schema_id is not None:
+        metadata.append(("schema-id", str(schema_id)))
+    metadata.append(("partition-spec", partition_spec))
+    if partition_spec_id is not None:
+        metadata.append(("partition-spec-id", str(partition_spec_id)))
+    metadata.append(("format-version", str(format_version)))
+    if format_version >= 2:
+        metadata.append(("content", content))
+    return _native.manifest_write(entries, format_version, metadata, codec)
+
+
+def summarize_manifest(entries: Any) -> dict[str, Any]:
+    """The manifest list fields that ``manifest_entry`` rows determine.
+
+    ``added/existing/deleted_files_count``, ``added/existing/deleted_rows_count``,
+    ``min_sequence_number`` (``None`` while a live entry's sequence number is to be inherited)
+    and ``partitions``: one ``field_summary`` dict per partition field, bounds serialized as the
+    spec's single values (Appendix D).
+    """
+    return _native.manifest_summarize(entries)
+
+
+def write_manifest_list(
+    manifests: Any,
+    *,
+    format_version: int,
+    snapshot_id: int,
+    parent_snapshot_id: int | None = None,
+    sequence_number: int | None = None,
+    first_row_id: int | None = None,
+    codec: str = "deflate",
+) -> bytes:
+    """Encodes ``manifest_file`` rows (shaped like :func:`read_manifest_list`'s) as a list."""
+    metadata = [
+        ("snapshot-id", str(snapshot_id)),
+        ("parent-snapshot-id", "null" if parent_snapshot_id is None else str(parent_snapshot_id)),
+    ]
+    if format_version >= 2:
+        if sequence_number is None:
+            raise InvalidArgumentError(f"a v{format_version} manifest list needs sequence_number")
+        metadata.append(("sequence-number", str(sequence_number)))
+    metadata.append(("format-version", str(format_version)))
+    if format_version >= 3 and first_row_id is not None:
+        metadata.append(("first-row-id", str(first_row_id)))
+    return _native.manifest_write_list(manifests, format_version, metadata, codec)

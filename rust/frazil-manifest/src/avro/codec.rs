@@ -1,0 +1,169 @@
+//! Block codecs of the object container (`avro.codec`): null, deflate (raw RFC 1951), snappy
+//! (with its trailing big-endian CRC-32 of the uncompressed bytes) and zstandard.
+
+use std::io::Read;
+
+use frazil_values::{Error, Result};
+
+/// The largest block a decoder inflates. Writers flush blocks of well under a megabyte (Java's
+/// default is 64 KiB per block); the cap keeps a compression bomb from taking the machine.
+pub const MAX_BLOCK_SIZE: usize = 256 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    Null,
+    Deflate,
+    Snappy,
+    Zstandard,
+}
+
+impl Codec {
+    pub fn parse(name: &str) -> Result<Codec> {
+        Ok(match name {
+            "null" => Codec::Null,
+            "deflate" => Codec::Deflate,
+            "snappy" => Codec::Snappy,
+            "zstandard" | "zstd" => Codec::Zstandard,
+            other => {
+                return Err(Error::unsupported(format!(
+                    "unknown Avro codec {other:?} (expected null, deflate, snappy or zstandard)"
+                )))
+            }
+        })
+    }
+
+    /// The name written to `avro.codec`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Null => "null",
+            Codec::Deflate => "deflate",
+            Codec::Snappy => "snappy",
+            Codec::Zstandard => "zstandard",
+        }
+    }
+
+    /// Decompresses one block into `out` (cleared first).
+    pub fn decompress(self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
+        match self {
+            Codec::Null => out.extend_from_slice(data),
+            Codec::Deflate => {
+                read_bounded(flate2::read::DeflateDecoder::new(data), out, "deflate")?;
+            }
+            Codec::Zstandard => {
+                let decoder = zstd::stream::read::Decoder::with_buffer(data)
+                    .map_err(|e| Error::decode(format!("corrupt zstandard block: {e}")))?;
+                read_bounded(decoder, out, "zstandard")?;
+            }
+            Codec::Snappy => {
+                let Some(split) = data.len().checked_sub(4) else {
+                    return Err(Error::decode(
+                        "snappy block shorter than its 4-byte checksum",
+                    ));
+                };
+                let (body, crc) = data.split_at(split);
+                let len = snap::raw::decompress_len(body)
+                    .map_err(|e| Error::decode(format!("corrupt snappy block: {e}")))?;
+                if len > MAX_BLOCK_SIZE {
+                    return Err(too_large("snappy"));
+                }
+                // Snappy expands at most ~21x (a 3-byte copy of 64 bytes); a longer claim is
+                // corrupt, and must not be allocated.
+                if len > body.len().saturating_mul(32).saturating_add(64) {
+                    return Err(Error::decode(format!(
+                        "corrupt snappy block: {len} bytes claimed from {}",
+                        body.len()
+                    )));
+                }
+                out.resize(len, 0);
+                let n = snap::raw::Decoder::new()
+                    .decompress(body, out)
+                    .map_err(|e| Error::decode(format!("corrupt snappy block: {e}")))?;
+                out.truncate(n);
+                let expected = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
+                if crc32fast::hash(out) != expected {
+                    return Err(Error::decode("snappy block fails its CRC-32 check"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Compresses one block, appending to `out`.
+    pub fn compress(self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        use std::io::Write;
+        let failed = |e: std::io::Error| Error::invalid(format!("{} failed: {e}", self.name()));
+        match self {
+            Codec::Null => out.extend_from_slice(data),
+            Codec::Deflate => {
+                let mut enc =
+                    flate2::write::DeflateEncoder::new(out, flate2::Compression::default());
+                enc.write_all(data).map_err(failed)?;
+                enc.finish().map_err(failed)?;
+            }
+            Codec::Zstandard => {
+                let compressed = zstd::bulk::compress(data, 3).map_err(failed)?;
+                out.extend_from_slice(&compressed);
+            }
+            Codec::Snappy => {
+                let compressed = snap::raw::Encoder::new()
+                    .compress_vec(data)
+                    .map_err(|e| Error::invalid(format!("snappy failed: {e}")))?;
+                out.extend_from_slice(&compressed);
+                out.extend_from_slice(&crc32fast::hash(data).to_be_bytes());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn too_large(codec: &str) -> Error {
+    Error::decode(format!(
+        "{codec} block inflates beyond {MAX_BLOCK_SIZE} bytes"
+    ))
+}
+
+fn read_bounded(reader: impl Read, out: &mut Vec<u8>, codec: &str) -> Result<()> {
+    let mut limited = reader.take(MAX_BLOCK_SIZE as u64 + 1);
+    limited
+        .read_to_end(out)
+        .map_err(|e| Error::decode(format!("corrupt {codec} block: {e}")))?;
+    if out.len() > MAX_BLOCK_SIZE {
+        return Err(too_large(codec));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_codec() {
+        let data: Vec<u8> = (0..10_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        for codec in [Codec::Null, Codec::Deflate, Codec::Snappy, Codec::Zstandard] {
+            let mut packed = Vec::new();
+            codec.compress(&data, &mut packed).unwrap();
+            let mut back = Vec::new();
+            codec.decompress(&packed, &mut back).unwrap();
+            assert_eq!(back, data, "{codec:?}");
+        }
+    }
+
+    #[test]
+    fn corrupt_blocks_are_errors() {
+        let mut out = Vec::new();
+        for codec in [Codec::Deflate, Codec::Snappy, Codec::Zstandard] {
+            assert!(codec.decompress(&[0xff, 0xff, 0xff], &mut out).is_err());
+            assert!(codec.decompress(&[], &mut out).is_err() || out.is_empty());
+        }
+        let mut packed = Vec::new();
+        Codec::Snappy.compress(b"hello hello", &mut packed).unwrap();
+        let last = packed.len() - 1;
+        packed[last] ^= 1;
+        assert!(Codec::Snappy.decompress(&packed, &mut out).is_err());
+        assert!(Codec::parse("bzip2").is_err());
+    }
+}

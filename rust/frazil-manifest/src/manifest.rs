@@ -1,0 +1,160 @@
+//! Manifests (spec "Manifests"): `manifest_entry` with its `data_file`, read into Arrow columns,
+//! the partition tuple typed by the manifest's own partition record.
+
+use arrow_array::RecordBatch;
+use frazil_values::Result;
+
+use crate::columns::{project, Presence as P, TField, TType as T};
+use crate::inheritance::{inherit, ManifestFile};
+use crate::read::read_container;
+
+fn map(id: i32, name: &'static str, key_id: i32, value_id: i32, value: T) -> TField {
+    TField::new(
+        id,
+        name,
+        T::Map(
+            Box::new(TField::new(key_id, "key", T::Int, P::Required)),
+            Box::new(TField::new(value_id, "value", value, P::Optional)),
+        ),
+        P::Optional,
+    )
+}
+
+fn list(id: i32, name: &'static str, element_id: i32, element: T) -> TField {
+    TField::new(
+        id,
+        name,
+        T::List(Box::new(TField::new(
+            element_id,
+            "element",
+            element,
+            P::Optional,
+        ))),
+        P::Optional,
+    )
+}
+
+/// The `data_file` struct, v1 to v3 (the deprecated v1 `block_size_in_bytes`, `file_ordinal`
+/// and `sort_columns` are skipped; `distinct_counts` is kept for old files).
+pub fn data_file() -> Vec<TField> {
+    vec![
+        TField::new(134, "content", T::Int, P::Default(0)),
+        TField::new(100, "file_path", T::String, P::Required),
+        TField::new(101, "file_format", T::String, P::Required),
+        TField::new(102, "partition", T::Partition, P::Optional),
+        TField::new(103, "record_count", T::Long, P::Required),
+        TField::new(104, "file_size_in_bytes", T::Long, P::Required),
+        map(108, "column_sizes", 117, 118, T::Long),
+        map(109, "value_counts", 119, 120, T::Long),
+        map(110, "null_value_counts", 121, 122, T::Long),
+        map(137, "nan_value_counts", 138, 139, T::Long),
+        map(111, "distinct_counts", 123, 124, T::Long),
+        map(125, "lower_bounds", 126, 127, T::Binary),
+        map(128, "upper_bounds", 129, 130, T::Binary),
+        TField::new(131, "key_metadata", T::Binary, P::Optional),
+        list(132, "split_offsets", 133, T::Long),
+        list(135, "equality_ids", 136, T::Int),
+        TField::new(140, "sort_order_id", T::Int, P::Optional),
+        TField::new(142, "first_row_id", T::Long, P::Optional),
+        TField::new(143, "referenced_data_file", T::String, P::Optional),
+        TField::new(144, "content_offset", T::Long, P::Optional),
+        TField::new(145, "content_size_in_bytes", T::Long, P::Optional),
+    ]
+}
+
+/// The `manifest_entry` struct, v1 to v3.
+pub fn manifest_entry() -> Vec<TField> {
+    vec![
+        TField::new(0, "status", T::Int, P::Required),
+        TField::new(1, "snapshot_id", T::Long, P::Optional),
+        TField::new(3, "sequence_number", T::Long, P::Optional),
+        TField::new(4, "file_sequence_number", T::Long, P::Optional),
+        TField::new(2, "data_file", T::Struct(data_file()), P::Required),
+    ]
+}
+
+/// Columns inheritance needs, decoded whatever the projection.
+const INHERITANCE_COLUMNS: [&str; 7] = [
+    "status",
+    "snapshot_id",
+    "sequence_number",
+    "file_sequence_number",
+    "data_file.content",
+    "data_file.record_count",
+    "data_file.first_row_id",
+];
+
+/// Options of [`read_manifest`].
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// The manifest list entry of this manifest: when given, inheritance is applied.
+    pub manifest_file: Option<ManifestFile>,
+    /// Dotted column paths to decode (`data_file.file_path`, `data_file` for all of it); all
+    /// columns when `None`. The columns inheritance needs are always decoded.
+    pub columns: Option<Vec<String>>,
+}
+
+/// Decodes a manifest into one record batch of `manifest_entry` columns; the file's key-value
+/// metadata (`schema`, `partition-spec`, `format-version`, `content`, ...) becomes the schema's
+/// metadata.
+pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> {
+    let target = match &options.columns {
+        None => manifest_entry(),
+        Some(paths) => {
+            let mut paths = paths.clone();
+            paths.extend(INHERITANCE_COLUMNS.iter().map(|s| s.to_string()));
+            project(&manifest_entry(), &paths, "")
+        }
+    };
+    let batch = read_container(data, &target)?;
+    match &options.manifest_file {
+        Some(m) => inherit(batch, m),
+        None => Ok(batch),
+    }
+}
+
+/// Decodes many manifests on up to `threads` threads (all cores when `None`), in order.
+pub fn read_manifests(
+    jobs: &[(&[u8], ReadOptions)],
+    threads: Option<usize>,
+) -> Result<Vec<RecordBatch>> {
+    let threads = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, jobs.len().max(1));
+    let label = |i: usize, e: frazil_values::Error| {
+        frazil_values::Error::new(e.kind, format!("manifest {i}: {e}"))
+    };
+    if threads == 1 {
+        return jobs
+            .iter()
+            .enumerate()
+            .map(|(i, (d, o))| read_manifest(d, o).map_err(|e| label(i, e)))
+            .collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut results: Vec<Option<Result<RecordBatch>>> = (0..jobs.len()).map(|_| None).collect();
+    let slots = std::sync::Mutex::new(&mut results);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((d, o)) = jobs.get(i) else { break };
+                let r = read_manifest(d, o).map_err(|e| label(i, e));
+                if let Ok(mut slots) = slots.lock() {
+                    slots[i] = Some(r);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            r.unwrap_or_else(|| {
+                Err(frazil_values::Error::decode(format!(
+                    "manifest {i}: decoder thread failed"
+                )))
+            })
+        })
+        .collect()
+}

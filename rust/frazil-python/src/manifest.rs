@@ -1,0 +1,182 @@
+//! Bindings of `frazil_manifest`: manifest lists and manifests, bytes in, Arrow record batches
+//! out, decoded with the GIL released (many manifests on several threads).
+
+use arrow_array::cast::AsArray;
+use arrow_array::StructArray;
+use frazil_manifest::avro::Codec;
+use frazil_manifest::{ManifestFile, ReadOptions, WriteOptions};
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use crate::arrow::{export_batch, import_stream, RecordBatchExport};
+use crate::error::{invalid, IntoPyResult};
+
+#[pyfunction]
+fn manifest_read_list(py: Python<'_>, data: PyBackedBytes) -> PyResult<RecordBatchExport> {
+    let batch = py
+        .detach(|| frazil_manifest::read_manifest_list(&data))
+        .py()?;
+    Ok(export_batch(batch))
+}
+
+type Inherit = Option<(Option<i64>, Option<i64>, Option<i64>)>;
+
+fn options(inherit: Inherit, columns: Option<Vec<String>>) -> ReadOptions {
+    ReadOptions {
+        manifest_file: inherit.map(|(added_snapshot_id, sequence_number, first_row_id)| {
+            ManifestFile {
+                added_snapshot_id,
+                sequence_number,
+                first_row_id,
+            }
+        }),
+        columns,
+    }
+}
+
+/// `inherit` is (added_snapshot_id, sequence_number, first_row_id) of the manifest's entry in
+/// its manifest list.
+#[pyfunction]
+#[pyo3(signature = (data, inherit = None, columns = None))]
+fn manifest_read(
+    py: Python<'_>,
+    data: PyBackedBytes,
+    inherit: Inherit,
+    columns: Option<Vec<String>>,
+) -> PyResult<RecordBatchExport> {
+    let options = options(inherit, columns);
+    let batch = py
+        .detach(|| frazil_manifest::read_manifest(&data, &options))
+        .py()?;
+    Ok(export_batch(batch))
+}
+
+/// Many manifests at once, on up to `threads` threads; returns one export per manifest or the
+/// first error with the index of the manifest that failed.
+#[pyfunction]
+#[pyo3(signature = (datas, inherits, columns = None, threads = None))]
+fn manifest_read_many(
+    py: Python<'_>,
+    datas: Vec<PyBackedBytes>,
+    inherits: Vec<Inherit>,
+    columns: Option<Vec<String>>,
+    threads: Option<usize>,
+) -> PyResult<Vec<RecordBatchExport>> {
+    let jobs: Vec<(&[u8], ReadOptions)> = datas
+        .iter()
+        .zip(inherits.into_iter().chain(std::iter::repeat(None)))
+        .map(|(d, i)| (d.as_ref(), options(i, columns.clone())))
+        .collect();
+    let batches = py
+        .detach(|| frazil_manifest::read_manifests(&jobs, threads))
+        .py()?;
+    Ok(batches.into_iter().map(export_batch).collect())
+}
+
+/// Rows of a table (anything with `__arrow_c_stream__`) as struct chunks.
+fn import_rows(obj: &Bound<'_, PyAny>) -> PyResult<Vec<StructArray>> {
+    let (_, chunks) = import_stream(obj)?;
+    chunks
+        .iter()
+        .map(|c| {
+            c.as_struct_opt()
+                .cloned()
+                .ok_or_else(|| invalid("expected a table (a stream of record batches)"))
+        })
+        .collect()
+}
+
+fn write_options(
+    format_version: u8,
+    metadata: Vec<(String, String)>,
+    codec: &str,
+) -> PyResult<WriteOptions> {
+    Ok(WriteOptions {
+        format_version,
+        codec: Codec::parse(codec).py()?,
+        metadata,
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (entries, format_version, metadata, codec = "deflate"))]
+fn manifest_write<'py>(
+    py: Python<'py>,
+    entries: &Bound<'py, PyAny>,
+    format_version: u8,
+    metadata: Vec<(String, String)>,
+    codec: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let chunks = import_rows(entries)?;
+    let options = write_options(format_version, metadata, codec)?;
+    let data = py
+        .detach(|| frazil_manifest::write_manifest(&chunks, &options))
+        .py()?;
+    Ok(PyBytes::new(py, &data))
+}
+
+#[pyfunction]
+#[pyo3(signature = (manifests, format_version, metadata, codec = "deflate"))]
+fn manifest_write_list<'py>(
+    py: Python<'py>,
+    manifests: &Bound<'py, PyAny>,
+    format_version: u8,
+    metadata: Vec<(String, String)>,
+    codec: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let chunks = import_rows(manifests)?;
+    let options = write_options(format_version, metadata, codec)?;
+    let data = py
+        .detach(|| frazil_manifest::write_manifest_list(&chunks, &options))
+        .py()?;
+    Ok(PyBytes::new(py, &data))
+}
+
+/// The manifest list fields the entries determine, as a dict (one per manifest).
+#[pyfunction]
+fn manifest_summarize<'py>(
+    py: Python<'py>,
+    entries: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let chunks = import_rows(entries)?;
+    let s = py
+        .detach(|| frazil_manifest::summary::summarize(&chunks))
+        .py()?;
+    let d = PyDict::new(py);
+    d.set_item("added_files_count", s.added_files_count)?;
+    d.set_item("existing_files_count", s.existing_files_count)?;
+    d.set_item("deleted_files_count", s.deleted_files_count)?;
+    d.set_item("added_rows_count", s.added_rows_count)?;
+    d.set_item("existing_rows_count", s.existing_rows_count)?;
+    d.set_item("deleted_rows_count", s.deleted_rows_count)?;
+    d.set_item("min_sequence_number", s.min_sequence_number)?;
+    let parts = PyList::empty(py);
+    for p in &s.partitions {
+        let f = PyDict::new(py);
+        f.set_item("contains_null", p.contains_null)?;
+        f.set_item("contains_nan", p.contains_nan)?;
+        f.set_item(
+            "lower_bound",
+            p.lower_bound.as_deref().map(|b| PyBytes::new(py, b)),
+        )?;
+        f.set_item(
+            "upper_bound",
+            p.upper_bound.as_deref().map(|b| PyBytes::new(py, b)),
+        )?;
+        parts.append(f)?;
+    }
+    d.set_item("partitions", parts)?;
+    Ok(d)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<RecordBatchExport>()?;
+    m.add_function(wrap_pyfunction!(manifest_read_list, m)?)?;
+    m.add_function(wrap_pyfunction!(manifest_read, m)?)?;
+    m.add_function(wrap_pyfunction!(manifest_read_many, m)?)?;
+    m.add_function(wrap_pyfunction!(manifest_write, m)?)?;
+    m.add_function(wrap_pyfunction!(manifest_write_list, m)?)?;
+    m.add_function(wrap_pyfunction!(manifest_summarize, m)?)?;
+    Ok(())
+}
