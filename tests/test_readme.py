@@ -16,6 +16,6 @@ def test_readme_has_examples() -> None:
 
 
 def test_readme_examples_run() -> None:
-    namespace: dict[str, object] = {"pytest": pytest}
+    namespace: dict[str, object] = {"pytest": pytest, "__file__": str(README)}
     for block in BLOCKS:  # later blocks use names of earlier ones, as a reader would
         exec(compile(block, str(README), "exec"), namespace)
