@@ -47,9 +47,7 @@ impl Codec {
         out.clear();
         match self {
             Codec::Null => out.extend_from_slice(data),
-            Codec::Deflate => {
-                read_bounded(flate2::read::DeflateDecoder::new(data), out, "deflate")?;
-            }
+            Codec::Deflate => inflate(data, out)?,
             Codec::Zstandard => {
                 let decoder = zstd::stream::read::Decoder::with_buffer(data)
                     .map_err(|e| Error::decode(format!("corrupt zstandard block: {e}")))?;
@@ -123,6 +121,51 @@ fn too_large(codec: &str) -> Error {
     ))
 }
 
+/// Inflates a raw deflate stream straight from the block into `out`: one inflate state per
+/// thread, reset per block, instead of a new buffered reader (and its window allocation and
+/// input copy) per block. A stream that ends early is an error, not a short block.
+fn inflate(data: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    use std::cell::RefCell;
+
+    use flate2::{Decompress, FlushDecompress, Status};
+
+    thread_local! {
+        static STATE: RefCell<Decompress> = RefCell::new(Decompress::new(false));
+    }
+    let corrupt = |e: &dyn std::fmt::Display| Error::decode(format!("corrupt deflate block: {e}"));
+    STATE.with(|state| {
+        let mut state = state.borrow_mut();
+        state.reset(false);
+        // Manifests compress about 4-8x; the vector grows if that guess is short.
+        out.reserve(data.len().saturating_mul(6).clamp(1 << 10, MAX_BLOCK_SIZE));
+        loop {
+            let consumed = state.total_in() as usize;
+            let written = out.len();
+            let input = data.get(consumed..).unwrap_or_default();
+            let status = state
+                .decompress_vec(input, out, FlushDecompress::Finish)
+                .map_err(|e| corrupt(&e))?;
+            if out.len() > MAX_BLOCK_SIZE {
+                return Err(too_large("deflate"));
+            }
+            match status {
+                Status::StreamEnd => return Ok(()),
+                Status::Ok | Status::BufError if out.len() == out.capacity() => {
+                    // doubling, but never past one byte over the cap (which then fails above)
+                    let more = out.capacity().min(MAX_BLOCK_SIZE + 1 - out.len()).max(1);
+                    out.reserve(more);
+                }
+                _ => {
+                    let progressed = state.total_in() as usize != consumed || out.len() != written;
+                    if !progressed {
+                        return Err(corrupt(&"the stream ends before its last block"));
+                    }
+                }
+            }
+        }
+    })
+}
+
 fn read_bounded(reader: impl Read, out: &mut Vec<u8>, codec: &str) -> Result<()> {
     let mut limited = reader.take(MAX_BLOCK_SIZE as u64 + 1);
     limited
@@ -150,6 +193,23 @@ mod tests {
             codec.decompress(&packed, &mut back).unwrap();
             assert_eq!(back, data, "{codec:?}");
         }
+    }
+
+    #[test]
+    fn truncated_and_bomb_deflate_blocks_are_errors() {
+        let data = vec![7u8; 200_000];
+        let mut packed = Vec::new();
+        Codec::Deflate.compress(&data, &mut packed).unwrap();
+        let mut out = Vec::new();
+        for cut in [1, packed.len() / 2, packed.len() - 1] {
+            assert!(
+                Codec::Deflate.decompress(&packed[..cut], &mut out).is_err(),
+                "{cut}"
+            );
+        }
+        // the inflate state is reused: a good block after bad ones still decodes
+        Codec::Deflate.decompress(&packed, &mut out).unwrap();
+        assert_eq!(out, data);
     }
 
     #[test]
