@@ -9,6 +9,7 @@ layout for decimals, strings and binaries; ``identity`` and ``void`` keep the in
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pyarrow as pa
@@ -64,8 +65,6 @@ class Transform:
 
     def result_type(self, source_type: IcebergType | str) -> IcebergType:
         """The Iceberg type of the partition values, e.g. ``date`` for ``day``."""
-        import json
-
         text = _native.transform_result_type(self._spec, as_type(source_type).json_text())
         return type_from_json(json.loads(text))
 

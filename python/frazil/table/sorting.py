@@ -10,9 +10,6 @@ existing one reuses its id; an empty order is the unsorted order, id 0::
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from frazil.exceptions import FrazilError, ValidationError
 from frazil.metadata import TableMetadata
 from frazil.partitioning import can_transform
@@ -28,6 +25,8 @@ from frazil.table.updates import (
     LAST_ADDED,
     AddSortOrderUpdate,
     AssertDefaultSortOrderId,
+    OnCommit,
+    PendingUpdate,
     SetDefaultSortOrderUpdate,
     TableRequirement,
     TableUpdate,
@@ -37,31 +36,18 @@ from frazil.transforms import Transform, parse
 __all__ = ["ReplaceSortOrder", "UpdateSortOrder"]
 
 
-class ReplaceSortOrder:
+class ReplaceSortOrder(PendingUpdate):
     def __init__(
         self,
         metadata: TableMetadata,
         case_sensitive: bool = True,
-        on_commit: Callable[[list[TableUpdate], list[TableRequirement]], Any] | None = None,
+        on_commit: OnCommit | None = None,
     ) -> None:
         self._metadata = metadata
         self._schema = metadata.schema()
         self._case_sensitive = case_sensitive
         self._on_commit = on_commit
         self._fields: list[SortField] = []
-
-    def __enter__(self) -> ReplaceSortOrder:
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None:
-            self.commit()
-
-    def commit(self) -> tuple[list[TableUpdate], list[TableRequirement]]:
-        result = self.updates_and_requirements()
-        if self._on_commit is not None and result[0]:
-            self._on_commit(*result)
-        return result
 
     def asc(
         self,

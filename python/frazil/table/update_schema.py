@@ -12,7 +12,7 @@ and the updates and requirements that commit it. Names follow PyIceberg::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,6 +24,8 @@ from frazil.table.updates import (
     LAST_ADDED,
     AddSchemaUpdate,
     AssertCurrentSchemaId,
+    OnCommit,
+    PendingUpdate,
     SetCurrentSchemaUpdate,
     TableRequirement,
     TableUpdate,
@@ -98,7 +100,7 @@ class _Move:
     other_id: int | None = None
 
 
-class UpdateSchema:
+class UpdateSchema(PendingUpdate):
     """Changes to the current schema of ``metadata``; see the module docstring."""
 
     def __init__(
@@ -106,7 +108,7 @@ class UpdateSchema:
         metadata: TableMetadata,
         allow_incompatible_changes: bool = False,
         case_sensitive: bool = True,
-        on_commit: Callable[[list[TableUpdate], list[TableRequirement]], Any] | None = None,
+        on_commit: OnCommit | None = None,
     ) -> None:
         self._metadata = metadata
         self._schema = metadata.schema()
@@ -122,21 +124,6 @@ class UpdateSchema:
         self._added_fields: dict[int, NestedField] = {}
         self._moves: dict[int, list[_Move]] = {}
         self._identifier_ids: list[int] = list(self._schema.identifier_field_ids)
-
-    # ---- context manager: commit on a clean exit, like PyIceberg
-
-    def __enter__(self) -> UpdateSchema:
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None:
-            self.commit()
-
-    def commit(self) -> tuple[list[TableUpdate], list[TableRequirement]]:
-        result = self.updates_and_requirements()
-        if self._on_commit is not None and result[0]:
-            self._on_commit(*result)
-        return result
 
     # ---- lookups
 

@@ -13,9 +13,6 @@ fields go at the end (the spec's recommended v1 rules)::
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from frazil.exceptions import FrazilError, ValidationError
 from frazil.metadata import TableMetadata
 from frazil.partitioning import (
@@ -32,6 +29,8 @@ from frazil.table.updates import (
     AddPartitionSpecUpdate,
     AssertDefaultSpecId,
     AssertLastAssignedPartitionId,
+    OnCommit,
+    PendingUpdate,
     SetDefaultSpecUpdate,
     TableRequirement,
     TableUpdate,
@@ -64,14 +63,14 @@ def _dedup_key(field: PartitionField) -> tuple[tuple[int, ...], str]:
     return field.source_ids, "time" if text in _TIME else text
 
 
-class UpdateSpec:
+class UpdateSpec(PendingUpdate):
     """Changes to the default partition spec of ``metadata``; see the module docstring."""
 
     def __init__(
         self,
         metadata: TableMetadata,
         case_sensitive: bool = True,
-        on_commit: Callable[[list[TableUpdate], list[TableRequirement]], Any] | None = None,
+        on_commit: OnCommit | None = None,
     ) -> None:
         self._metadata = metadata
         self._spec = metadata.spec()
@@ -84,19 +83,6 @@ class UpdateSpec:
         self._deletes: set[int] = set()
         self._renames: dict[str, str] = {}
         self._by_name = {f.name: f for f in self._spec.fields}
-
-    def __enter__(self) -> UpdateSpec:
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None:
-            self.commit()
-
-    def commit(self) -> tuple[list[TableUpdate], list[TableRequirement]]:
-        result = self.updates_and_requirements()
-        if self._on_commit is not None and result[0]:
-            self._on_commit(*result)
-        return result
 
     # ---- changes
 

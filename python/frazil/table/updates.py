@@ -11,9 +11,9 @@ from __future__ import annotations
 import dataclasses
 import time
 import uuid as uuid_mod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from frazil._json_fields import Fields, check_int, check_str
 from frazil.exceptions import (
@@ -776,6 +776,34 @@ def _check_schema_for_version(schema: Schema, format_version: int) -> None:
             visit(t.value_type, f"{name}.value")
 
     visit(schema.as_struct(), "")
+
+
+_Pending = TypeVar("_Pending", bound="PendingUpdate")
+OnCommit = Callable[[list[TableUpdate], list[TableRequirement]], Any]
+
+
+class PendingUpdate:
+    """A change built up by method calls (schema, spec, sort order) that yields updates and
+    requirements. ``commit()`` hands them to ``on_commit`` (the catalog's job) when there are
+    any; used as a context manager it commits on a clean exit, like PyIceberg."""
+
+    _on_commit: OnCommit | None
+
+    def updates_and_requirements(self) -> tuple[list[TableUpdate], list[TableRequirement]]:
+        raise NotImplementedError
+
+    def __enter__(self: _Pending) -> _Pending:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.commit()
+
+    def commit(self) -> tuple[list[TableUpdate], list[TableRequirement]]:
+        result = self.updates_and_requirements()
+        if self._on_commit is not None and result[0]:
+            self._on_commit(*result)
+        return result
 
 
 class MetadataBuilder:

@@ -114,6 +114,28 @@ fn bounds_of<'a, T: Copy + 'a>(
     b.finish(lit)
 }
 
+/// Bounds of a float column: NaN is counted in `contains_nan`, never a bound, and `total_cmp`
+/// puts -0.0 before +0.0, as the spec requires.
+fn float_bounds<'a, T: Copy + 'a>(
+    a: &'a dyn Array,
+    value: impl Fn(usize) -> T,
+    is_nan: impl Fn(T) -> bool,
+    cmp: impl Fn(&T, &T) -> Ordering,
+    lit: impl Fn(T) -> Literal,
+    contains_nan: &mut bool,
+) -> (Option<Literal>, Option<Literal>) {
+    let mut b = Bounds::new();
+    for i in (0..a.len()).filter(|&i| a.is_valid(i)) {
+        let x = value(i);
+        if is_nan(x) {
+            *contains_nan = true;
+        } else {
+            b.add(x, &cmp);
+        }
+    }
+    b.finish(lit)
+}
+
 /// The `field_summary` of one partition column.
 pub fn field_summary(a: &dyn Array, field: &Field) -> Result<FieldSummary> {
     let ty = primitive_type(field)?;
@@ -166,34 +188,25 @@ pub fn field_summary(a: &dyn Array, field: &Field) -> Result<FieldSummary> {
         }
         DataType::Float32 => {
             let v = a.as_primitive::<Float32Type>();
-            let mut b = Bounds::new();
-            for i in 0..a.len() {
-                if a.is_valid(i) {
-                    let x = v.value(i);
-                    if x.is_nan() {
-                        contains_nan = true;
-                    } else {
-                        // total_cmp puts -0.0 before +0.0, as the spec requires
-                        b.add(x, f32::total_cmp);
-                    }
-                }
-            }
-            b.finish(Literal::Float)
+            float_bounds(
+                a,
+                |i| v.value(i),
+                f32::is_nan,
+                f32::total_cmp,
+                Literal::Float,
+                &mut contains_nan,
+            )
         }
         DataType::Float64 => {
             let v = a.as_primitive::<Float64Type>();
-            let mut b = Bounds::new();
-            for i in 0..a.len() {
-                if a.is_valid(i) {
-                    let x = v.value(i);
-                    if x.is_nan() {
-                        contains_nan = true;
-                    } else {
-                        b.add(x, f64::total_cmp);
-                    }
-                }
-            }
-            b.finish(Literal::Double)
+            float_bounds(
+                a,
+                |i| v.value(i),
+                f64::is_nan,
+                f64::total_cmp,
+                Literal::Double,
+                &mut contains_nan,
+            )
         }
         DataType::Decimal128(_, _) => {
             let v = a.as_primitive::<Decimal128Type>();
