@@ -9,10 +9,16 @@ from __future__ import annotations
 
 __all__ = [
     "CommitFailedError",
+    "CommitStateUnknownError",
     "DecodeError",
     "FrazilError",
     "InvalidArgumentError",
+    "NamespaceAlreadyExistsError",
+    "NamespaceNotEmptyError",
+    "NoSuchNamespaceError",
+    "NoSuchTableError",
     "ParseError",
+    "TableAlreadyExistsError",
     "UnsupportedError",
     "ValidationError",
 ]
@@ -46,3 +52,29 @@ class ValidationError(FrazilError, ValueError):
 class CommitFailedError(FrazilError):
     """A commit's requirements do not hold against the table's current metadata (someone else
     committed first); the caller may refresh and retry."""
+
+
+class CommitStateUnknownError(FrazilError):
+    """A commit whose outcome could not be determined (e.g. the catalog's connection dropped after
+    the pointer swap was sent and it could not be re-read). The new metadata may or may not be
+    current: refresh before doing anything else, and never clean up its files."""
+
+
+class NoSuchNamespaceError(FrazilError):
+    """The namespace does not exist in the catalog."""
+
+
+class NamespaceAlreadyExistsError(FrazilError):
+    """A namespace of that name already exists."""
+
+
+class NamespaceNotEmptyError(FrazilError):
+    """A namespace that still holds tables cannot be dropped."""
+
+
+class NoSuchTableError(FrazilError):
+    """The table does not exist in the catalog."""
+
+
+class TableAlreadyExistsError(FrazilError):
+    """A table of that name already exists."""

@@ -1,2 +1,175 @@
-"""Table changes: updates and requirements (``updates``), schema, partition spec and sort order
-evolution (``update_schema``, ``update_spec``, ``sorting``)."""
+"""Tables: a catalog's handle on one table's current metadata, and the ways to change it.
+
+Table changes are updates and requirements (``updates``), staged in a transaction
+(``transaction``): schema, partition spec and sort order evolution (``update_schema``,
+``update_spec``, ``sorting``), snapshots (``snapshot_producer``), refs (``manage_snapshots``)
+and expiry (``expire_snapshots``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from frazil.metadata import (
+    MAIN_BRANCH,
+    Snapshot,
+    SnapshotLogEntry,
+    SnapshotRef,
+    TableMetadata,
+)
+from frazil.partitioning import PartitionSpec
+from frazil.schema import Schema
+from frazil.sorting import SortOrder
+from frazil.table.transaction import Transaction
+
+if TYPE_CHECKING:
+    from frazil.catalog import Catalog, Identifier
+    from frazil.io import FileIO
+    from frazil.table.expire_snapshots import ExpireSnapshots
+    from frazil.table.manage_snapshots import ManageSnapshots
+    from frazil.table.snapshot_producer import UpdateSnapshot
+    from frazil.table.sorting import ReplaceSortOrder
+    from frazil.table.update_schema import UpdateSchema
+    from frazil.table.update_spec import UpdateSpec
+
+__all__ = ["MAIN_BRANCH", "Table", "Transaction"]
+
+
+class Table:
+    """One table of a catalog at its last known metadata version (``refresh()`` reloads it)."""
+
+    def __init__(
+        self,
+        identifier: Identifier,
+        metadata: TableMetadata,
+        metadata_location: str | None,
+        io: FileIO,
+        catalog: Catalog,
+    ) -> None:
+        self._identifier = tuple(identifier)
+        self.metadata = metadata
+        self.metadata_location = metadata_location
+        self.io = io
+        self.catalog = catalog
+
+    def __repr__(self) -> str:
+        return f"Table({self.name()!r}, {self.metadata_location!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Table)
+            and self._identifier == other._identifier
+            and self.metadata_location == other.metadata_location
+            and self.metadata == other.metadata
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _set_metadata(self, metadata: TableMetadata, metadata_location: str | None) -> None:
+        self.metadata = metadata
+        self.metadata_location = metadata_location
+
+    # ---- identity and lookups
+
+    @property
+    def identifier(self) -> Identifier:
+        return self._identifier
+
+    def name(self) -> str:
+        return ".".join(self._identifier)
+
+    @property
+    def format_version(self) -> int:
+        return self.metadata.format_version
+
+    @property
+    def properties(self) -> Mapping[str, str]:
+        return self.metadata.properties
+
+    def location(self) -> str:
+        return self.metadata.location or ""
+
+    def schema(self) -> Schema:
+        return self.metadata.schema()
+
+    def schemas(self) -> dict[int, Schema]:
+        return {s.schema_id: s for s in self.metadata.schemas}
+
+    def spec(self) -> PartitionSpec:
+        return self.metadata.spec()
+
+    def specs(self) -> dict[int, PartitionSpec]:
+        return self.metadata.specs()
+
+    def sort_order(self) -> SortOrder:
+        return self.metadata.sort_order()
+
+    def sort_orders(self) -> dict[int, SortOrder]:
+        return {o.order_id: o for o in self.metadata.sort_orders}
+
+    def current_snapshot(self) -> Snapshot | None:
+        return self.metadata.current_snapshot()
+
+    def snapshots(self) -> list[Snapshot]:
+        return list(self.metadata.snapshots)
+
+    def snapshot_by_id(self, snapshot_id: int) -> Snapshot | None:
+        return self.metadata.snapshot_by_id(snapshot_id)
+
+    def snapshot_by_name(self, name: str) -> Snapshot | None:
+        """The snapshot a branch or tag points to."""
+        return self.metadata.snapshot_by_name(name)
+
+    def refs(self) -> dict[str, SnapshotRef]:
+        return dict(self.metadata.refs)
+
+    def history(self) -> list[SnapshotLogEntry]:
+        """The snapshot log: when each snapshot became current on ``main``."""
+        return list(self.metadata.snapshot_log)
+
+    # ---- catalog round trips
+
+    def refresh(self) -> Table:
+        """Reloads the current metadata from the catalog, in place."""
+        fresh = self.catalog.load_table(self._identifier)
+        self._set_metadata(fresh.metadata, fresh.metadata_location)
+        return self
+
+    def transaction(self) -> Transaction:
+        return Transaction(self)
+
+    def update_schema(
+        self, allow_incompatible_changes: bool = False, case_sensitive: bool = True
+    ) -> UpdateSchema:
+        return Transaction(self, autocommit=True).update_schema(
+            allow_incompatible_changes=allow_incompatible_changes, case_sensitive=case_sensitive
+        )
+
+    def update_spec(self, case_sensitive: bool = True) -> UpdateSpec:
+        return Transaction(self, autocommit=True).update_spec(case_sensitive=case_sensitive)
+
+    def replace_sort_order(self, case_sensitive: bool = True) -> ReplaceSortOrder:
+        return Transaction(self, autocommit=True).replace_sort_order(case_sensitive=case_sensitive)
+
+    def update_snapshot(
+        self, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None
+    ) -> UpdateSnapshot:
+        return Transaction(self, autocommit=True).update_snapshot(snapshot_properties, branch)
+
+    def manage_snapshots(self) -> ManageSnapshots:
+        return Transaction(self, autocommit=True).manage_snapshots()
+
+    def expire_snapshots(self) -> ExpireSnapshots:
+        return Transaction(self, autocommit=True).expire_snapshots()
+
+    def add_files(
+        self,
+        file_paths: Sequence[str],
+        snapshot_properties: Mapping[str, str] | None = None,
+        branch: str | None = None,
+        check_duplicate_files: bool = True,
+    ) -> None:
+        """Appends existing Parquet files to the table, in one snapshot."""
+        with self.transaction() as tx:
+            tx.add_files(file_paths, snapshot_properties, branch, check_duplicate_files)

@@ -1,0 +1,384 @@
+"""Transactions: changes staged against a base metadata and committed atomically, with retries.
+
+A transaction is a list of *steps*. A step turns a base metadata into table updates; a schema
+change is a fixed list of updates with the requirements it was built against, a snapshot
+producer (append, overwrite, delete, rewrite) computes its snapshot from the base each time.
+Staging a step applies it at once, so ``transaction.table_metadata`` shows every staged change.
+
+Commit sends the updates with requirements derived from the base (as the REST protocol and the
+Java reference derive them: the table UUID, and for every changed ref, schema, spec or sort
+order the base's value). When another writer wins the race the catalog raises
+:class:`CommitFailedError`; the transaction then waits (exponential backoff with jitter, per
+``commit.retry.*``), reloads the table and re-runs every step against the new base. Each step
+re-validates there (an append always applies; a delete checks its files are still live; a schema
+change checks its requirements) and reuses what it already wrote (manifests keep inheriting
+sequence numbers), so only the manifest list and the metadata file are written again. A step
+that no longer applies raises, and nothing is committed.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from frazil.exceptions import CommitFailedError, CommitStateUnknownError, ValidationError
+from frazil.metadata import TableMetadata
+from frazil.table.updates import (
+    AddPartitionSpecUpdate,
+    AddSchemaUpdate,
+    AssertCreate,
+    AssertCurrentSchemaId,
+    AssertDefaultSortOrderId,
+    AssertDefaultSpecId,
+    AssertLastAssignedFieldId,
+    AssertLastAssignedPartitionId,
+    AssertRefSnapshotId,
+    AssertTableUUID,
+    MetadataBuilder,
+    RemovePartitionSpecsUpdate,
+    RemovePropertiesUpdate,
+    RemoveSchemasUpdate,
+    RemoveSnapshotRefUpdate,
+    SetCurrentSchemaUpdate,
+    SetDefaultSortOrderUpdate,
+    SetDefaultSpecUpdate,
+    SetLocationUpdate,
+    SetPropertiesUpdate,
+    SetSnapshotRefUpdate,
+    TableRequirement,
+    TableUpdate,
+    UpgradeFormatVersionUpdate,
+)
+
+if TYPE_CHECKING:
+    from frazil.table import Table
+    from frazil.table.expire_snapshots import ExpireSnapshots
+    from frazil.table.manage_snapshots import ManageSnapshots
+    from frazil.table.snapshot_producer import UpdateSnapshot
+    from frazil.table.sorting import ReplaceSortOrder
+    from frazil.table.update_schema import UpdateSchema
+    from frazil.table.update_spec import UpdateSpec
+
+__all__ = ["RetryPolicy", "StaticStep", "Transaction", "TransactionStep", "requirements_for"]
+
+logger = logging.getLogger(__name__)
+
+
+class TransactionStep:
+    """One staged change. ``apply`` may run several times (first when staged, then once per
+    retry, each time against a newer base) and must give updates valid against that base, or
+    raise (``ValidationError``) when the change no longer applies."""
+
+    def apply(self, base: TableMetadata, attempt: int) -> list[TableUpdate]:
+        raise NotImplementedError
+
+    def on_commit(self, committed: TableMetadata) -> None:
+        """Called once the transaction landed: delete what earlier attempts wrote and the
+        committed metadata does not use, or other post-commit work (e.g. expiry's deletes)."""
+
+    def on_abort(self) -> None:
+        """Called when the transaction certainly did not land: delete every file written."""
+
+
+class StaticStep(TransactionStep):
+    """Fixed updates built against a known metadata, with the requirements that say so."""
+
+    def __init__(self, updates: Sequence[TableUpdate], requirements: Sequence[TableRequirement]):
+        self.updates = list(updates)
+        self.requirements = list(requirements)
+
+    def apply(self, base: TableMetadata, attempt: int) -> list[TableUpdate]:
+        for r in self.requirements:
+            try:
+                r.validate(base)
+            except CommitFailedError as e:
+                # Not retryable: the change was built for a state the table has left.
+                raise ValidationError(f"the table changed concurrently: {e}") from None
+        return list(self.updates)
+
+
+def requirements_for(
+    base: TableMetadata | None, updates: Iterable[TableUpdate]
+) -> list[TableRequirement]:
+    """The requirements a commit of ``updates`` on ``base`` needs (the REST protocol's rules):
+    the table UUID, and the base's value of every ref, schema, spec and sort order changed."""
+    if base is None:
+        return [AssertCreate()]
+    out: list[TableRequirement] = []
+    if base.table_uuid is not None:
+        out.append(AssertTableUUID(base.table_uuid))
+    seen: set[Any] = set()
+
+    def once(key: Any, make: Any) -> None:
+        if key not in seen:
+            seen.add(key)
+            out.append(make())
+
+    for u in updates:
+        if isinstance(u, AddSchemaUpdate):
+            once("field-id", lambda: AssertLastAssignedFieldId(base.last_column_id))
+        elif isinstance(u, (SetCurrentSchemaUpdate, RemoveSchemasUpdate)):
+            once("schema", lambda: AssertCurrentSchemaId(base.current_schema_id))
+        elif isinstance(u, AddPartitionSpecUpdate):
+            once("partition-id", lambda: AssertLastAssignedPartitionId(base.last_partition_id))
+        elif isinstance(u, (SetDefaultSpecUpdate, RemovePartitionSpecsUpdate)):
+            once("spec", lambda: AssertDefaultSpecId(base.default_spec_id))
+        elif isinstance(u, SetDefaultSortOrderUpdate):
+            once("order", lambda: AssertDefaultSortOrderId(base.default_sort_order_id))
+        elif isinstance(u, (SetSnapshotRefUpdate, RemoveSnapshotRefUpdate)):
+            name = u.ref_name
+            ref = base.refs.get(name)
+            once(
+                ("ref", name),
+                lambda name=name, ref=ref: AssertRefSnapshotId(
+                    name, None if ref is None else ref.snapshot_id
+                ),
+            )
+    return out
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """``commit.retry.*`` table properties (defaults as the Java reference's)."""
+
+    num_retries: int = 4
+    min_wait_ms: int = 100
+    max_wait_ms: int = 60_000
+    total_timeout_ms: int = 1_800_000
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> RetryPolicy:
+        def get(key: str, default: int) -> int:
+            try:
+                return max(0, int(props[key]))
+            except (KeyError, ValueError):
+                return default
+
+        return cls(
+            get("commit.retry.num-retries", cls.num_retries),
+            get("commit.retry.min-wait-ms", cls.min_wait_ms),
+            get("commit.retry.max-wait-ms", cls.max_wait_ms),
+            get("commit.retry.total-timeout-ms", cls.total_timeout_ms),
+        )
+
+    def wait_seconds(self, attempt: int) -> float:
+        """Backoff before retry ``attempt`` (1-based): doubling from the minimum, capped, with
+        jitter so that writers that collided do not collide again in lockstep."""
+        delay = min(self.max_wait_ms, self.min_wait_ms * 2 ** min(attempt - 1, 30))
+        return random.uniform(delay / 2, delay) / 1000.0
+
+
+class Transaction:
+    """Changes to one table, committed together. Use as a context manager (commits on a clean
+    exit) or call :meth:`commit_transaction`."""
+
+    def __init__(self, table: Table, autocommit: bool = False, *, create: bool = False) -> None:
+        self._table = table
+        self._autocommit = autocommit
+        self._create = create
+        self._steps: list[TransactionStep] = []
+        self._reset(table.metadata)
+        self._committed = False
+
+    # ---- state
+
+    def _reset(self, base: TableMetadata) -> None:
+        self._base = base
+        self._builder = MetadataBuilder(base)
+        self._updates: list[TableUpdate] = []
+
+    @property
+    def table_metadata(self) -> TableMetadata:
+        """The base metadata with every staged change applied."""
+        return self._builder.current
+
+    @property
+    def table(self) -> Table:
+        return self._table
+
+    def stage(self, step: TransactionStep) -> None:
+        """Applies a step to the current staged metadata and keeps it for commit (and retries)."""
+        if self._committed:
+            raise ValidationError("this transaction has already been committed")
+        updates = step.apply(self.table_metadata, 0)
+        for u in updates:
+            self._builder.apply(u)
+        self._steps.append(step)
+        self._updates.extend(updates)
+        if self._autocommit:
+            self.commit_transaction()
+
+    def _stage_static(
+        self, updates: list[TableUpdate], requirements: list[TableRequirement]
+    ) -> None:
+        self.stage(StaticStep(updates, requirements))
+
+    # ---- changes (PyIceberg's names)
+
+    def set_properties(
+        self, properties: Mapping[str, str] | None = None, **kwargs: str
+    ) -> Transaction:
+        updates = {**(properties or {}), **kwargs}
+        if updates:
+            self._stage_static([SetPropertiesUpdate({k: str(v) for k, v in updates.items()})], [])
+        return self
+
+    def remove_properties(self, *removals: str) -> Transaction:
+        if removals:
+            self._stage_static([RemovePropertiesUpdate(tuple(removals))], [])
+        return self
+
+    def update_location(self, location: str) -> Transaction:
+        self._stage_static([SetLocationUpdate(location)], [])
+        return self
+
+    def upgrade_table_version(self, format_version: int) -> Transaction:
+        if format_version != self.table_metadata.format_version:
+            self._stage_static([UpgradeFormatVersionUpdate(format_version)], [])
+        return self
+
+    def update_schema(
+        self, allow_incompatible_changes: bool = False, case_sensitive: bool = True
+    ) -> UpdateSchema:
+        from frazil.table.update_schema import UpdateSchema
+
+        return UpdateSchema(
+            self.table_metadata,
+            allow_incompatible_changes=allow_incompatible_changes,
+            case_sensitive=case_sensitive,
+            on_commit=self._stage_static,
+        )
+
+    def update_spec(self, case_sensitive: bool = True) -> UpdateSpec:
+        from frazil.table.update_spec import UpdateSpec
+
+        return UpdateSpec(
+            self.table_metadata, case_sensitive=case_sensitive, on_commit=self._stage_static
+        )
+
+    def replace_sort_order(self, case_sensitive: bool = True) -> ReplaceSortOrder:
+        from frazil.table.sorting import ReplaceSortOrder
+
+        return ReplaceSortOrder(
+            self.table_metadata, case_sensitive=case_sensitive, on_commit=self._stage_static
+        )
+
+    def update_snapshot(
+        self, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None
+    ) -> UpdateSnapshot:
+        from frazil.table.snapshot_producer import UpdateSnapshot
+
+        return UpdateSnapshot(self, snapshot_properties=snapshot_properties, branch=branch)
+
+    def manage_snapshots(self) -> ManageSnapshots:
+        from frazil.table.manage_snapshots import ManageSnapshots
+
+        return ManageSnapshots(self)
+
+    def expire_snapshots(self) -> ExpireSnapshots:
+        from frazil.table.expire_snapshots import ExpireSnapshots
+
+        return ExpireSnapshots(self)
+
+    def add_files(
+        self,
+        file_paths: Sequence[str],
+        snapshot_properties: Mapping[str, str] | None = None,
+        branch: str | None = None,
+        check_duplicate_files: bool = True,
+    ) -> Transaction:
+        """Appends existing Parquet files (footers read for metrics and partition values)."""
+        from frazil.table.add_files import data_files_from_parquet
+
+        files = data_files_from_parquet(
+            self._table.io,
+            self.table_metadata,
+            file_paths,
+            check_duplicate_files=check_duplicate_files,
+        )
+        with self.update_snapshot(snapshot_properties, branch).fast_append() as append:
+            for f in files:
+                append.append_data_file(f)
+        return self
+
+    # ---- commit
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            self.commit_transaction()
+        elif not self._committed:
+            self._abort()
+
+    def _abort(self) -> None:
+        for step in self._steps:
+            try:
+                step.on_abort()
+            except Exception:  # cleanup is best effort: orphans are harmless, masking is not
+                logger.warning("cleaning up after a failed commit failed", exc_info=True)
+
+    def _rebase(self, base: TableMetadata, attempt: int) -> None:
+        self._reset(base)
+        for step in self._steps:
+            updates = step.apply(self.table_metadata, attempt)
+            for u in updates:
+                self._builder.apply(u)
+            self._updates.extend(updates)
+
+    def commit_transaction(self) -> Table:
+        """Commits every staged step, retrying on conflicts; returns the refreshed table."""
+        table = self._table
+        if self._committed:
+            return table
+        if not self._steps and not self._create:
+            self._committed = True
+            return table
+        policy = RetryPolicy.from_properties(self.table_metadata.properties)
+        deadline = time.monotonic() + policy.total_timeout_ms / 1000.0
+        attempt = 0
+        while True:
+            requirements = requirements_for(None if self._create else self._base, self._updates)
+            try:
+                response = table.catalog.commit_table(table, requirements, self._updates)
+                break
+            except CommitFailedError as e:
+                attempt += 1
+                if self._create or attempt > policy.num_retries or time.monotonic() > deadline:
+                    self._abort()
+                    raise
+                wait = policy.wait_seconds(attempt)
+                logger.info(
+                    "commit to %s failed (%s); retry %d of %d in %.2f s",
+                    table.name(),
+                    e,
+                    attempt,
+                    policy.num_retries,
+                    wait,
+                )
+                time.sleep(wait)
+                try:
+                    table.refresh()
+                    self._rebase(table.metadata, attempt)
+                except BaseException:
+                    self._abort()
+                    raise
+            except CommitStateUnknownError:
+                # The new metadata may be current: deleting its files could corrupt the table.
+                raise
+            except BaseException:
+                self._abort()
+                raise
+        self._committed = True
+        table._set_metadata(response.metadata, response.metadata_location)
+        for step in self._steps:
+            try:
+                step.on_commit(response.metadata)
+            except Exception:
+                logger.warning("post-commit cleanup of %s failed", table.name(), exc_info=True)
+        return table
