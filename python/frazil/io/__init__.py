@@ -5,22 +5,117 @@ a filesystem for Parquet. Iceberg writes each file once, so writes are whole-fil
 ``write(..., overwrite=False)`` (the default) never replaces an existing file: the filesystem
 catalog's commit relies on that (``supports_atomic_create``).
 
+Implementations:
+
+- :class:`~frazil.io.local.LocalFileIO`: plain paths and ``file:`` URIs; ``write`` without
+  ``overwrite`` is an atomic create-if-absent (temp file, fsync, hard link).
+- :class:`~frazil.io.s3.S3FileIO`: ``s3://``, ``s3a://``, ``s3n://`` through
+  ``pyarrow.fs.S3FileSystem`` configured from Iceberg's ``s3.*`` properties.
+- :class:`~frazil.io.fsspec.FsspecFileIO`: every other scheme fsspec knows (``memory://``,
+  ``gs://``, ``abfs://``, ...).
+
 :func:`load_file_io` picks the implementation from the catalog/table properties (``py-io-impl``
 names a class explicitly) and the location's scheme.
+
+Missing and already-existing files raise the builtin ``FileNotFoundError`` / ``FileExistsError``
+(their ``filename`` is the location as given); other I/O failures keep their type and gain a note
+naming the location; configuration mistakes raise :mod:`frazil.exceptions`.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+import errno
+import importlib
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, TypeVar
+
+from frazil.exceptions import InvalidArgumentError, UnsupportedError
 
 if TYPE_CHECKING:
     import pyarrow.fs
 
-__all__ = ["FileIO", "load_file_io"]
+__all__ = [
+    "PY_IO_IMPL",
+    "FileIO",
+    "FsspecFileIO",
+    "LocalFileIO",
+    "S3FileIO",
+    "load_file_io",
+]
 
 PY_IO_IMPL = "py-io-impl"
+
+LOCAL_SCHEMES = frozenset({"", "file"})
+S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
+
+# Threads for read_many/delete_many when the caller does not say: the work is I/O-bound
+# (pyarrow and the OS release the GIL), so more threads than cores pays off for object stores.
+DEFAULT_MAX_WORKERS = 16
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
+
+T = TypeVar("T")
+
+
+def location_scheme(location: str) -> str:
+    """The lower-cased URI scheme of ``location``, ``""`` for a plain path (a one-letter
+    "scheme" is a Windows drive letter, so a plain path too)."""
+    match = _SCHEME.match(location)
+    if match is None or len(match.group(1)) == 1:
+        return ""
+    return match.group(1).lower()
+
+
+def file_not_found(location: str) -> FileNotFoundError:
+    return FileNotFoundError(errno.ENOENT, "No such file", location)
+
+
+def file_exists(location: str) -> FileExistsError:
+    return FileExistsError(errno.EEXIST, "File already exists", location)
+
+
+def with_location(exc: BaseException, action: str, location: str) -> BaseException:
+    """``exc`` with a note naming the file, so an error from deep in a thread pool or a
+    filesystem library still says which location failed."""
+    note = f"while {action} {location}"
+    if hasattr(exc, "add_note"):  # Python 3.11+
+        exc.add_note(note)
+    return exc
+
+
+def property_bool(properties: Mapping[str, str], key: str) -> bool | None:
+    """A boolean property (``true``/``false``, any case), ``None`` when absent."""
+    value = properties.get(key)
+    if value is None:
+        return None
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise InvalidArgumentError(f"property {key}={value!r} is not a boolean (true or false)")
+
+
+def property_float(properties: Mapping[str, str], key: str) -> float | None:
+    value = properties.get(key)
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise InvalidArgumentError(f"property {key}={value!r} is not a number") from None
+
+
+def first_property(properties: Mapping[str, str], *keys: str) -> str | None:
+    for key in keys:
+        value = properties.get(key)
+        if value is not None:
+            return value
+    return None
 
 
 class FileIO(abc.ABC):
@@ -47,12 +142,15 @@ class FileIO(abc.ABC):
         """Deletes a file; a missing file is not an error."""
 
     @abc.abstractmethod
-    def size(self, location: str) -> int: ...
+    def size(self, location: str) -> int:
+        """The file's length in bytes. ``FileNotFoundError`` (naming the location) if it is
+        missing."""
 
     @abc.abstractmethod
     def list_prefix(self, prefix: str) -> list[str]:
         """Every file location under a directory prefix, recursively (for purges and orphan
-        checks)."""
+        checks), sorted, spelled like ``prefix`` (same scheme and form). A prefix that does not
+        exist lists nothing."""
 
     @abc.abstractmethod
     def filesystem(self, location: str) -> tuple[pyarrow.fs.FileSystem, str]:
@@ -65,16 +163,120 @@ class FileIO(abc.ABC):
         return False
 
     def read_many(self, locations: Sequence[str], max_workers: int | None = None) -> list[bytes]:
-        """Reads several files concurrently, results in the order of ``locations``."""
-        raise NotImplementedError
+        """Reads several files concurrently, results in the order of ``locations``. The first
+        failure (in that order) is raised, naming its location."""
+        return _run_many(self.read, list(locations), max_workers)
 
     def delete_many(self, locations: Iterable[str], max_workers: int | None = None) -> None:
         """Deletes several files concurrently; missing files are ignored."""
-        raise NotImplementedError
+        _run_many(self.delete, list(dict.fromkeys(locations)), max_workers)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _run_many(fn: Callable[[str], T], locations: list[str], max_workers: int | None) -> list[T]:
+    if max_workers is not None and max_workers < 1:
+        raise InvalidArgumentError(f"max_workers must be at least 1, got {max_workers}")
+    if not locations:
+        return []
+    workers = min(len(locations), max_workers or DEFAULT_MAX_WORKERS)
+    if workers == 1:
+        return [fn(location) for location in locations]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="frazil-io") as pool:
+        # map() yields in input order and re-raises the first failure in that order.
+        return list(pool.map(fn, locations))
+
+
+def _import_file_io(impl: str) -> type[FileIO]:
+    module_name, _, class_name = impl.rpartition(".")
+    if not module_name:
+        raise InvalidArgumentError(
+            f"{PY_IO_IMPL}={impl!r} is not a dotted path to a class (module.ClassName)"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InvalidArgumentError(
+            f"{PY_IO_IMPL}={impl!r}: cannot import module {module_name!r}: {exc}"
+        ) from exc
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, FileIO)):
+        raise InvalidArgumentError(
+            f"{PY_IO_IMPL}={impl!r}: {class_name!r} in {module_name!r} is not a FileIO class"
+        )
+    return cls
+
+
+def file_io_class_for_scheme(scheme: str) -> type[FileIO]:
+    """The implementation :func:`load_file_io` uses for a scheme when ``py-io-impl`` is unset."""
+    if scheme in LOCAL_SCHEMES:
+        return LocalFileIO
+    if scheme in S3_SCHEMES:
+        return S3FileIO
+    return FsspecFileIO
 
 
 def load_file_io(
     properties: Mapping[str, str] | None = None, location: str | None = None
 ) -> FileIO:
-    """The FileIO for ``location`` (a table or warehouse location) under ``properties``."""
-    raise NotImplementedError
+    """The FileIO for ``location`` (a table or warehouse location) under ``properties``.
+
+    Precedence:
+
+    1. ``py-io-impl``: a dotted path to a :class:`FileIO` subclass, instantiated with the
+       properties; used for every location.
+    2. The scheme of ``location``, or when it is ``None`` of the ``warehouse`` property: local
+       paths and ``file:`` give :class:`LocalFileIO`, ``s3``/``s3a``/``s3n`` give
+       :class:`S3FileIO`, anything else :class:`FsspecFileIO` (an
+       :class:`~frazil.exceptions.UnsupportedError` naming the scheme if fsspec is missing or
+       does not know it).
+    3. Neither: :class:`LocalFileIO`.
+
+    The returned FileIO serves locations of the scheme it was chosen for (S3FileIO serves all
+    three S3 schemes, FsspecFileIO every fsspec scheme).
+    """
+    props = dict(properties or {})
+    impl = props.get(PY_IO_IMPL)
+    if impl:
+        return _import_file_io(impl)(props)
+    target = location if location is not None else props.get("warehouse")
+    scheme = location_scheme(target) if target else ""
+    cls = file_io_class_for_scheme(scheme)
+    if cls is FsspecFileIO:
+        require_fsspec_protocol(scheme)
+    return cls(props)
+
+
+def unsupported_scheme(io: FileIO, location: str) -> UnsupportedError:
+    scheme = location_scheme(location) or "a local path"
+    return UnsupportedError(
+        f"{type(io).__name__} does not handle {scheme!r} locations ({location}); "
+        f"use load_file_io(properties, location) to get one that does"
+    )
+
+
+def local_path(location: str) -> str:
+    """The OS path of a local location: a plain path, ``file:/p``, ``file:///p`` or
+    ``file://localhost/p`` (the forms Java, Hadoop and Python write)."""
+    scheme = location_scheme(location)
+    if scheme == "":
+        return location
+    if scheme != "file":
+        raise UnsupportedError(f"{location} is not a local path or file: URI")
+    rest = location[len("file:") :]
+    if rest.startswith("//"):
+        authority, slash, path = rest[2:].partition("/")
+        if authority not in ("", "localhost"):
+            raise UnsupportedError(
+                f"{location}: file URIs with a remote host ({authority!r}) are not supported"
+            )
+        rest = slash + path
+    if os.name == "nt" and re.match(r"^/[A-Za-z]:", rest):
+        rest = rest[1:]  # file:///C:/dir on Windows
+    return rest
+
+
+from frazil.io.fsspec import FsspecFileIO, require_fsspec_protocol  # noqa: E402
+from frazil.io.local import LocalFileIO  # noqa: E402
+from frazil.io.s3 import S3FileIO  # noqa: E402
