@@ -537,6 +537,13 @@ pub struct Columns {
 }
 
 impl Columns {
+    /// Reserves room for `n` more records (see `Builder::reserve` for `budget`).
+    pub fn reserve(&mut self, n: usize, budget: usize) {
+        for b in &mut self.builders {
+            b.reserve(n, budget);
+        }
+    }
+
     pub fn finish(self, fields: &Fields, metadata: HashMap<String, String>) -> Result<RecordBatch> {
         let mut arrays = Vec::with_capacity(fields.len());
         for (b, f) in self.builders.into_iter().zip(fields.iter()) {

@@ -91,7 +91,7 @@ impl<'a> Reader<'a> {
         Err(Error::decode("varint longer than 10 bytes"))
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn int(&mut self) -> Result<i32> {
         let v = self.long()?;
         i32::try_from(v).map_err(|_| Error::decode(format!("int value {v} out of range")))
