@@ -9,8 +9,30 @@ fields, each in the Python form pyarrow gives for that field's Arrow type in a m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from frazil.exceptions import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from frazil.partitioning import PartitionSpec
+    from frazil.schema import Schema
+
+__all__ = [
+    "DataFile",
+    "DataFileContent",
+    "FileFormat",
+    "ManifestEntryStatus",
+    "data_file_arrow_type",
+    "data_files_from_arrow",
+    "data_files_from_entries",
+    "data_files_to_arrow",
+    "manifest_entries",
+    "partition_arrow_type",
+]
 
 
 class DataFileContent:
@@ -19,6 +41,14 @@ class DataFileContent:
     DATA = 0
     POSITION_DELETES = 1
     EQUALITY_DELETES = 2
+
+
+class ManifestEntryStatus:
+    """Values of ``manifest_entry.status``."""
+
+    EXISTING = 0
+    ADDED = 1
+    DELETED = 2
 
 
 class FileFormat:
@@ -62,3 +92,264 @@ class DataFile:
     content_size_in_bytes: int | None = None
     # Not part of the struct: where a scan found the entry (sequence numbers after inheritance).
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrow: the ``data_file`` struct and ``manifest_entry`` rows, shaped as frazil.manifest reads
+# and writes them (field ids as ``PARQUET:field_id`` metadata, maps keyed by field id).
+
+
+def _fid(field_id: int) -> dict[bytes, bytes]:
+    return {b"PARQUET:field_id": str(field_id).encode()}
+
+
+def _f(name: str, t: pa.DataType, field_id: int, nullable: bool = True) -> pa.Field:
+    return pa.field(name, t, nullable=nullable, metadata=_fid(field_id))
+
+
+def _map(key_id: int, value_id: int, value: pa.DataType) -> pa.MapType:
+    return pa.map_(_f("key", pa.int32(), key_id, False), _f("value", value, value_id))
+
+
+def _list(element_id: int, element: pa.DataType) -> pa.ListType:
+    return pa.list_(_f("element", element, element_id))
+
+
+# (name, Arrow type, field id): every data_file field a DataFile carries, in the spec's order.
+_DATA_FILE_FIELDS: tuple[tuple[str, pa.DataType, int], ...] = (
+    ("content", pa.int32(), 134),
+    ("file_path", pa.string(), 100),
+    ("file_format", pa.string(), 101),
+    ("partition", pa.struct([]), 102),
+    ("record_count", pa.int64(), 103),
+    ("file_size_in_bytes", pa.int64(), 104),
+    ("column_sizes", _map(117, 118, pa.int64()), 108),
+    ("value_counts", _map(119, 120, pa.int64()), 109),
+    ("null_value_counts", _map(121, 122, pa.int64()), 110),
+    ("nan_value_counts", _map(138, 139, pa.int64()), 137),
+    ("lower_bounds", _map(126, 127, pa.binary()), 125),
+    ("upper_bounds", _map(129, 130, pa.binary()), 128),
+    ("key_metadata", pa.binary(), 131),
+    ("split_offsets", _list(133, pa.int64()), 132),
+    ("equality_ids", _list(136, pa.int32()), 135),
+    ("sort_order_id", pa.int32(), 140),
+    ("first_row_id", pa.int64(), 142),
+    ("referenced_data_file", pa.string(), 143),
+    ("content_offset", pa.int64(), 144),
+    ("content_size_in_bytes", pa.int64(), 145),
+)
+_MAPS = frozenset(
+    (
+        "column_sizes",
+        "value_counts",
+        "null_value_counts",
+        "nan_value_counts",
+        "lower_bounds",
+        "upper_bounds",
+    )
+)
+_LISTS = frozenset(("split_offsets", "equality_ids"))
+# Required in every format version; a projected read may lack the others.
+_REQUIRED = ("file_path", "file_format", "partition", "record_count", "file_size_in_bytes")
+
+
+def partition_arrow_type(spec: PartitionSpec, schema: Schema) -> pa.StructType:
+    """The Arrow type of a spec's partition tuples: one field per partition field, named as in
+    the spec, typed by its transform's result type (:func:`frazil.arrow_schema.type_to_arrow`,
+    small offsets as the manifest reader uses), ``PARQUET:field_id`` = the partition field id."""
+    from frazil.arrow_schema import type_to_arrow
+
+    return pa.struct(
+        [
+            _f(n.name, type_to_arrow(n.field_type, large_types=False), n.field_id)
+            for n in spec.partition_type(schema).fields
+        ]
+    )
+
+
+def data_file_arrow_type(partition_type: pa.StructType) -> pa.StructType:
+    """The Arrow type of the ``data_file`` struct with this partition type."""
+    return pa.struct(
+        [
+            _f(name, partition_type if name == "partition" else t, fid, name not in _REQUIRED)
+            for name, t, fid in _DATA_FILE_FIELDS
+        ]
+    )
+
+
+def _check_version(files: Sequence[DataFile], format_version: int) -> None:
+    if format_version not in (1, 2, 3):
+        raise InvalidArgumentError(f"format version {format_version} manifests are not written")
+    for f in files:
+        if format_version == 1 and f.content != DataFileContent.DATA:
+            raise InvalidArgumentError(
+                f"{f.file_path}: a v1 table has no delete files (content {f.content})"
+            )
+
+
+def _partition_array(files: Sequence[DataFile], partition_type: pa.StructType) -> pa.StructArray:
+    n = partition_type.num_fields
+    for f in files:
+        if len(f.partition) != n:
+            raise InvalidArgumentError(
+                f"{f.file_path}: partition {f.partition!r} has {len(f.partition)} values, "
+                f"the partition type has {n} fields"
+            )
+    if n == 0:
+        return pa.array([{}] * len(files), type=partition_type)
+    children = []
+    for i in range(n):
+        field = partition_type.field(i)
+        try:
+            children.append(pa.array([f.partition[i] for f in files], type=field.type))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as e:
+            raise InvalidArgumentError(
+                f"partition field {field.name!r}: values are not {field.type}: {e}"
+            ) from None
+    return pa.StructArray.from_arrays(children, fields=list(partition_type))
+
+
+def data_files_to_arrow(
+    files: Sequence[DataFile], partition_type: pa.StructType, format_version: int
+) -> pa.StructArray:
+    """The ``data_file`` struct column for ``files``, as :func:`frazil.manifest.write_manifest`
+    takes it inside ``manifest_entry`` rows (see :func:`manifest_entries`).
+
+    ``partition_type`` is the spec's :func:`partition_arrow_type` (or the partition struct type
+    of a manifest read back); each file's ``partition`` tuple holds its values in field order.
+    """
+    _check_version(files, format_version)
+    arrays: list[pa.Array] = []
+    fields: list[pa.Field] = []
+    for df_field in data_file_arrow_type(partition_type):
+        name = df_field.name
+        if name == "partition":
+            arr: pa.Array = _partition_array(files, partition_type)
+        else:
+            values = [getattr(f, name) for f in files]
+            if name in _MAPS:
+                values = [None if v is None else list(v.items()) for v in values]
+            elif name in _LISTS:
+                values = [None if v is None else list(v) for v in values]
+            try:
+                arr = pa.array(values, type=df_field.type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as e:
+                raise InvalidArgumentError(f"data_file.{name}: {e}") from None
+        arrays.append(arr)
+        fields.append(df_field)
+    return pa.StructArray.from_arrays(arrays, fields=fields)
+
+
+def _column(entries: pa.StructArray | pa.Table, name: str) -> pa.Array | pa.ChunkedArray | None:
+    if isinstance(entries, pa.Table):
+        return entries.column(name) if name in entries.column_names else None
+    t = entries.type
+    return entries.field(name) if t.get_field_index(name) >= 0 else None
+
+
+def _as_struct(array: Any) -> pa.StructArray:
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if not isinstance(array, pa.StructArray):
+        raise InvalidArgumentError(f"expected a data_file struct array, got {type(array).__name__}")
+    return array
+
+
+def data_files_from_arrow(data_file: Any, spec_id: int) -> list[DataFile]:
+    """One :class:`DataFile` per row of a ``data_file`` struct column (a ``StructArray`` or a
+    ``ChunkedArray`` of them, e.g. ``read_manifest(...).column("data_file")``).
+
+    Columns a projected read left out are ``None`` (``content`` reads as data); ``spec_id`` is
+    the spec of the manifest the rows came from.
+    """
+    arr = _as_struct(data_file)
+    n = len(arr)
+    columns: dict[str, list[Any]] = {}
+    for name, _, _ in _DATA_FILE_FIELDS:
+        col = _column(arr, name)
+        if col is None:
+            continue
+        if name == "partition":
+            pcol = _as_struct(col)
+            if pcol.type.num_fields == 0:
+                columns[name] = [()] * n
+            else:
+                parts = [pcol.field(i).to_pylist() for i in range(pcol.type.num_fields)]
+                columns[name] = list(zip(*parts, strict=True))
+        else:
+            values = col.to_pylist()
+            if name in _MAPS:
+                values = [None if v is None else dict(v) for v in values]
+            elif name in _LISTS:
+                values = [None if v is None else tuple(v) for v in values]
+            columns[name] = values
+    if "file_path" not in columns:
+        raise InvalidArgumentError("a data_file column without file_path")
+    if "content" not in columns:
+        columns["content"] = [DataFileContent.DATA] * n
+    names = list(columns)
+    rows = zip(*(columns[k] for k in names), strict=True)
+    defaults = {k: None for k in _REQUIRED}
+    return [
+        DataFile(**{**defaults, **dict(zip(names, row, strict=True))}, spec_id=spec_id)
+        for row in rows
+    ]
+
+
+def data_files_from_entries(entries: pa.Table, spec_id: int) -> list[DataFile]:
+    """The data files of ``manifest_entry`` rows (``read_manifest``'s table), each with its
+    entry's ``status``, ``snapshot_id``, ``sequence_number`` and ``file_sequence_number`` in
+    :attr:`DataFile.extra`."""
+    files = data_files_from_arrow(entries.column("data_file"), spec_id)
+    for key in ("status", "snapshot_id", "sequence_number", "file_sequence_number"):
+        if key in entries.column_names:
+            for f, v in zip(files, entries.column(key).to_pylist(), strict=True):
+                f.extra[key] = v
+    return files
+
+
+def _per_file(value: Any, n: int, name: str, t: pa.DataType) -> pa.Array:
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise InvalidArgumentError(f"{name}: {len(value)} values for {n} files")
+        values = list(value)
+    else:
+        values = [value] * n
+    return pa.array(values, type=t)
+
+
+def manifest_entries(
+    files: Sequence[DataFile],
+    status: int | Sequence[int],
+    snapshot_id: int | Sequence[int | None] | None,
+    sequence_number: int | Sequence[int | None] | None,
+    file_sequence_number: int | Sequence[int | None] | None,
+    partition_type: pa.StructType,
+    format_version: int,
+) -> pa.Table:
+    """``manifest_entry`` rows for ``files``, ready for :func:`frazil.manifest.write_manifest`.
+
+    Each of ``status`` (:class:`ManifestEntryStatus`), ``snapshot_id``, ``sequence_number`` and
+    ``file_sequence_number`` is one value for every file or a sequence with one per file;
+    ``None`` sequence numbers (and, from v2, snapshot ids) are inherited by readers from the
+    manifest list entry, as an ADDED entry of a new snapshot should leave them.
+    """
+    n = len(files)
+    columns = [
+        (_f("status", pa.int32(), 0, False), _per_file(status, n, "status", pa.int32())),
+        (
+            _f("snapshot_id", pa.int64(), 1),
+            _per_file(snapshot_id, n, "snapshot_id", pa.int64()),
+        ),
+        (
+            _f("sequence_number", pa.int64(), 3),
+            _per_file(sequence_number, n, "sequence_number", pa.int64()),
+        ),
+        (
+            _f("file_sequence_number", pa.int64(), 4),
+            _per_file(file_sequence_number, n, "file_sequence_number", pa.int64()),
+        ),
+    ]
+    data_file = data_files_to_arrow(files, partition_type, format_version)
+    columns.append((_f("data_file", data_file.type, 2, False), data_file))
+    return pa.Table.from_arrays([a for _, a in columns], schema=pa.schema([f for f, _ in columns]))
