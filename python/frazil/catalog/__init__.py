@@ -1,25 +1,47 @@
 """Catalogs: where a table's current metadata pointer lives (PyIceberg's API names).
 
-``load_catalog(name, **properties)`` builds a catalog from arguments, the YAML file
-``~/.frazil.yaml`` (or the file ``$FRAZIL_HOME/.frazil.yaml`` ... see :func:`load_catalog`) and
-``FRAZIL_CATALOG__<NAME>__<KEY>`` environment variables. ``type="sql"`` (the default; SQLite or
-PostgreSQL through SQLAlchemy) and ``type="filesystem"`` (alias ``"hadoop"``).
+:func:`load_catalog` builds a catalog from (later wins) the YAML file ``.frazil.yaml`` in
+``$FRAZIL_HOME`` or the home directory, ``FRAZIL_CATALOG__<NAME>__<KEY>`` environment variables
+and keyword properties (see :mod:`frazil.catalog.config`). Two kinds are built in:
+
+- ``type="sql"`` (the default, :class:`~frazil.catalog.sql.SqlCatalog`): the pointer is a row
+  of ``iceberg_tables`` in SQLite or PostgreSQL, the tables of the Java JDBC catalog and of
+  PyIceberg's ``SqlCatalog``, so the three can share one database.
+- ``type="filesystem"`` (alias ``"hadoop"``, :class:`~frazil.catalog.filesystem.FileSystemCatalog`):
+  the Java HadoopCatalog layout, where the pointer is the highest ``v<N>.metadata.json``.
+
+``py-catalog-impl`` names any other :class:`Catalog` subclass (``"package.module.Class"``).
 
 Every catalog commits the same way (:meth:`Catalog.commit_table`): load the current metadata,
 check the requirements against it, apply the updates, write the new metadata file, and swap the
 pointer atomically (a check-and-put on the metadata location, or a create-if-absent of the next
 version file). Losing the race is a :class:`~frazil.exceptions.CommitFailedError` (the
-transaction refreshes and retries); an outcome that cannot be determined is a
-:class:`~frazil.exceptions.CommitStateUnknownError`.
+transaction refreshes and retries); when the swap fails in a way that leaves its outcome open
+(a dropped connection), the catalog re-reads the pointer before deciding, and raises
+:class:`~frazil.exceptions.CommitStateUnknownError` only when it cannot find out.
 """
 
 from __future__ import annotations
 
 import abc
+import logging
+import re
+import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from frazil import io as _io
+from frazil.exceptions import (
+    CommitFailedError,
+    CommitStateUnknownError,
+    InvalidArgumentError,
+    NamespaceAlreadyExistsError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+    ValidationError,
+)
 from frazil.metadata import TableMetadata
 
 if TYPE_CHECKING:
@@ -36,7 +58,30 @@ __all__ = [
     "load_catalog",
 ]
 
+logger = logging.getLogger(__name__)
+
 Identifier = tuple[str, ...]
+
+# Catalog properties.
+WAREHOUSE = "warehouse"
+URI = "uri"
+TYPE = "type"
+PY_CATALOG_IMPL = "py-catalog-impl"
+
+# Table properties (names and defaults of the Java reference's TableProperties).
+FORMAT_VERSION = "format-version"
+DEFAULT_FORMAT_VERSION = 2
+METADATA_COMPRESSION = "write.metadata.compression-codec"
+METADATA_PATH = "write.metadata.path"
+METADATA_DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
+STATUS_CHECK_NUM_RETRIES = "commit.status-check.num-retries"
+STATUS_CHECK_MIN_WAIT_MS = "commit.status-check.min-wait-ms"
+STATUS_CHECK_MAX_WAIT_MS = "commit.status-check.max-wait-ms"
+# Properties the catalog consumes at creation; they are not stored in the table's properties.
+_RESERVED_CREATE_PROPERTIES = (FORMAT_VERSION,)
+
+# ``00012-<uuid>.metadata.json`` (the version is the leading number), as Java parses it.
+_VERSIONED_NAME = re.compile(r"^(\d+)-")
 
 
 @dataclass(frozen=True)
@@ -52,17 +97,99 @@ class PropertiesUpdateSummary:
     missing: list[str] = field(default_factory=list)
 
 
+class _CreateConflict(CommitFailedError, TableAlreadyExistsError):
+    """A table creation that lost to another creation of the same table: a failed commit to a
+    transaction, an existing table to :meth:`Catalog.create_table`."""
+
+
+def _bool_property(props: Mapping[str, str], key: str, default: bool) -> bool:
+    value = props.get(key)
+    return default if value is None else str(value).strip().lower() == "true"
+
+
+def _int_property(props: Mapping[str, str], key: str, default: int) -> int:
+    try:
+        return int(props[key])
+    except (KeyError, ValueError):
+        return default
+
+
 class Catalog(abc.ABC):
-    """A catalog of namespaces and tables. Identifiers are dotted strings or tuples."""
+    """A catalog of namespaces and tables.
+
+    Identifiers are dotted strings (``"db.events"``) or tuples (``("db", "events")``); a table
+    identifier is its namespace levels followed by the table name. Subclasses implement storage
+    of namespaces and table pointers; this class implements identifier parsing, table creation
+    (with default locations), the ``*_if_not_exists`` and ``*_exists`` helpers, and the commit
+    protocol (:meth:`commit_table`) on top of a few hooks: :meth:`_load_pointer` (the current
+    metadata location), :meth:`_swap_pointer` (the atomic check-and-put) and
+    :meth:`_read_pointer_fresh` (the re-check after a swap with an unknown outcome).
+
+    Every error names the identifier it concerns: :class:`NoSuchNamespaceError`,
+    :class:`NamespaceAlreadyExistsError`, :class:`NamespaceNotEmptyError`,
+    :class:`NoSuchTableError`, :class:`TableAlreadyExistsError`, :class:`CommitFailedError`,
+    :class:`CommitStateUnknownError` (all in :mod:`frazil.exceptions`).
+    """
+
+    # Whether the pointer swap itself writes the metadata file (the filesystem catalog's
+    # create-if-absent of the next version), instead of swapping a pointer to a written file.
+    _swap_writes_file = False
 
     def __init__(self, name: str, **properties: str) -> None:
         self.name = name
-        self.properties = dict(properties)
+        self.properties = {k: str(v) for k, v in properties.items()}
+        self._catalog_io: FileIO | None = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
 
     @property
-    @abc.abstractmethod
     def io(self) -> FileIO:
         """The FileIO for this catalog's warehouse and tables."""
+        if self._catalog_io is None:
+            self._catalog_io = _io.load_file_io(self.properties, self.properties.get(WAREHOUSE))
+        return self._catalog_io
+
+    def _table_io(self, metadata: TableMetadata | None, location: str | None) -> FileIO:
+        """The FileIO of one table: catalog properties overridden by the table's own."""
+        props = dict(self.properties)
+        if metadata is not None:
+            props.update(metadata.properties)
+        return _io.load_file_io(props, location)
+
+    # ---- identifiers
+
+    @staticmethod
+    def identifier_to_tuple(identifier: str | Identifier) -> Identifier:
+        """``"a.b.c"`` -> ``("a", "b", "c")``; tuples (and lists) pass through."""
+        if isinstance(identifier, str):
+            return tuple(identifier.split(".")) if identifier else ()
+        return tuple(identifier)
+
+    @staticmethod
+    def namespace_from(identifier: str | Identifier) -> Identifier:
+        """The namespace part of a table identifier."""
+        return Catalog.identifier_to_tuple(identifier)[:-1]
+
+    @staticmethod
+    def table_name_from(identifier: str | Identifier) -> str:
+        return Catalog.identifier_to_tuple(identifier)[-1]
+
+    @staticmethod
+    def _table_identifier(identifier: str | Identifier) -> Identifier:
+        ident = Catalog.identifier_to_tuple(identifier)
+        if len(ident) < 2 or any(not part for part in ident):
+            raise NoSuchTableError(
+                f"invalid table identifier {'.'.join(ident)!r}: expected <namespace>.<table>"
+            )
+        return ident
+
+    @staticmethod
+    def _namespace_identifier(namespace: str | Identifier) -> Identifier:
+        ns = Catalog.identifier_to_tuple(namespace)
+        if not ns or any(not part for part in ns):
+            raise InvalidArgumentError(f"invalid namespace {'.'.join(ns)!r}: empty level")
+        return ns
 
     # ---- namespaces
 
@@ -74,13 +201,17 @@ class Catalog(abc.ABC):
     def create_namespace_if_not_exists(
         self, namespace: str | Identifier, properties: Mapping[str, str] | None = None
     ) -> None:
-        raise NotImplementedError
+        try:
+            self.create_namespace(namespace, properties)
+        except NamespaceAlreadyExistsError:
+            pass
 
     @abc.abstractmethod
     def drop_namespace(self, namespace: str | Identifier) -> None: ...
 
     @abc.abstractmethod
-    def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]: ...
+    def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
+        """Top-level namespaces, or the children of ``namespace`` (full identifiers)."""
 
     @abc.abstractmethod
     def load_namespace_properties(self, namespace: str | Identifier) -> dict[str, str]: ...
@@ -93,23 +224,58 @@ class Catalog(abc.ABC):
         updates: Mapping[str, str] | None = None,
     ) -> PropertiesUpdateSummary: ...
 
-    def namespace_exists(self, namespace: str | Identifier) -> bool:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def namespace_exists(self, namespace: str | Identifier) -> bool: ...
 
     # ---- tables
 
     @abc.abstractmethod
-    def create_table(
+    def _default_table_location(self, identifier: Identifier) -> str:
+        """Where a table goes when ``create_table`` is given no location."""
+
+    def _check_create_location(self, identifier: Identifier, location: str) -> None:
+        """Hook: refuse a table location the catalog cannot use."""
+        return None
+
+    def _new_table_metadata(
         self,
-        identifier: str | Identifier,
+        identifier: Identifier,
         schema: Any,
-        location: str | None = None,
-        partition_spec: Any = None,
-        sort_order: Any = None,
-        properties: Mapping[str, str] | None = None,
-    ) -> Table:
-        """Creates a table; ``schema`` is a :class:`frazil.schema.Schema` or a pyarrow schema.
-        The format version comes from ``properties["format-version"]`` (default 2)."""
+        location: str | None,
+        partition_spec: Any,
+        sort_order: Any,
+        properties: Mapping[str, str] | None,
+    ) -> TableMetadata:
+        from frazil.partitioning import UNPARTITIONED_PARTITION_SPEC
+        from frazil.schema import Schema
+        from frazil.sorting import UNSORTED_SORT_ORDER
+        from frazil.table.updates import new_table_metadata
+
+        if not isinstance(schema, Schema):
+            # A pyarrow schema (anything else is refused there with a clear error).
+            from frazil.arrow_schema import schema_from_arrow
+
+            schema = schema_from_arrow(schema)
+        props = {k: str(v) for k, v in (properties or {}).items()}
+        try:
+            format_version = int(props.get(FORMAT_VERSION, DEFAULT_FORMAT_VERSION))
+        except ValueError:
+            raise InvalidArgumentError(
+                f"table {'.'.join(identifier)}: format-version {props[FORMAT_VERSION]!r} is not "
+                "an integer"
+            ) from None
+        for key in _RESERVED_CREATE_PROPERTIES:
+            props.pop(key, None)
+        location = (location or self._default_table_location(identifier)).rstrip("/")
+        self._check_create_location(identifier, location)
+        return new_table_metadata(
+            schema,
+            location,
+            partition_spec if partition_spec is not None else UNPARTITIONED_PARTITION_SPEC,
+            sort_order if sort_order is not None else UNSORTED_SORT_ORDER,
+            props,
+            format_version=format_version,
+        )
 
     def create_table_transaction(
         self,
@@ -120,7 +286,43 @@ class Catalog(abc.ABC):
         sort_order: Any = None,
         properties: Mapping[str, str] | None = None,
     ) -> Transaction:
-        raise NotImplementedError
+        """A transaction that creates the table when it commits (nothing is written before);
+        changes staged on it land in the table's first metadata file."""
+        from frazil.exceptions import NoSuchNamespaceError
+        from frazil.table import Table
+        from frazil.table.transaction import Transaction
+
+        ident = self._table_identifier(identifier)
+        namespace = ident[:-1]
+        if not self.namespace_exists(namespace):
+            raise NoSuchNamespaceError(
+                f"cannot create table {'.'.join(ident)}: namespace {'.'.join(namespace)} does "
+                "not exist"
+            )
+        if self.table_exists(ident):
+            raise TableAlreadyExistsError(f"table {'.'.join(ident)} already exists")
+        metadata = self._new_table_metadata(
+            ident, schema, location, partition_spec, sort_order, properties
+        )
+        table = Table(ident, metadata, None, self._table_io(metadata, metadata.location), self)
+        return Transaction(table, create=True)
+
+    def create_table(
+        self,
+        identifier: str | Identifier,
+        schema: Any,
+        location: str | None = None,
+        partition_spec: Any = None,
+        sort_order: Any = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> Table:
+        """Creates a table; ``schema`` is a :class:`frazil.schema.Schema` or a pyarrow schema.
+        The format version comes from ``properties["format-version"]`` (default 2). Without a
+        ``location`` the table goes to the namespace's ``location`` property, or
+        ``<warehouse>/<namespace levels>/<table>`` (the Java JDBC and Hadoop catalogs' layout)."""
+        return self.create_table_transaction(
+            identifier, schema, location, partition_spec, sort_order, properties
+        ).commit_transaction()
 
     def create_table_if_not_exists(
         self,
@@ -131,16 +333,38 @@ class Catalog(abc.ABC):
         sort_order: Any = None,
         properties: Mapping[str, str] | None = None,
     ) -> Table:
-        raise NotImplementedError
+        try:
+            return self.create_table(
+                identifier, schema, location, partition_spec, sort_order, properties
+            )
+        except TableAlreadyExistsError:
+            return self.load_table(identifier)
 
-    @abc.abstractmethod
-    def load_table(self, identifier: str | Identifier) -> Table: ...
+    def load_table(self, identifier: str | Identifier) -> Table:
+        """The table at its current metadata. :class:`NoSuchTableError` if it does not exist."""
+        from frazil.table import Table
+
+        ident = self._table_identifier(identifier)
+        location = self._load_pointer(ident)
+        if location is None:
+            raise NoSuchTableError(f"table {'.'.join(ident)} does not exist")
+        metadata = self._read_metadata(location)
+        return Table(ident, metadata, location, self._table_io(metadata, location), self)
+
+    def table_exists(self, identifier: str | Identifier) -> bool:
+        try:
+            ident = self._table_identifier(identifier)
+        except NoSuchTableError:
+            return False
+        return self._load_pointer(ident) is not None
 
     @abc.abstractmethod
     def register_table(self, identifier: str | Identifier, metadata_location: str) -> Table: ...
 
     @abc.abstractmethod
-    def drop_table(self, identifier: str | Identifier, purge: bool = False) -> None: ...
+    def drop_table(self, identifier: str | Identifier, purge: bool = False) -> None:
+        """Removes the table from the catalog; ``purge`` also deletes every file its metadata
+        reaches (data and delete files, manifests, manifest lists, statistics, metadata)."""
 
     def purge_table(self, identifier: str | Identifier) -> None:
         self.drop_table(identifier, purge=True)
@@ -151,12 +375,77 @@ class Catalog(abc.ABC):
     ) -> Table: ...
 
     @abc.abstractmethod
-    def table_exists(self, identifier: str | Identifier) -> bool: ...
-
-    @abc.abstractmethod
     def list_tables(self, namespace: str | Identifier) -> list[Identifier]: ...
 
+    # ---- metadata files
+
+    def _read_metadata(self, location: str) -> TableMetadata:
+        return TableMetadata.from_json(self._table_io(None, location).read(location))
+
+    @staticmethod
+    def _metadata_suffix(metadata: TableMetadata) -> tuple[str, bool]:
+        codec = metadata.properties.get(METADATA_COMPRESSION, "none").strip().lower()
+        if codec in ("gzip", "gz"):
+            return ".gz.metadata.json", True
+        if codec in ("none", ""):
+            return ".metadata.json", False
+        raise InvalidArgumentError(
+            f"{METADATA_COMPRESSION}={codec!r} is not supported (use 'none' or 'gzip')"
+        )
+
+    def _new_metadata_location(
+        self, identifier: Identifier, metadata: TableMetadata, current_location: str | None
+    ) -> str:
+        """``<metadata dir>/<NNNNN>-<uuid>.metadata.json``, the version one more than the
+        current file's (as the Java reference numbers them; 0 for a new table)."""
+        version = 0
+        if current_location is not None:
+            m = _VERSIONED_NAME.match(current_location.rsplit("/", 1)[-1])
+            version = int(m.group(1)) + 1 if m else 0
+        suffix, _ = self._metadata_suffix(metadata)
+        directory = metadata.properties.get(METADATA_PATH) or f"{metadata.location}/metadata"
+        return f"{directory.rstrip('/')}/{version:05d}-{uuid.uuid4()}{suffix}"
+
+    # ---- commit hooks
+
     @abc.abstractmethod
+    def _load_pointer(self, identifier: Identifier) -> str | None:
+        """The table's current metadata location, ``None`` if the table does not exist."""
+
+    @abc.abstractmethod
+    def _swap_pointer(
+        self,
+        identifier: Identifier,
+        current_location: str | None,
+        new_location: str,
+        data: bytes,
+        io: FileIO,
+    ) -> bool:
+        """Atomically moves the pointer from ``current_location`` (``None``: create it) to
+        ``new_location``. ``False`` when another commit got there first (nothing changed); any
+        exception means the outcome is unknown."""
+
+    def _read_pointer_fresh(self, identifier: Identifier) -> str | None:
+        """The current pointer, read without reusing anything the failed swap used (a new
+        connection). Raises when it cannot be read."""
+        return self._load_pointer(identifier)
+
+    def _commit_landed(
+        self, identifier: Identifier, new_location: str, data: bytes, io: FileIO
+    ) -> bool:
+        """Whether ``new_location`` is now the table's current metadata."""
+        return self._read_pointer_fresh(identifier) == new_location
+
+    def _write_metadata_file(self, io: FileIO, location: str, data: bytes) -> None:
+        # Never replace: a metadata file name is used once.
+        io.write(location, data, overwrite=False)
+
+    def _after_commit(self, identifier: Identifier, new_location: str, io: FileIO) -> None:
+        """Hook: best-effort work after a commit landed (the filesystem catalog's hint)."""
+        return None
+
+    # ---- commit
+
     def commit_table(
         self,
         table: Table,
@@ -171,8 +460,139 @@ class Catalog(abc.ABC):
         :class:`CommitStateUnknownError` only when it cannot find out whether the swap landed.
         For a table being created (``AssertCreate`` among the requirements) the pointer is
         inserted instead."""
+        from frazil.table.updates import AssertCreate, update_table_metadata
+
+        ident = self._table_identifier(table.identifier)
+        name = ".".join(ident)
+        creating = any(isinstance(r, AssertCreate) for r in requirements)
+        current_location = self._load_pointer(ident)
+        current = None if current_location is None else self._read_metadata(current_location)
+        if creating and current is not None:
+            raise _CreateConflict(f"cannot create table {name}: it already exists")
+        try:
+            for r in requirements:
+                r.validate(current)
+        except CommitFailedError as e:
+            raise CommitFailedError(f"commit to table {name} failed: {e}") from None
+        if current is None and not creating:
+            raise NoSuchTableError(f"cannot commit to table {name}: it does not exist")
+        base = table.metadata if current is None else current
+        try:
+            new = update_table_metadata(
+                base, updates, requirements=(), previous_metadata_location=current_location
+            )
+        except ValidationError as e:
+            if current_location != table.metadata_location:
+                # Built against a stale base: a refresh and retry may well apply.
+                raise CommitFailedError(
+                    f"commit to table {name} failed: the table changed concurrently ({e})"
+                ) from None
+            raise
+        if current is not None and new is current:
+            return CommitTableResponse(current, current_location)  # type: ignore[arg-type]
+
+        new_location = self._new_metadata_location(ident, new, current_location)
+        _, compress = self._metadata_suffix(new)
+        data = new.to_json_bytes(compress=compress)
+        io = self._table_io(new, new_location)
+        self._publish(ident, current_location, new_location, data, io, new)
+        logger.info("committed table %s: %s", name, new_location)
+
+        self._after_commit(ident, new_location, io)
+        if current is not None and _bool_property(
+            new.properties, METADATA_DELETE_AFTER_COMMIT, False
+        ):
+            kept = {e.metadata_file for e in new.metadata_log}
+            dropped = [e.metadata_file for e in current.metadata_log if e.metadata_file not in kept]
+            if dropped:
+                try:
+                    io.delete_many(dropped)
+                except Exception:  # orphans are harmless; the commit has landed
+                    logger.warning("deleting old metadata of %s failed", name, exc_info=True)
+        return CommitTableResponse(new, new_location)
+
+    def _publish(
+        self,
+        ident: Identifier,
+        current_location: str | None,
+        new_location: str,
+        data: bytes,
+        io: FileIO,
+        new: TableMetadata,
+    ) -> None:
+        name = ".".join(ident)
+        if not self._swap_writes_file:
+            # A failure here leaves at most an unreferenced file: the pointer is unchanged.
+            self._write_metadata_file(io, new_location, data)
+        try:
+            landed = self._swap_pointer(ident, current_location, new_location, data, io)
+        except (CommitFailedError, NoSuchTableError, TableAlreadyExistsError):
+            self._discard(io, new_location)
+            raise
+        except Exception as e:
+            logger.warning(
+                "swapping the metadata pointer of %s failed (%s); checking whether it landed",
+                name,
+                e,
+            )
+            landed = self._check_commit_status(ident, new_location, data, io, new, e)
+        if not landed:
+            self._discard(io, new_location)
+            if current_location is None:
+                raise _CreateConflict(f"cannot create table {name}: it was created concurrently")
+            raise CommitFailedError(
+                f"commit to table {name} failed: another commit replaced {current_location} first"
+            )
+
+    def _discard(self, io: FileIO, location: str) -> None:
+        if self._swap_writes_file:
+            return  # the file at that name, if any, is another writer's
+        try:
+            io.delete(location)
+        except Exception:
+            logger.warning("could not delete unused metadata file %s", location, exc_info=True)
+
+    def _check_commit_status(
+        self,
+        ident: Identifier,
+        new_location: str,
+        data: bytes,
+        io: FileIO,
+        new: TableMetadata,
+        cause: BaseException,
+    ) -> bool:
+        """After a swap with an unknown outcome: re-reads the pointer a few times with backoff
+        (``commit.status-check.*``). ``True`` if the new metadata is current, ``False`` if not;
+        :class:`CommitStateUnknownError` when the pointer cannot be read at all."""
+        retries = max(0, _int_property(new.properties, STATUS_CHECK_NUM_RETRIES, 3))
+        wait_ms = max(0, _int_property(new.properties, STATUS_CHECK_MIN_WAIT_MS, 1000))
+        max_wait_ms = max(0, _int_property(new.properties, STATUS_CHECK_MAX_WAIT_MS, 60_000))
+        last: BaseException = cause
+        for attempt in range(retries + 1):
+            if attempt:
+                time.sleep(min(wait_ms * 2 ** (attempt - 1), max_wait_ms) / 1000.0)
+            try:
+                return self._commit_landed(ident, new_location, data, io)
+            except Exception as e:
+                last = e
+                logger.warning(
+                    "checking the commit of %s failed (attempt %d of %d): %s",
+                    ".".join(ident),
+                    attempt + 1,
+                    retries + 1,
+                    e,
+                )
+        raise CommitStateUnknownError(
+            f"commit of table {'.'.join(ident)} to {new_location}: the pointer swap failed "
+            f"({cause}) and the current pointer cannot be read ({last}); the commit may or may "
+            "not have landed"
+        ) from cause
 
 
 def load_catalog(name: str | None = None, **properties: str) -> Catalog:
-    """A catalog configured from (later wins) the YAML file, the environment and ``properties``."""
-    raise NotImplementedError
+    """A catalog configured from (later wins) the YAML file, the environment and ``properties``.
+
+    See :func:`frazil.catalog.config.load_catalog` for the sources and keys."""
+    from frazil.catalog.config import load_catalog as _load
+
+    return _load(name, **properties)

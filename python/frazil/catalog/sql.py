@@ -1,0 +1,500 @@
+"""The SQL catalog: table pointers and namespace properties in a database, through SQLAlchemy.
+
+The tables are those of the Java JDBC catalog and PyIceberg's ``SqlCatalog``, so all three can
+share one database (rows are scoped by ``catalog_name``):
+
+- ``iceberg_tables(catalog_name, table_namespace, table_name, metadata_location,
+  previous_metadata_location[, iceberg_type])``, primary key the first three. The Java V1
+  schema's ``iceberg_type`` column is written (``'TABLE'``) when present, and rows of other
+  types (views) are ignored.
+- ``iceberg_namespace_properties(catalog_name, namespace, property_key, property_value)``,
+  primary key the first three.
+
+Namespaces are stored as their dotted names; creating one writes an ``exists = 'true'`` row, and
+a namespace also exists while a table or a child namespace is in it. A commit is the
+check-and-put ``UPDATE iceberg_tables SET metadata_location = :new, previous_metadata_location =
+:old WHERE ... AND metadata_location = :old``; no row updated means another commit won.
+
+SQLite (the embedded default, ``sqlite:///<warehouse>/frazil_catalog.db`` when only a local
+``warehouse`` is given) runs in WAL mode with a busy timeout (``sqlite.busy-timeout-ms``, default
+30 s) on every connection, and write transactions take the write lock up front (``BEGIN
+IMMEDIATE``), so parallel writers in threads and processes wait for each other instead of failing
+with "database is locked". PostgreSQL works through psycopg 3 (``postgresql+psycopg://...``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import (
+    Column,
+    Connection,
+    Engine,
+    MetaData,
+    String,
+    Table,
+    create_engine,
+    delete,
+    event,
+    insert,
+    inspect,
+    or_,
+    select,
+    union,
+    update,
+)
+from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.pool import NullPool
+
+from frazil.catalog import (
+    URI,
+    WAREHOUSE,
+    Catalog,
+    Identifier,
+    PropertiesUpdateSummary,
+)
+from frazil.exceptions import (
+    InvalidArgumentError,
+    NamespaceAlreadyExistsError,
+    NamespaceNotEmptyError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    TableAlreadyExistsError,
+    UnsupportedError,
+)
+from frazil.io import local_path
+
+if TYPE_CHECKING:
+    from frazil.io import FileIO
+    from frazil.table import Table as FrazilTable
+
+__all__ = ["SqlCatalog"]
+
+logger = logging.getLogger(__name__)
+
+SQLITE_BUSY_TIMEOUT_MS = "sqlite.busy-timeout-ms"
+DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 30_000
+DEFAULT_SQLITE_FILE = "frazil_catalog.db"
+NAMESPACE_EXISTS_PROPERTY = "exists"
+NAMESPACE_LOCATION_PROPERTY = "location"
+TABLE_TYPE = "TABLE"
+
+_schema = MetaData()
+ICEBERG_TABLES = Table(
+    "iceberg_tables",
+    _schema,
+    Column("catalog_name", String(255), primary_key=True, nullable=False),
+    Column("table_namespace", String(255), primary_key=True, nullable=False),
+    Column("table_name", String(255), primary_key=True, nullable=False),
+    Column("metadata_location", String(1000), nullable=True),
+    Column("previous_metadata_location", String(1000), nullable=True),
+    Column("iceberg_type", String(5), nullable=True),
+)
+NAMESPACE_PROPERTIES = Table(
+    "iceberg_namespace_properties",
+    _schema,
+    Column("catalog_name", String(255), primary_key=True, nullable=False),
+    Column("namespace", String(255), primary_key=True, nullable=False),
+    Column("property_key", String(255), primary_key=True, nullable=False),
+    Column("property_value", String(1000), nullable=True),
+)
+_T = ICEBERG_TABLES.c
+_N = NAMESPACE_PROPERTIES.c
+
+
+def _local_path(location: str) -> str | None:
+    """The local path of a warehouse location (plain path or ``file:`` URI), else ``None``."""
+    try:
+        return local_path(location)
+    except UnsupportedError:
+        return None
+
+
+def _like_prefix(namespace: str) -> str:
+    """A LIKE pattern for the children of ``namespace`` (``!`` escapes the wildcards)."""
+    return namespace.replace("!", "!!").replace("_", "!_").replace("%", "!%") + ".%"
+
+
+class SqlCatalog(Catalog):
+    """A catalog in a SQL database (see the module docstring). Properties: ``uri`` (an
+    SQLAlchemy URL), ``warehouse`` (where new tables go), ``sqlite.busy-timeout-ms``,
+    ``pool-pre-ping`` (``"true"`` to test pooled connections before use)."""
+
+    def __init__(self, name: str, **properties: str) -> None:
+        super().__init__(name, **properties)
+        uri = self.properties.get(URI)
+        if not uri:
+            warehouse = self.properties.get(WAREHOUSE)
+            path = None if warehouse is None else _local_path(warehouse)
+            if path is None:
+                raise InvalidArgumentError(
+                    f"SQL catalog {name!r}: set 'uri' (an SQLAlchemy URL), or a local "
+                    f"'warehouse' for the embedded SQLite default (got warehouse={warehouse!r})"
+                )
+            os.makedirs(path, exist_ok=True)
+            uri = f"sqlite:///{os.path.join(path, DEFAULT_SQLITE_FILE)}"
+            self.properties[URI] = uri
+        self.uri = uri
+        self.engine = self._make_engine(pooled=True)
+        self._recheck_engine: Engine | None = None
+        self._init_tables()
+
+    # ---- engine and connections
+
+    @property
+    def _is_sqlite(self) -> bool:
+        return self.engine.dialect.name == "sqlite"
+
+    def _make_engine(self, pooled: bool) -> Engine:
+        kwargs: dict[str, Any] = {}
+        if not pooled:
+            kwargs["poolclass"] = NullPool
+        if self.properties.get("pool-pre-ping", "false").lower() == "true":
+            kwargs["pool_pre_ping"] = True
+        engine = create_engine(self.uri, **kwargs)
+        if engine.dialect.name == "sqlite":
+            timeout_ms = int(
+                self.properties.get(SQLITE_BUSY_TIMEOUT_MS, DEFAULT_SQLITE_BUSY_TIMEOUT_MS)
+            )
+
+            @event.listens_for(engine, "connect")
+            def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+                # frazil issues BEGIN itself (below): pysqlite's implicit BEGIN is deferred,
+                # and a deferred reader that later writes can deadlock with another writer.
+                dbapi_connection.isolation_level = None
+                cursor = dbapi_connection.cursor()
+                try:
+                    cursor.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
+                    cursor.execute("PRAGMA journal_mode = WAL")
+                finally:
+                    cursor.close()
+
+            @event.listens_for(engine, "begin")
+            def _on_begin(conn: Connection) -> None:
+                write = conn.get_execution_options().get("frazil_write", False)
+                conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        return engine
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """A write transaction (on SQLite holding the write lock from its start)."""
+        with self.engine.connect() as conn:
+            conn.execution_options(frazil_write=True)
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    def _init_tables(self) -> None:
+        try:
+            with self._write() as conn:
+                _schema.create_all(conn, checkfirst=True)
+        except (OperationalError, ProgrammingError, IntegrityError):
+            # Another process created them at the same moment; fine if they exist now.
+            if not inspect(self.engine).has_table(ICEBERG_TABLES.name):
+                raise
+        columns = {c["name"] for c in inspect(self.engine).get_columns(ICEBERG_TABLES.name)}
+        self._has_type_column = "iceberg_type" in columns
+
+    def close(self) -> None:
+        """Releases the database connections."""
+        self.engine.dispose()
+        if self._recheck_engine is not None:
+            self._recheck_engine.dispose()
+
+    # ---- helpers
+
+    def _table_filter(self) -> list[Any]:
+        if not self._has_type_column:
+            return []
+        return [or_(_T.iceberg_type == TABLE_TYPE, _T.iceberg_type.is_(None))]
+
+    def _table_key(self, ident: Identifier) -> list[Any]:
+        return [
+            _T.catalog_name == self.name,
+            _T.table_namespace == ".".join(ident[:-1]),
+            _T.table_name == ident[-1],
+        ]
+
+    def _table_row(self, ident: Identifier, metadata_location: str) -> dict[str, Any]:
+        row = {
+            "catalog_name": self.name,
+            "table_namespace": ".".join(ident[:-1]),
+            "table_name": ident[-1],
+            "metadata_location": metadata_location,
+            "previous_metadata_location": None,
+        }
+        if self._has_type_column:
+            row["iceberg_type"] = TABLE_TYPE
+        return row
+
+    def _require_namespace(self, ns: Identifier, doing: str) -> None:
+        if not self.namespace_exists(ns):
+            raise NoSuchNamespaceError(f"{doing}: namespace {'.'.join(ns)} does not exist")
+
+    # ---- namespaces
+
+    def namespace_exists(self, namespace: str | Identifier) -> bool:
+        ns = self.identifier_to_tuple(namespace)
+        if not ns:
+            return True
+        name = ".".join(ns)
+        tables = select(_T.table_namespace).where(
+            _T.catalog_name == self.name,
+            or_(_T.table_namespace == name, _T.table_namespace.like(_like_prefix(name), "!")),
+        )
+        props = select(_N.namespace).where(
+            _N.catalog_name == self.name,
+            or_(_N.namespace == name, _N.namespace.like(_like_prefix(name), "!")),
+        )
+        with self._read() as conn:
+            return (
+                conn.execute(tables.limit(1)).first() is not None
+                or conn.execute(props.limit(1)).first() is not None
+            )
+
+    def create_namespace(
+        self, namespace: str | Identifier, properties: Mapping[str, str] | None = None
+    ) -> None:
+        ns = self._namespace_identifier(namespace)
+        name = ".".join(ns)
+        if self.namespace_exists(ns):
+            raise NamespaceAlreadyExistsError(f"namespace {name} already exists")
+        props = {k: str(v) for k, v in (properties or {}).items()}
+        props[NAMESPACE_EXISTS_PROPERTY] = "true"
+        rows = [
+            {"catalog_name": self.name, "namespace": name, "property_key": k, "property_value": v}
+            for k, v in props.items()
+        ]
+        try:
+            with self._write() as conn:
+                conn.execute(insert(NAMESPACE_PROPERTIES), rows)
+        except IntegrityError:
+            raise NamespaceAlreadyExistsError(f"namespace {name} already exists") from None
+
+    def drop_namespace(self, namespace: str | Identifier) -> None:
+        ns = self._namespace_identifier(namespace)
+        name = ".".join(ns)
+        self._require_namespace(ns, f"cannot drop namespace {name}")
+        tables = self.list_tables(ns)
+        if tables:
+            raise NamespaceNotEmptyError(
+                f"cannot drop namespace {name}: it still holds {len(tables)} table(s), e.g. "
+                f"{'.'.join(tables[0])}"
+            )
+        with self._write() as conn:
+            conn.execute(
+                delete(NAMESPACE_PROPERTIES).where(
+                    _N.catalog_name == self.name, _N.namespace == name
+                )
+            )
+
+    def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
+        parent = self.identifier_to_tuple(namespace)
+        if parent:
+            self._require_namespace(parent, "cannot list namespaces")
+        stmt = union(
+            select(_T.table_namespace.label("ns")).where(_T.catalog_name == self.name),
+            select(_N.namespace.label("ns")).where(_N.catalog_name == self.name),
+        )
+        with self._read() as conn:
+            names = conn.execute(stmt).scalars().all()
+        depth = len(parent) + 1
+        found = {
+            tuple(n.split("."))[:depth]
+            for n in names
+            if n and len(n.split(".")) >= depth and tuple(n.split("."))[: depth - 1] == parent
+        }
+        return sorted(found)
+
+    def load_namespace_properties(self, namespace: str | Identifier) -> dict[str, str]:
+        """The namespace's properties, with ``location`` defaulted to where its tables go (as
+        the Java JDBC catalog reports it); the reserved ``exists`` row is not shown."""
+        ns = self._namespace_identifier(namespace)
+        self._require_namespace(ns, "cannot load namespace properties")
+        props = self._stored_namespace_properties(ns)
+        props.pop(NAMESPACE_EXISTS_PROPERTY, None)
+        if NAMESPACE_LOCATION_PROPERTY not in props and self.properties.get(WAREHOUSE):
+            props[NAMESPACE_LOCATION_PROPERTY] = self._warehouse_path(ns)
+        return props
+
+    def _stored_namespace_properties(self, ns: Identifier) -> dict[str, str]:
+        stmt = select(_N.property_key, _N.property_value).where(
+            _N.catalog_name == self.name, _N.namespace == ".".join(ns)
+        )
+        with self._read() as conn:
+            return {k: v for k, v in conn.execute(stmt).all()}
+
+    def update_namespace_properties(
+        self,
+        namespace: str | Identifier,
+        removals: set[str] | None = None,
+        updates: Mapping[str, str] | None = None,
+    ) -> PropertiesUpdateSummary:
+        ns = self._namespace_identifier(namespace)
+        name = ".".join(ns)
+        removals = set(removals or ())
+        updates = {k: str(v) for k, v in (updates or {}).items()}
+        overlap = removals & set(updates)
+        if overlap:
+            raise InvalidArgumentError(
+                f"namespace {name}: properties both removed and updated: {sorted(overlap)}"
+            )
+        if NAMESPACE_EXISTS_PROPERTY in removals or NAMESPACE_EXISTS_PROPERTY in updates:
+            raise InvalidArgumentError(
+                f"namespace {name}: {NAMESPACE_EXISTS_PROPERTY!r} is reserved by the catalog"
+            )
+        self._require_namespace(ns, f"cannot update properties of namespace {name}")
+        key = [_N.catalog_name == self.name, _N.namespace == name]
+        with self._write() as conn:
+            existing = set(conn.execute(select(_N.property_key).where(*key)).scalars().all())
+            removed = sorted(removals & existing)
+            missing = sorted(removals - existing)
+            if removed:
+                conn.execute(delete(NAMESPACE_PROPERTIES).where(*key, _N.property_key.in_(removed)))
+            for k, v in updates.items():
+                if k in existing:
+                    conn.execute(
+                        update(NAMESPACE_PROPERTIES)
+                        .where(*key, _N.property_key == k)
+                        .values(property_value=v)
+                    )
+                else:
+                    conn.execute(
+                        insert(NAMESPACE_PROPERTIES).values(
+                            catalog_name=self.name, namespace=name, property_key=k, property_value=v
+                        )
+                    )
+        return PropertiesUpdateSummary(removed=removed, updated=sorted(updates), missing=missing)
+
+    # ---- tables
+
+    def _warehouse_path(self, ns: Identifier) -> str:
+        warehouse = self.properties.get(WAREHOUSE)
+        if not warehouse:
+            raise InvalidArgumentError(
+                f"catalog {self.name!r} has no 'warehouse': give the table a location"
+            )
+        return "/".join([warehouse.rstrip("/"), *ns])
+
+    def _default_table_location(self, identifier: Identifier) -> str:
+        ns, table = identifier[:-1], identifier[-1]
+        location = self._stored_namespace_properties(ns).get(NAMESPACE_LOCATION_PROPERTY)
+        if location:
+            return f"{location.rstrip('/')}/{table}"
+        return f"{self._warehouse_path(ns)}/{table}"
+
+    def _load_pointer(self, identifier: Identifier) -> str | None:
+        return self._select_pointer(self.engine, identifier)
+
+    def _select_pointer(self, engine: Engine, identifier: Identifier) -> str | None:
+        stmt = select(_T.metadata_location).where(
+            *self._table_key(identifier), *self._table_filter()
+        )
+        with engine.connect() as conn:
+            return conn.execute(stmt).scalar_one_or_none()
+
+    def _read_pointer_fresh(self, identifier: Identifier) -> str | None:
+        # A new connection, not one from the pool the failed swap may have broken.
+        if self._recheck_engine is None:
+            self._recheck_engine = self._make_engine(pooled=False)
+        return self._select_pointer(self._recheck_engine, identifier)
+
+    def _swap_pointer(
+        self,
+        identifier: Identifier,
+        current_location: str | None,
+        new_location: str,
+        data: bytes,
+        io: FileIO,
+    ) -> bool:
+        if current_location is None:
+            try:
+                with self._write() as conn:
+                    conn.execute(
+                        insert(ICEBERG_TABLES).values(self._table_row(identifier, new_location))
+                    )
+            except IntegrityError:
+                return False
+            return True
+        with self._write() as conn:
+            result = conn.execute(
+                update(ICEBERG_TABLES)
+                .where(*self._table_key(identifier), _T.metadata_location == current_location)
+                .values(metadata_location=new_location, previous_metadata_location=current_location)
+            )
+            return result.rowcount == 1
+
+    def register_table(self, identifier: str | Identifier, metadata_location: str) -> FrazilTable:
+        """Adds a table whose metadata file already exists (read first, to check it)."""
+        ident = self._table_identifier(identifier)
+        name = ".".join(ident)
+        self._require_namespace(ident[:-1], f"cannot register table {name}")
+        self._read_metadata(metadata_location)
+        try:
+            with self._write() as conn:
+                conn.execute(
+                    insert(ICEBERG_TABLES).values(self._table_row(ident, metadata_location))
+                )
+        except IntegrityError:
+            raise TableAlreadyExistsError(f"table {name} already exists") from None
+        return self.load_table(ident)
+
+    def drop_table(self, identifier: str | Identifier, purge: bool = False) -> None:
+        ident = self._table_identifier(identifier)
+        name = ".".join(ident)
+        table = self.load_table(ident) if purge else None
+        with self._write() as conn:
+            result = conn.execute(
+                delete(ICEBERG_TABLES).where(*self._table_key(ident), *self._table_filter())
+            )
+        if result.rowcount == 0:
+            raise NoSuchTableError(f"cannot drop table {name}: it does not exist")
+        logger.info("dropped table %s%s", name, " (purging its files)" if purge else "")
+        if table is not None:
+            from frazil.catalog.purge import purge_table_files
+
+            purge_table_files(table.io, table.metadata, table.metadata_location)
+
+    def rename_table(
+        self, from_identifier: str | Identifier, to_identifier: str | Identifier
+    ) -> FrazilTable:
+        src = self._table_identifier(from_identifier)
+        dst = self._table_identifier(to_identifier)
+        src_name, dst_name = ".".join(src), ".".join(dst)
+        self._require_namespace(dst[:-1], f"cannot rename table {src_name} to {dst_name}")
+        if self.table_exists(dst):
+            raise TableAlreadyExistsError(
+                f"cannot rename table {src_name}: table {dst_name} already exists"
+            )
+        try:
+            with self._write() as conn:
+                result = conn.execute(
+                    update(ICEBERG_TABLES)
+                    .where(*self._table_key(src), *self._table_filter())
+                    .values(table_namespace=".".join(dst[:-1]), table_name=dst[-1])
+                )
+        except IntegrityError:
+            raise TableAlreadyExistsError(
+                f"cannot rename table {src_name}: table {dst_name} already exists"
+            ) from None
+        if result.rowcount == 0:
+            raise NoSuchTableError(f"cannot rename table {src_name}: it does not exist")
+        return self.load_table(dst)
+
+    def list_tables(self, namespace: str | Identifier) -> list[Identifier]:
+        ns = self._namespace_identifier(namespace)
+        self._require_namespace(ns, "cannot list tables")
+        stmt = select(_T.table_name).where(
+            _T.catalog_name == self.name, _T.table_namespace == ".".join(ns), *self._table_filter()
+        )
+        with self._read() as conn:
+            return sorted((*ns, t) for t in conn.execute(stmt).scalars().all())
