@@ -10,6 +10,7 @@ import socket
 import sys
 import threading
 import uuid
+from collections.abc import Iterator
 
 import pyarrow as pa
 import pyarrow.fs
@@ -70,6 +71,18 @@ def test_local_missing_files_name_the_location(local: LocalFileIO, tmp_path: pat
         assert info.value.filename == location
     local.delete(location)  # a missing file is not an error
     local.delete_many([location, location])
+
+
+def test_other_io_errors_keep_their_type_and_name_the_location(
+    local: LocalFileIO, tmp_path: pathlib.Path
+) -> None:
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        local.read(str(tmp_path / "dir"))
+    if sys.version_info >= (3, 11):
+        assert info.value.__notes__ == [f"while reading {tmp_path / 'dir'}"]
+    with pytest.raises(FileExistsError):  # a directory already holds the name
+        local.write(str(tmp_path / "dir"), b"x")
 
 
 def test_local_delete_logs_at_debug(
@@ -142,6 +155,8 @@ def test_read_many_keeps_input_order(local: LocalFileIO, tmp_path: pathlib.Path)
     assert info.value.filename == str(tmp_path / "gone")
     with pytest.raises(InvalidArgumentError):
         local.read_many(locations, max_workers=0)
+    gone = str(tmp_path / "gone")
+    assert local.read_many([gone, locations[1], gone], missing_ok=True) == [None, b"1" * 39, None]
 
 
 def test_delete_many(local: LocalFileIO, tmp_path: pathlib.Path) -> None:
@@ -353,15 +368,19 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def s3_endpoint() -> str:
+def s3_endpoint() -> Iterator[str]:
     pytest.importorskip("moto")
     from moto.server import ThreadedMotoServer
 
+    # pyarrow's AWS SDK must never look for the EC2 metadata service (not on this network).
+    patch = pytest.MonkeyPatch()
+    patch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     port = _free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     yield f"http://127.0.0.1:{port}"
     server.stop()
+    patch.undo()
 
 
 @pytest.fixture(scope="module")

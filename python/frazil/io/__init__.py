@@ -31,7 +31,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
 
@@ -78,13 +78,11 @@ def file_exists(location: str) -> FileExistsError:
     return FileExistsError(errno.EEXIST, "File already exists", location)
 
 
-def with_location(exc: BaseException, action: str, location: str) -> BaseException:
-    """``exc`` with a note naming the file, so an error from deep in a thread pool or a
-    filesystem library still says which location failed."""
-    note = f"while {action} {location}"
+def add_location_note(exc: BaseException, action: str, location: str) -> None:
+    """Notes on ``exc`` which file failed, so an error from a filesystem library or a thread
+    pool still names its location; the exception keeps its type."""
     if hasattr(exc, "add_note"):  # Python 3.11+
-        exc.add_note(note)
-    return exc
+        exc.add_note(f"while {action} {location}")
 
 
 def property_bool(properties: Mapping[str, str], key: str) -> bool | None:
@@ -162,10 +160,36 @@ class FileIO(abc.ABC):
         filesystems yes, object stores no)."""
         return False
 
-    def read_many(self, locations: Sequence[str], max_workers: int | None = None) -> list[bytes]:
+    @overload
+    def read_many(
+        self,
+        locations: Sequence[str],
+        max_workers: int | None = None,
+        *,
+        missing_ok: Literal[False] = False,
+    ) -> list[bytes]: ...
+
+    @overload
+    def read_many(
+        self, locations: Sequence[str], max_workers: int | None = None, *, missing_ok: bool
+    ) -> list[bytes | None]: ...
+
+    def read_many(
+        self, locations: Sequence[str], max_workers: int | None = None, *, missing_ok: bool = False
+    ) -> list[bytes] | list[bytes | None]:
         """Reads several files concurrently, results in the order of ``locations``. The first
-        failure (in that order) is raised, naming its location."""
-        return _run_many(self.read, list(locations), max_workers)
+        failure (in that order) is raised, naming its location; with ``missing_ok`` a missing
+        file reads as ``None`` instead (cleanup after an interrupted purge or expiry)."""
+        if not missing_ok:
+            return _run_many(self.read, list(locations), max_workers)
+
+        def read_or_none(location: str) -> bytes | None:
+            try:
+                return self.read(location)
+            except FileNotFoundError:
+                return None
+
+        return _run_many(read_or_none, list(locations), max_workers)
 
     def delete_many(self, locations: Iterable[str], max_workers: int | None = None) -> None:
         """Deletes several files concurrently; missing files are ignored."""

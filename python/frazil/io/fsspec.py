@@ -19,13 +19,13 @@ from frazil.exceptions import InvalidArgumentError, UnsupportedError
 from frazil.io import (
     LOCAL_SCHEMES,
     FileIO,
+    add_location_note,
     file_exists,
     file_not_found,
     first_property,
     location_scheme,
     property_bool,
     property_float,
-    with_location,
 )
 from frazil.io.local import LocalFileIO
 
@@ -156,7 +156,8 @@ class FsspecFileIO(FileIO):
         except FileNotFoundError:
             raise file_not_found(location) from None
         except OSError as exc:
-            raise with_location(exc, "reading", location) from None
+            add_location_note(exc, "reading", location)
+            raise
 
     def write(self, location: str, data: bytes, *, overwrite: bool = False) -> None:
         if self._is_local(location):
@@ -167,12 +168,16 @@ class FsspecFileIO(FileIO):
         if not overwrite and fs.exists(path):
             raise file_exists(location)
         try:
-            parent = fs._parent(path)
-            if parent:
-                fs.makedirs(parent, exist_ok=True)
-            fs.pipe_file(path, bytes(data))
+            try:
+                fs.pipe_file(path, bytes(data))
+            except FileNotFoundError:
+                # A filesystem with real directories; object stores never get here, and calling
+                # makedirs on them up front could create a bucket.
+                fs.makedirs(fs._parent(path), exist_ok=True)
+                fs.pipe_file(path, bytes(data))
         except OSError as exc:
-            raise with_location(exc, "writing", location) from None
+            add_location_note(exc, "writing", location)
+            raise
 
     def exists(self, location: str) -> bool:
         if self._is_local(location):
@@ -191,7 +196,8 @@ class FsspecFileIO(FileIO):
             logger.debug("delete %s: already absent", location)
             return
         except OSError as exc:
-            raise with_location(exc, "deleting", location) from None
+            add_location_note(exc, "deleting", location)
+            raise
         logger.debug("deleted %s", location)
 
     def size(self, location: str) -> int:

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 from frazil.io import (
     LOCAL_SCHEMES,
     FileIO,
+    add_location_note,
     file_exists,
     file_not_found,
     local_path,
     location_scheme,
     unsupported_scheme,
-    with_location,
 )
 
 if TYPE_CHECKING:
@@ -127,7 +127,8 @@ class LocalFileIO(FileIO):
         except FileNotFoundError:
             raise file_not_found(location) from None
         except OSError as exc:
-            raise with_location(exc, "reading", location) from None
+            add_location_note(exc, "reading", location)
+            raise
 
     def write(self, location: str, data: bytes, *, overwrite: bool = False) -> None:
         path = self._path(location)
@@ -136,7 +137,8 @@ class LocalFileIO(FileIO):
         except FileExistsError:
             raise
         except OSError as exc:
-            raise with_location(exc, "writing", location) from None
+            add_location_note(exc, "writing", location)
+            raise
 
     def exists(self, location: str) -> bool:
         return os.path.exists(self._path(location))
@@ -149,7 +151,8 @@ class LocalFileIO(FileIO):
             logger.debug("delete %s: already absent", location)
             return
         except OSError as exc:
-            raise with_location(exc, "deleting", location) from None
+            add_location_note(exc, "deleting", location)
+            raise
         logger.debug("deleted %s", location)
 
     def size(self, location: str) -> int:
@@ -163,7 +166,7 @@ class LocalFileIO(FileIO):
         if not os.path.isdir(root):
             return []
         base = prefix.rstrip("/")
-        found = []
+        found: list[str] = []
         for directory, _dirs, files in os.walk(root):
             relative = os.path.relpath(directory, root)
             sub = "" if relative == "." else relative.replace(os.sep, "/") + "/"

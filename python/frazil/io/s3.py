@@ -40,6 +40,7 @@ from frazil.exceptions import InvalidArgumentError
 from frazil.io import (
     S3_SCHEMES,
     FileIO,
+    add_location_note,
     file_exists,
     file_not_found,
     first_property,
@@ -47,7 +48,6 @@ from frazil.io import (
     property_bool,
     property_float,
     unsupported_scheme,
-    with_location,
 )
 
 __all__ = ["S3FileIO", "s3_filesystem_options"]
@@ -186,7 +186,8 @@ class S3FileIO(FileIO):
         except FileNotFoundError:
             raise file_not_found(location) from None
         except OSError as exc:
-            raise with_location(exc, "reading", location) from None
+            add_location_note(exc, "reading", location)
+            raise
 
     def write(self, location: str, data: bytes, *, overwrite: bool = False) -> None:
         fs, path = self._resolve(location)
@@ -200,7 +201,8 @@ class S3FileIO(FileIO):
             with fs.open_output_stream(path) as stream:
                 stream.write(data)
         except OSError as exc:
-            raise with_location(exc, "writing", location) from None
+            add_location_note(exc, "writing", location)
+            raise
 
     def exists(self, location: str) -> bool:
         fs, path = self._resolve(location)
@@ -214,7 +216,8 @@ class S3FileIO(FileIO):
             logger.debug("delete %s: already absent", location)
             return
         except OSError as exc:
-            raise with_location(exc, "deleting", location) from None
+            add_location_note(exc, "deleting", location)
+            raise
         logger.debug("deleted %s", location)
 
     def size(self, location: str) -> int:
@@ -232,7 +235,8 @@ class S3FileIO(FileIO):
         try:
             infos = fs.get_file_info(selector)
         except OSError as exc:
-            raise with_location(exc, "listing", prefix) from None
+            add_location_note(exc, "listing", prefix)
+            raise
         return sorted(
             f"{scheme}://{info.path}" for info in infos if info.type == pyarrow.fs.FileType.File
         )
@@ -245,7 +249,8 @@ class S3FileIO(FileIO):
         try:
             return fs.get_file_info(path)
         except OSError as exc:
-            raise with_location(exc, "checking", location) from None
+            add_location_note(exc, "checking", location)
+            raise
 
     def __repr__(self) -> str:
         endpoint = self._options.get("endpoint_override")
