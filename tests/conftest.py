@@ -8,6 +8,9 @@ import pathlib
 import pytest
 from hypothesis import HealthCheck, settings
 
+# A private PostgreSQL server for the session, for every test directory (tests/pg_server.py).
+from pg_server import postgres_server, postgres_url  # noqa: F401
+
 import frazil
 
 settings.register_profile(
