@@ -1,0 +1,75 @@
+"""Catalog fixtures: one catalog per kind (SQLite, PostgreSQL, filesystem) over a temp warehouse,
+a private PostgreSQL server for the session, and a clean configuration environment."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pg_server import postgres_server, postgres_url  # noqa: F401
+
+from frazil.catalog import Catalog, load_catalog
+from frazil.schema import Schema
+from frazil.types import LongType, NestedField, StringType
+
+CATALOG_KINDS = ["sqlite", "postgresql", "filesystem"]
+SQL_KINDS = ["sqlite", "postgresql"]
+
+_names = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No user configuration leaks in: FRAZIL_HOME points at an empty directory and every
+    FRAZIL_CATALOG__* variable is removed."""
+    home = tmp_path / "frazil-home"
+    home.mkdir()
+    monkeypatch.setenv("FRAZIL_HOME", str(home))
+    for var in list(os.environ):
+        if var.upper().startswith("FRAZIL_CATALOG__"):
+            monkeypatch.delenv(var)
+
+
+@pytest.fixture
+def schema() -> Schema:
+    return Schema(
+        NestedField(1, "id", LongType(), required=True),
+        NestedField(2, "name", StringType()),
+    )
+
+
+def make_catalog(
+    kind: str, warehouse: Path, request: pytest.FixtureRequest, **extra: str
+) -> Catalog:
+    """A catalog of ``kind`` over ``warehouse`` (PostgreSQL: a fresh database)."""
+    if kind == "sqlite":
+        return load_catalog("test", type="sql", warehouse=str(warehouse), **extra)
+    if kind == "postgresql":
+        url = request.getfixturevalue("postgres_url")
+        return load_catalog("test", type="sql", uri=url, warehouse=str(warehouse), **extra)
+    if kind == "filesystem":
+        return load_catalog("test", type="filesystem", warehouse=str(warehouse), **extra)
+    raise AssertionError(kind)
+
+
+@pytest.fixture(params=CATALOG_KINDS)
+def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Catalog]:
+    cat = make_catalog(request.param, tmp_path / "warehouse", request)
+    yield cat
+    close = getattr(cat, "close", None)
+    if close is not None:
+        close()
+
+
+@pytest.fixture(params=SQL_KINDS)
+def sql_catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Catalog]:
+    cat = make_catalog(request.param, tmp_path / "warehouse", request)
+    yield cat
+    cat.close()  # type: ignore[attr-defined]
