@@ -516,6 +516,10 @@ class _SnapshotProducer(TransactionStep):
         self._io.write(path, data)
         self._written_manifests.append(path)
         summary = fm.summarize_manifest(entries)
+        # The least explicit data sequence number of a live entry (entries left null inherit
+        # this commit's, assigned with the list, which is never lower), as Java's writer counts.
+        live = entries.filter(pc.not_equal(entries.column("status"), DELETED))
+        summary["min_sequence_number"] = pc.min(live.column("sequence_number")).as_py()
         return {
             "manifest_path": path,
             "manifest_length": len(data),
@@ -659,7 +663,7 @@ class _SnapshotProducer(TransactionStep):
     def _merge_bin(self, base: TableMetadata, bin_: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         sid = self.snapshot_id
         parts = []
-        for row, entries in zip(bin_, self._entries(bin_), strict=True):
+        for entries in self._entries(bin_):
             status = entries.column("status")
             ours = pc.fill_null(pc.equal(entries.column("snapshot_id"), sid), False)
             # Deletes of earlier snapshots are dropped; only this snapshot's adds stay ADDED.
@@ -814,8 +818,10 @@ class _SnapshotProducer(TransactionStep):
             r = dict(r)
             if r["added_snapshot_id"] == sid and r["sequence_number"] is None:
                 r["sequence_number"] = sequence_number
-                if r.get("min_sequence_number") is None:
-                    r["min_sequence_number"] = sequence_number
+                least = r.get("min_sequence_number")
+                r["min_sequence_number"] = (
+                    sequence_number if least is None else min(least, sequence_number)
+                )
             if v3 and not r["content"] and r.get("first_row_id") is None:
                 r["first_row_id"] = next_row_id
                 next_row_id += (r.get("added_rows_count") or 0) + (
