@@ -38,7 +38,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil import manifest as fm
-from frazil.content_file import DataFile, DataFileContent
+from frazil.content_file import (
+    DataFile,
+    DataFileContent,
+    data_files_from_entries,
+    manifest_entries,
+    partition_arrow_type,
+)
 from frazil.exceptions import InvalidArgumentError, UnsupportedError, ValidationError
 from frazil.metadata import (
     MAIN_BRANCH,
@@ -47,31 +53,10 @@ from frazil.metadata import (
     SnapshotRefType,
     TableMetadata,
 )
-from frazil.partitioning import PartitionSpec
-from frazil.schema import Schema
 from frazil.table.manifest_merge import MergeSettings, merge_plan
 from frazil.table.snapshot_summary import SnapshotSummaryCollector, update_totals
 from frazil.table.transaction import TransactionStep
 from frazil.table.updates import AddSnapshotUpdate, SetSnapshotRefUpdate, TableUpdate
-from frazil.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FixedType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    LongType,
-    StringType,
-    TimestampNanoType,
-    TimestampType,
-    TimestamptzNanoType,
-    TimestamptzType,
-    TimeType,
-    UUIDType,
-)
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
@@ -110,90 +95,6 @@ DataFilePredicate = Callable[[DataFile], bool]
 # ---------------------------------------------------------------------------------------------
 # Arrow shapes of manifest entries and manifest list rows (the native encoder's input)
 
-_FIELD_ID = b"PARQUET:field_id"
-
-
-def _iceberg_to_arrow(t: IcebergType) -> pa.DataType:
-    simple: dict[type, pa.DataType] = {
-        BooleanType: pa.bool_(),
-        IntegerType: pa.int32(),
-        LongType: pa.int64(),
-        FloatType: pa.float32(),
-        DoubleType: pa.float64(),
-        DateType: pa.date32(),
-        TimeType: pa.time64("us"),
-        TimestampType: pa.timestamp("us"),
-        TimestamptzType: pa.timestamp("us", tz="UTC"),
-        TimestampNanoType: pa.timestamp("ns"),
-        TimestamptzNanoType: pa.timestamp("ns", tz="UTC"),
-        StringType: pa.string(),
-        BinaryType: pa.binary(),
-        UUIDType: pa.binary(16),
-    }
-    if type(t) in simple:
-        return simple[type(t)]
-    if isinstance(t, DecimalType):
-        return pa.decimal128(t.precision, t.scale)
-    if isinstance(t, FixedType):
-        return pa.binary(t.length)
-    raise UnsupportedError(f"partition values of type {t} cannot be written to a manifest")
-
-
-def _partition_arrow_type(spec: PartitionSpec, schema: Schema) -> pa.StructType:
-    """The Arrow struct of a spec's partition tuples, as the manifest reader produces it (each
-    field carrying its partition field id). Stand-in for ``content_file.partition_arrow_type``."""
-    fields = []
-    for nf in spec.partition_type(schema).fields:
-        meta = {_FIELD_ID: str(nf.field_id).encode()}
-        if isinstance(nf.field_type, UUIDType):
-            meta[b"ARROW:extension:name"] = b"arrow.uuid"
-        fields.append(pa.field(nf.name, _iceberg_to_arrow(nf.field_type), True, metadata=meta))
-    return pa.struct(fields)
-
-
-def _long_map() -> pa.DataType:
-    return pa.map_(pa.int32(), pa.int64())
-
-
-def _bytes_map() -> pa.DataType:
-    return pa.map_(pa.int32(), pa.binary())
-
-
-def _entry_schema(partition: pa.StructType) -> pa.Schema:
-    data_file = pa.struct(
-        [
-            pa.field("content", pa.int32(), False),
-            pa.field("file_path", pa.string(), False),
-            pa.field("file_format", pa.string(), False),
-            pa.field("partition", partition, False),
-            pa.field("record_count", pa.int64(), False),
-            pa.field("file_size_in_bytes", pa.int64(), False),
-            pa.field("column_sizes", _long_map()),
-            pa.field("value_counts", _long_map()),
-            pa.field("null_value_counts", _long_map()),
-            pa.field("nan_value_counts", _long_map()),
-            pa.field("lower_bounds", _bytes_map()),
-            pa.field("upper_bounds", _bytes_map()),
-            pa.field("key_metadata", pa.binary()),
-            pa.field("split_offsets", pa.list_(pa.int64())),
-            pa.field("equality_ids", pa.list_(pa.int32())),
-            pa.field("sort_order_id", pa.int32()),
-            pa.field("first_row_id", pa.int64()),
-            pa.field("referenced_data_file", pa.string()),
-            pa.field("content_offset", pa.int64()),
-            pa.field("content_size_in_bytes", pa.int64()),
-        ]
-    )
-    return pa.schema(
-        [
-            pa.field("status", pa.int32(), False),
-            pa.field("snapshot_id", pa.int64()),
-            pa.field("sequence_number", pa.int64()),
-            pa.field("file_sequence_number", pa.int64()),
-            pa.field("data_file", data_file, False),
-        ]
-    )
-
 
 _FIELD_SUMMARY = pa.struct(
     [
@@ -223,101 +124,6 @@ MANIFEST_FILE_SCHEMA = pa.schema(
         pa.field("first_row_id", pa.int64()),
     ]
 )
-
-
-def _items(d: Mapping[int, Any] | None) -> list[tuple[int, Any]] | None:
-    return None if d is None else list(d.items())
-
-
-def _data_file_dict(f: DataFile, names: Sequence[str]) -> dict[str, Any]:
-    if len(f.partition) != len(names):
-        raise InvalidArgumentError(
-            f"{f.file_path}: partition tuple has {len(f.partition)} values, its spec "
-            f"{f.spec_id} has {len(names)} fields"
-        )
-    return {
-        "content": f.content,
-        "file_path": f.file_path,
-        "file_format": f.file_format.upper(),
-        "partition": dict(zip(names, f.partition, strict=True)),
-        "record_count": f.record_count,
-        "file_size_in_bytes": f.file_size_in_bytes,
-        "column_sizes": _items(f.column_sizes),
-        "value_counts": _items(f.value_counts),
-        "null_value_counts": _items(f.null_value_counts),
-        "nan_value_counts": _items(f.nan_value_counts),
-        "lower_bounds": _items(f.lower_bounds),
-        "upper_bounds": _items(f.upper_bounds),
-        "key_metadata": f.key_metadata,
-        "split_offsets": None if f.split_offsets is None else list(f.split_offsets),
-        "equality_ids": None if f.equality_ids is None else list(f.equality_ids),
-        "sort_order_id": f.sort_order_id,
-        "first_row_id": f.first_row_id,
-        "referenced_data_file": f.referenced_data_file,
-        "content_offset": f.content_offset,
-        "content_size_in_bytes": f.content_size_in_bytes,
-    }
-
-
-def _added_entries(
-    files: Sequence[DataFile], partition: pa.StructType, snapshot_id: int
-) -> pa.Table:
-    """ADDED entries for new files: snapshot id set, sequence numbers null (inherited)."""
-    names = [partition.field(i).name for i in range(partition.num_fields)]
-    schema = _entry_schema(partition)
-    n = len(files)
-    columns = [
-        pa.array([ADDED] * n, pa.int32()),
-        pa.array([snapshot_id] * n, pa.int64()),
-        pa.nulls(n, pa.int64()),
-        pa.nulls(n, pa.int64()),
-        pa.array([_data_file_dict(f, names) for f in files], schema.field("data_file").type),
-    ]
-    return pa.Table.from_arrays(columns, schema=schema)
-
-
-def _data_files_from_entries(entries: pa.Table, spec_id: int) -> list[DataFile]:
-    """DataFile records of manifest entries (one per file), with the entry's status, snapshot id
-    and sequence numbers in ``extra``. Stand-in for ``content_file.data_files_from_arrow``."""
-    out = []
-    heads = entries.select(
-        ["status", "snapshot_id", "sequence_number", "file_sequence_number"]
-    ).to_pylist()
-    for head, df in zip(heads, entries.column("data_file").to_pylist(), strict=True):
-
-        def as_dict(v: Any) -> dict[Any, Any] | None:
-            return None if v is None else dict(v)
-
-        def as_tuple(v: Any) -> tuple[Any, ...] | None:
-            return None if v is None else tuple(v)
-
-        out.append(
-            DataFile(
-                file_path=df["file_path"],
-                file_format=df["file_format"],
-                partition=tuple((df.get("partition") or {}).values()),
-                record_count=df["record_count"],
-                file_size_in_bytes=df["file_size_in_bytes"],
-                content=df.get("content") or 0,
-                spec_id=spec_id,
-                column_sizes=as_dict(df.get("column_sizes")),
-                value_counts=as_dict(df.get("value_counts")),
-                null_value_counts=as_dict(df.get("null_value_counts")),
-                nan_value_counts=as_dict(df.get("nan_value_counts")),
-                lower_bounds=as_dict(df.get("lower_bounds")),
-                upper_bounds=as_dict(df.get("upper_bounds")),
-                key_metadata=df.get("key_metadata"),
-                split_offsets=as_tuple(df.get("split_offsets")),
-                equality_ids=as_tuple(df.get("equality_ids")),
-                sort_order_id=df.get("sort_order_id"),
-                first_row_id=df.get("first_row_id"),
-                referenced_data_file=df.get("referenced_data_file"),
-                content_offset=df.get("content_offset"),
-                content_size_in_bytes=df.get("content_size_in_bytes"),
-                extra=dict(head),
-            )
-        )
-    return out
 
 
 def _path_of(f: DataFile | str) -> str:
@@ -579,8 +385,11 @@ class _SnapshotProducer(TransactionStep):
             spec = base.spec_by_id(spec_id)
             if spec is None:
                 raise ValidationError(f"{self._table_name()}: no partition spec {spec_id}")
-            ptype = _partition_arrow_type(spec, base.schema())
-            entries = _added_entries(files, ptype, self.snapshot_id)
+            ptype = partition_arrow_type(spec, base.schema())
+            # ADDED, snapshot id set, sequence numbers null: inherited from the list
+            entries = manifest_entries(
+                files, ADDED, self.snapshot_id, None, None, ptype, base.format_version
+            )
             rows.append(self._write_manifest(base, entries, spec_id, content))
         self._new_manifests = rows
         return rows
@@ -627,14 +436,14 @@ class _SnapshotProducer(TransactionStep):
         file_paths = pc.struct_field(entries.column("data_file"), "file_path")
         match = pc.and_(live, pc.is_in(file_paths, value_set=path_set))
         if predicates:
-            files = _data_files_from_entries(entries, row["partition_spec_id"])
+            files = data_files_from_entries(entries, row["partition_spec_id"])
             flags = [any(p(f) for p in predicates) for f in files]
             match = pc.or_(match, pc.and_(live, pa.array(flags, pa.bool_())))
         if not pc.any(match).as_py():
             return row, []
         keep = entries.filter(live)
         match = pc.filter(match, live)
-        deleted = _data_files_from_entries(keep.filter(match), row["partition_spec_id"])
+        deleted = data_files_from_entries(keep.filter(match), row["partition_spec_id"])
         snapshot_ids = pc.if_else(
             match, pa.scalar(self.snapshot_id, pa.int64()), keep.column("snapshot_id")
         )
@@ -898,7 +707,7 @@ class _SnapshotProducer(TransactionStep):
                 and r["added_snapshot_id"] == snap.snapshot_id
             ]
             for row, entries in zip(rows, self._entries(rows), strict=True):
-                for f in _data_files_from_entries(entries, row["partition_spec_id"]):
+                for f in data_files_from_entries(entries, row["partition_spec_id"]):
                     if f.extra["status"] == ADDED and f.extra["snapshot_id"] == snap.snapshot_id:
                         files.append(f)
         return files
