@@ -77,3 +77,19 @@ def commit_snapshot(table: Table, data_paths: list[str]) -> Snapshot:
     response = table.catalog.commit_table(table, requirements_for(m, updates), updates)
     table._set_metadata(response.metadata, response.metadata_location)
     return snapshot
+
+
+def parallel_commit_worker(props: dict[str, str], writer: int, commits: int) -> None:
+    """Commits ``commits`` property changes to ``db.t`` through its own catalog (a thread's or a
+    process's); every error propagates, "database is locked" included."""
+    from frazil.catalog import load_catalog
+
+    catalog = load_catalog("parallel", **props)
+    try:
+        table = catalog.load_table("db.t")
+        for c in range(commits):
+            table.transaction().set_properties({f"w{writer}-{c}": "1"}).commit_transaction()
+    finally:
+        close = getattr(catalog, "close", None)
+        if close is not None:
+            close()

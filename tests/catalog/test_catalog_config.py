@@ -1,0 +1,130 @@
+"""load_catalog: the YAML file under FRAZIL_HOME, FRAZIL_CATALOG__ variables, keyword properties
+(later wins), catalog types and their errors."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from frazil.catalog import Catalog, load_catalog
+from frazil.catalog.config import catalog_properties
+from frazil.catalog.filesystem import FileSystemCatalog
+from frazil.catalog.sql import SqlCatalog
+from frazil.exceptions import InvalidArgumentError
+
+
+def write_config(text: str) -> None:
+    Path(os.environ["FRAZIL_HOME"], ".frazil.yaml").write_text(text)
+
+
+def test_yaml_file(tmp_path: Path) -> None:
+    write_config(
+        f"""
+catalog:
+  Local:
+    type: filesystem
+    warehouse: {tmp_path}/wh
+  other:
+    uri: sqlite:///{tmp_path}/other.db
+    warehouse: {tmp_path}/other
+"""
+    )
+    local = load_catalog("local")
+    assert isinstance(local, FileSystemCatalog)
+    assert local.name == "local"
+    assert local.properties["warehouse"] == f"{tmp_path}/wh"
+    other = load_catalog("other")
+    assert isinstance(other, SqlCatalog)  # type defaults to sql
+    assert other.properties["uri"] == f"sqlite:///{tmp_path}/other.db"
+    other.close()
+
+
+def test_default_catalog_name(tmp_path: Path) -> None:
+    write_config(
+        f"default-catalog: mine\ncatalog:\n  mine:\n    type: hadoop\n    warehouse: {tmp_path}\n"
+    )
+    assert load_catalog().name == "mine"
+    write_config(f"catalog:\n  default:\n    type: hadoop\n    warehouse: {tmp_path}\n")
+    assert load_catalog().name == "default"
+
+
+def test_precedence_file_env_kwargs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config(
+        """
+catalog:
+  prod:
+    type: filesystem
+    warehouse: /from/file
+    s3.region: file-region
+    a-key: file
+"""
+    )
+    monkeypatch.setenv("FRAZIL_CATALOG__PROD__WAREHOUSE", "/from/env")
+    monkeypatch.setenv("FRAZIL_CATALOG__PROD__S3__REGION", "env-region")
+    monkeypatch.setenv("FRAZIL_CATALOG__PROD__PY_IO_IMPL", "x.Y")
+    monkeypatch.setenv("FRAZIL_CATALOG__OTHER__WAREHOUSE", "/not/mine")
+    props = catalog_properties("prod", **{"a-key": "kwarg"})
+    assert props == {
+        "type": "filesystem",
+        "warehouse": "/from/env",
+        "s3.region": "env-region",
+        "py-io-impl": "x.Y",
+        "a-key": "kwarg",
+    }
+    assert catalog_properties("prod", warehouse=str(tmp_path))["warehouse"] == str(tmp_path)
+
+
+def test_env_only_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FRAZIL_CATALOG__MY_CAT__TYPE", "filesystem")
+    monkeypatch.setenv("FRAZIL_CATALOG__MY_CAT__WAREHOUSE", str(tmp_path))
+    catalog = load_catalog("my-cat")
+    assert isinstance(catalog, FileSystemCatalog)
+    assert catalog.properties["warehouse"] == str(tmp_path)
+
+
+def test_sqlite_default_from_local_warehouse(tmp_path: Path) -> None:
+    catalog = load_catalog("embedded", warehouse=str(tmp_path / "wh"))
+    assert isinstance(catalog, SqlCatalog)
+    assert catalog.uri == f"sqlite:///{tmp_path}/wh/frazil_catalog.db"
+    catalog.create_namespace("db")
+    assert (tmp_path / "wh" / "frazil_catalog.db").exists()
+    catalog.close()
+    file_uri = load_catalog("embedded", warehouse=f"file://{tmp_path}/wh2")
+    assert isinstance(file_uri, SqlCatalog)
+    assert file_uri.uri == f"sqlite:///{tmp_path}/wh2/frazil_catalog.db"
+    file_uri.close()
+
+
+def test_errors(tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgumentError, match="'nothing' is not configured"):
+        load_catalog("nothing")
+    with pytest.raises(InvalidArgumentError, match="unknown type 'rest2'"):
+        load_catalog("x", type="rest2", warehouse=str(tmp_path))
+    with pytest.raises(InvalidArgumentError, match="uri"):
+        load_catalog("x", type="sql", warehouse="s3://bucket/wh")
+    with pytest.raises(InvalidArgumentError, match="warehouse"):
+        load_catalog("x", type="filesystem", uri="sqlite://")
+    with pytest.raises(InvalidArgumentError, match="not both"):
+        load_catalog("x", type="sql", **{"py-catalog-impl": "a.B"})
+    with pytest.raises(InvalidArgumentError, match="cannot import"):
+        load_catalog("x", **{"py-catalog-impl": "no_such_module.Catalog"})
+    with pytest.raises(InvalidArgumentError, match="not a frazil Catalog"):
+        load_catalog("x", **{"py-catalog-impl": "pathlib.Path"})
+    write_config("catalog: [1, 2]\n")
+    with pytest.raises(InvalidArgumentError, match="mapping"):
+        load_catalog("x")
+
+
+class CustomCatalog(FileSystemCatalog):
+    pass
+
+
+def test_py_catalog_impl(tmp_path: Path) -> None:
+    catalog: Catalog = load_catalog(
+        "custom",
+        warehouse=str(tmp_path),
+        **{"py-catalog-impl": f"{__name__}.CustomCatalog"},
+    )
+    assert type(catalog) is CustomCatalog
