@@ -441,3 +441,57 @@ def test_schema_change_conflict_is_validation_not_retry(catalog: Catalog, schema
     with pytest.raises(CommitFailedError, match=r"db.t"):
         catalog.commit_table(stale, requirements_for(stale.metadata, updates), updates)
     assert catalog.load_table("db.t") == table
+
+
+def test_sql_schema_v0_and_views(sql_catalog: Catalog, schema: Schema, tmp_path: Path) -> None:
+    """A database with the Java V0 schema (no ``iceberg_type``) works; in a V1 database, view
+    rows (written by Java or iceberg-rust) are not tables, and a table row alone makes its
+    namespace exist (as in Java and PyIceberg)."""
+    from sqlalchemy import text
+
+    from frazil.catalog.sql import SqlCatalog
+
+    assert isinstance(sql_catalog, SqlCatalog)
+    sql_catalog.create_namespace("db")
+    table = sql_catalog.create_table("db.t", schema)
+    with sql_catalog.engine.begin() as conn:
+        assert conn.execute(text("SELECT iceberg_type FROM iceberg_tables")).scalar() == "TABLE"
+        conn.execute(
+            text(
+                "INSERT INTO iceberg_tables VALUES "
+                "('test', 'views', 'v', '/somewhere/v.metadata.json', NULL, 'VIEW'),"
+                "('test', 'implicit', 't', :loc, NULL, NULL)"
+            ),
+            {"loc": table.metadata_location},
+        )
+    assert sql_catalog.list_tables("db") == [("db", "t")]
+    assert sql_catalog.list_tables("views") == []
+    assert not sql_catalog.table_exists("views.v")
+    with pytest.raises(NoSuchTableError, match=r"views\.v"):
+        sql_catalog.load_table("views.v")
+    assert sql_catalog.namespace_exists("implicit")
+    assert sql_catalog.load_table("implicit.t").metadata == table.metadata
+
+    v0_uri = f"sqlite:///{tmp_path}/v0.db"
+    from sqlalchemy import create_engine
+
+    engine = create_engine(v0_uri)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "CREATE TABLE iceberg_tables (catalog_name VARCHAR(255) NOT NULL, "
+                "table_namespace VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL, "
+                "metadata_location VARCHAR(1000), previous_metadata_location VARCHAR(1000), "
+                "PRIMARY KEY (catalog_name, table_namespace, table_name))"
+            )
+        )
+    engine.dispose()
+    from frazil.catalog import load_catalog
+
+    v0 = load_catalog("v0", uri=v0_uri, warehouse=str(tmp_path / "v0wh"))
+    v0.create_namespace("db")
+    t = v0.create_table("db.t", schema)
+    t.transaction().set_properties(a="b").commit_transaction()
+    assert v0.list_tables("db") == [("db", "t")]
+    assert v0.load_table("db.t").properties["a"] == "b"
+    v0.close()  # type: ignore[attr-defined]
