@@ -118,14 +118,20 @@ class MemoryCatalog:
 
 
 def make_table(
-    warehouse: str, properties: dict[str, str] | None = None, format_version: int = 2
+    warehouse: str,
+    properties: dict[str, str] | None = None,
+    format_version: int = 2,
+    created_ms: int | None = None,
 ) -> Table:
+    """A new table; ``created_ms`` back-dates it before its first snapshot, so that the metadata
+    log stays sorted (the Java reference refuses it otherwise)."""
     location = os.path.join(str(warehouse), "db", "t")
     io = RecordingIO()
     catalog = MemoryCatalog(location, io)
-    catalog._write(
-        new_table_metadata(SCHEMA, location, properties=properties, format_version=format_version)
-    )
+    m = new_table_metadata(SCHEMA, location, properties=properties, format_version=format_version)
+    if created_ms is not None:
+        m = m.replace(last_updated_ms=created_ms)
+    catalog._write(m)
     return catalog.load_table(("db", "t"))
 
 
@@ -255,10 +261,15 @@ def _next_id(table: Table) -> int:
     return max((s.snapshot_id for s in table.metadata.snapshots), default=1000) + 1
 
 
-def append(table: Table, ts_ms: int, branch: str = MAIN_BRANCH, rows: int = 2) -> int:
-    """A fast append of one new Parquet file of ``rows`` rows on ``branch``."""
+def append(
+    table: Table, ts_ms: int, branch: str = MAIN_BRANCH, rows: int = 2, fork: int | None = None
+) -> int:
+    """A fast append of one new Parquet file of ``rows`` rows on ``branch``; a branch that does
+    not exist yet is created on the way, from snapshot ``fork``."""
     sid = _next_id(table)
     parent = table.metadata.snapshot_by_name(branch)
+    if parent is None and fork is not None:
+        parent = table.metadata.snapshot_by_id(fork)
     path = f"{table.location()}/data/{sid}.parquet"
     os.makedirs(os.path.dirname(path), exist_ok=True)
     ids = pa.array(range(sid * 100, sid * 100 + rows), pa.int64())

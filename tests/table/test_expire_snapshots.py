@@ -8,6 +8,8 @@ margins so that the moment expiry runs cannot move a snapshot across a cutoff.""
 from __future__ import annotations
 
 import logging
+import pathlib
+import sys
 import time
 
 import pytest
@@ -274,3 +276,82 @@ def test_many_snapshots_on_several_branches(tmp_path, now) -> None:
     check_files(t)
     for sid in ids(t):  # retained snapshots read exactly as before
         assert h.read_snapshot_rows(t, t.metadata.snapshot_by_id(sid)) == rows[sid]
+
+
+# --------------------------------------------------------------------------------------------
+# the Java reference
+
+
+def _history(warehouse, now: int) -> Table:
+    """The same table every time for the same ``now``: main with deletes, a branch with its own
+    min-snapshots-to-keep, tags young and aged out. Refs are set after the snapshots so that the
+    metadata log stays in time order (Java checks it)."""
+    props = {"history.expire.max-ref-age-ms": str(6 * DAY)}
+    t = h.make_table(warehouse, props, created_ms=now - 21 * DAY)
+    fork = tag = 0
+    for i, d in enumerate(range(20, 0, -1)):
+        ts = now - d * DAY + DAY // 2
+        if i == 5:
+            fork = t.current_snapshot().snapshot_id
+        if i == 12:
+            tag = t.current_snapshot().snapshot_id
+        if i % 5 == 4:
+            files = sorted(h.live_files(t, t.current_snapshot()))
+            h.delete_file(t, ts, files[0])
+        elif i % 4 == 1 and i > 5:
+            h.append(t, ts, branch="b", fork=fork)
+        else:
+            h.append(t, ts)
+    with t.manage_snapshots() as ms:
+        ms.set_min_snapshots_to_keep("b", 3).create_tag(fork, "old")
+        ms.create_tag(tag, "kept", max_ref_age_ms=30 * DAY)
+    return t
+
+
+def _relative(t: Table) -> set[str]:
+    root = t.location()
+    return {p[len(root) :] for p in h.all_files(t)}
+
+
+@pytest.mark.interop
+@pytest.mark.filterwarnings("ignore::ResourceWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_same_retention_and_files_as_the_java_reference(tmp_path) -> None:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "interop"))
+    import java_reference as jr
+
+    try:
+        jr.check_available()
+    except jr.ReferenceUnavailable as e:
+        pytest.skip(str(e))
+    now = int(time.time() * 1000)
+    ours = _history(tmp_path / "ours", now)
+    theirs = _history(tmp_path / "theirs", now)
+    assert ids(ours) == ids(theirs) and _relative(ours) == _relative(theirs)
+    cutoff = now - 8 * DAY
+    ours.expire_snapshots().expire_older_than(cutoff).retain_last(2).commit()
+
+    spark = jr.reference_session(tmp_path / "theirs")
+    try:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(cutoff / 1000))
+        stamp += f".{cutoff % 1000:03d}"
+        spark.sql(
+            "CALL ref.system.expire_snapshots(table => 'db.t', "
+            f"older_than => TIMESTAMP '{stamp}', retain_last => 2)"
+        ).collect()
+        rows = spark.sql("SELECT snapshot_id FROM ref.db.t.snapshots").collect()
+        java_ids = {r.snapshot_id for r in rows}
+        java_refs = {r.name for r in spark.sql("SELECT name FROM ref.db.t.refs").collect()}
+        java_count = spark.sql("SELECT count(*) AS n FROM ref.db.t").collect()[0].n
+    finally:
+        spark.stop()
+    assert ids(ours) == java_ids
+    assert set(ours.refs()) == java_refs
+    assert h.read_snapshot_rows(ours, ours.current_snapshot()) == java_count
+    # the same files deleted: compare what is left, relative to each table's root (Java's
+    # metadata files differ in number and name, so only data, manifests and lists count)
+    theirs_left = {
+        p for p in _relative(theirs) if p.endswith((".parquet", ".avro")) and "/metadata/v" not in p
+    }
+    assert _relative(ours) == theirs_left
+    check_files(ours)
