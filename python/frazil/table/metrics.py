@@ -216,10 +216,12 @@ class MetricsConfig:
     """The metrics mode of each column of a table (Java's ``MetricsConfig.from``)."""
 
     def __init__(
-        self, default: MetricsMode = DEFAULT_METRICS_MODE, columns: Mapping[str, MetricsMode] = {}
+        self,
+        default: MetricsMode = DEFAULT_METRICS_MODE,
+        columns: Mapping[str, MetricsMode] | None = None,
     ) -> None:
         self.default = default
-        self.columns: dict[str, MetricsMode] = dict(columns)
+        self.columns: dict[str, MetricsMode] = dict(columns or {})
 
     def __repr__(self) -> str:
         return f"MetricsConfig({self.default}, {self.columns!r})"
@@ -375,15 +377,6 @@ class ParquetMetrics:
             "upper_bounds": self.upper_bounds,
             "split_offsets": self.split_offsets,
         }
-
-
-@dataclass(frozen=True)
-class _Leaf:
-    """One Parquet leaf column and the table field it belongs to."""
-
-    index: int
-    field_id: int | None
-    repeated: bool
 
 
 def _unit_factor(unit: str | None, target: str) -> tuple[int, int] | None:
