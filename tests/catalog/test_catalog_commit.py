@@ -341,3 +341,50 @@ def test_sqlite_parallel_processes(tmp_path: Path, schema: Schema) -> None:
         for r in results:
             r.get(timeout=300)  # re-raises a worker's error, e.g. "database is locked"
     check_all_landed(table, 4, 8)
+
+
+def test_postgres_connection_killed_during_swap(
+    request: pytest.FixtureRequest, tmp_path: Path, schema: Schema, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real dropped connection: the server terminates the backend after the UPDATE was sent
+    and before its COMMIT. The re-check on a new connection finds the old pointer, so the commit
+    failed cleanly; the transaction retries and lands exactly once."""
+    import psycopg
+    from sqlalchemy import event
+    from sqlalchemy.engine import make_url
+
+    url = request.getfixturevalue("postgres_url")
+    catalog = load_catalog("pg", uri=url, warehouse=str(tmp_path / "wh"))
+    table = new_table(catalog, schema, **{"commit.retry.min-wait-ms": "1"})
+    before = metadata_files(table)
+    in_swap: list[bool] = []
+    killed: list[int] = []
+
+    def flag_swap(original: Callable[..., bool], args: tuple[Any, ...]) -> bool:
+        in_swap.append(True)
+        try:
+            return original(*args)
+        finally:
+            in_swap.pop()
+
+    patch_swap(monkeypatch, catalog, flag_swap)
+
+    @event.listens_for(catalog.engine, "commit")  # type: ignore[attr-defined]
+    def kill_before_commit(conn: Any) -> None:
+        if not in_swap or killed:
+            return
+        pid = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar()
+        u = make_url(url)
+        with psycopg.connect(
+            host=u.host, port=u.port, user=u.username, dbname=u.database, autocommit=True
+        ) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        killed.append(pid)
+
+    table.transaction().set_properties(a="1").commit_transaction()
+    assert killed
+    current = catalog.load_table("db.t")
+    assert current.properties["a"] == "1"
+    assert len(current.metadata.metadata_log) == 1  # landed once
+    assert metadata_files(current) == before | {current.metadata_location}
+    catalog.close()  # type: ignore[attr-defined]

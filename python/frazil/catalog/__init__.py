@@ -524,6 +524,7 @@ class Catalog(abc.ABC):
         if not self._swap_writes_file:
             # A failure here leaves at most an unreferenced file: the pointer is unchanged.
             self._write_metadata_file(io, new_location, data)
+        cause: Exception | None = None
         try:
             landed = self._swap_pointer(ident, current_location, new_location, data, io)
         except (CommitFailedError, NoSuchTableError, TableAlreadyExistsError):
@@ -535,14 +536,21 @@ class Catalog(abc.ABC):
                 name,
                 e,
             )
+            cause = e
             landed = self._check_commit_status(ident, new_location, data, io, new, e)
-        if not landed:
-            self._discard(io, new_location)
-            if current_location is None:
-                raise _CreateConflict(f"cannot create table {name}: it was created concurrently")
+        if landed:
+            return
+        self._discard(io, new_location)
+        if cause is not None:
             raise CommitFailedError(
-                f"commit to table {name} failed: another commit replaced {current_location} first"
-            )
+                f"commit to table {name} failed: the pointer swap failed ({cause}) and a re-read "
+                "shows it did not land"
+            ) from cause
+        if current_location is None:
+            raise _CreateConflict(f"cannot create table {name}: it was created concurrently")
+        raise CommitFailedError(
+            f"commit to table {name} failed: another commit replaced {current_location} first"
+        )
 
     def _discard(self, io: FileIO, location: str) -> None:
         if self._swap_writes_file:
