@@ -110,12 +110,11 @@ def test_namespace_properties(catalog: Catalog) -> None:
         catalog.update_namespace_properties("missing", updates={"a": "b"})
 
 
-def test_namespace_location_property_places_tables(catalog: Catalog, schema: Schema) -> None:
-    if is_fs(catalog):
-        pytest.skip("the filesystem catalog stores no namespace properties")
-    elsewhere = f"{warehouse(catalog)}-elsewhere/ns"
-    catalog.create_namespace("db", {"location": elsewhere})
-    table = catalog.create_table("db.t", schema)
+def test_namespace_location_property_places_tables(sql_catalog: Catalog, schema: Schema) -> None:
+    # (the filesystem catalog stores no namespace properties: tables live in the Hadoop layout)
+    elsewhere = f"{warehouse(sql_catalog)}-elsewhere/ns"
+    sql_catalog.create_namespace("db", {"location": elsewhere})
+    table = sql_catalog.create_table("db.t", schema)
     assert table.location() == f"{elsewhere}/t"
 
 

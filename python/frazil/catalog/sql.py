@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -140,6 +141,9 @@ class SqlCatalog(Catalog):
             self.properties[URI] = uri
         self.uri = uri
         self.engine = self._make_engine(pooled=True)
+        # Pooled connections are closed when the catalog is collected, not left to the
+        # driver's destructor (which warns about connections deleted while open).
+        self._finalizer = weakref.finalize(self, self.engine.dispose)
         self._recheck_engine: Engine | None = None
         self._init_tables()
 
@@ -205,10 +209,16 @@ class SqlCatalog(Catalog):
         self._has_type_column = "iceberg_type" in columns
 
     def close(self) -> None:
-        """Releases the database connections."""
-        self.engine.dispose()
+        """Releases the database connections (also done when the catalog is collected)."""
+        self._finalizer()
         if self._recheck_engine is not None:
             self._recheck_engine.dispose()
+
+    def __enter__(self) -> SqlCatalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ---- helpers
 

@@ -43,6 +43,7 @@ from frazil.table.updates import (
     RemovePropertiesUpdate,
     RemoveSchemasUpdate,
     RemoveSnapshotRefUpdate,
+    RemoveSnapshotsUpdate,
     SetCurrentSchemaUpdate,
     SetDefaultSortOrderUpdate,
     SetDefaultSpecUpdate,
@@ -129,6 +130,14 @@ def requirements_for(
             once("spec", lambda: AssertDefaultSpecId(base.default_spec_id))
         elif isinstance(u, SetDefaultSortOrderUpdate):
             once("order", lambda: AssertDefaultSortOrderId(base.default_sort_order_id))
+        elif isinstance(u, RemoveSnapshotsUpdate):
+            # Removing a snapshot also drops refs that point at it (as Java's builder does), so
+            # a ref moved onto it concurrently must fail the commit rather than vanish.
+            for name, ref in base.refs.items():
+                once(
+                    ("ref", name),
+                    lambda name=name, ref=ref: AssertRefSnapshotId(name, ref.snapshot_id),
+                )
         elif isinstance(u, (SetSnapshotRefUpdate, RemoveSnapshotRefUpdate)):
             name = u.ref_name
             ref = base.refs.get(name)
@@ -292,8 +301,14 @@ class Transaction:
         check_duplicate_files: bool = True,
     ) -> Transaction:
         """Appends existing Parquet files (footers read for metrics and partition values)."""
+        from frazil.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY, create_mapping_from_schema
         from frazil.table.add_files import data_files_from_parquet
 
+        # Files without field ids are read through the name mapping; pin it now (as PyIceberg
+        # does) so that a later rename does not lose their columns.
+        if DEFAULT_NAME_MAPPING_PROPERTY not in self.table_metadata.properties:
+            mapping = create_mapping_from_schema(self.table_metadata.schema())
+            self.set_properties({DEFAULT_NAME_MAPPING_PROPERTY: mapping.to_json()})
         files = data_files_from_parquet(
             self._table.io,
             self.table_metadata,

@@ -430,6 +430,8 @@ enum Op {
     Bool,
     Int,
     IntToLong,
+    /// A long in the file where the spec says int: range-checked.
+    LongToInt,
     Long,
     Float,
     Double,
@@ -699,6 +701,9 @@ fn resolve_value(writer: &Schema, target: &TType, path: &str) -> Result<(Op, Dat
         (Schema::Int { .. }, TType::Int) => (Op::Int, DataType::Int32),
         (Schema::Int { .. }, TType::Long) => (Op::IntToLong, DataType::Int64),
         (Schema::Long { .. }, TType::Long) => (Op::Long, DataType::Int64),
+        // Some writers (PyIceberg 0.12's equality_ids) store spec ints as Avro longs; read them
+        // as ints when they fit.
+        (Schema::Long { .. }, TType::Int) => (Op::LongToInt, DataType::Int32),
         (Schema::Boolean, TType::Boolean) => (Op::Bool, DataType::Boolean),
         (Schema::String, TType::String) => (Op::Str, DataType::Utf8),
         (Schema::Bytes { .. }, TType::Binary) => (Op::Bytes, DataType::Binary),
@@ -924,6 +929,13 @@ fn read(op: &Op, r: &mut Reader<'_>, b: &mut Builder) -> Result<()> {
         (Op::Null, b) => b.append_null(),
         (Op::Int, Builder::I32(v, n)) => {
             v.push(r.int()?);
+            n.append_non_null();
+        }
+        (Op::LongToInt, Builder::I32(v, n)) => {
+            let value = r.long()?;
+            v.push(i32::try_from(value).map_err(|_| {
+                Error::decode(format!("long {value} does not fit the int field"))
+            })?);
             n.append_non_null();
         }
         (Op::IntToLong, Builder::I64(v, n)) => {
