@@ -1,0 +1,433 @@
+"""Expressions as JSON (expressions spec, Appendix B), current and deprecated forms.
+
+Written by :func:`to_json` (the current form unless ``legacy=True``)::
+
+    true / false
+    {"type": "and" | "or", "left": P, "right": P}
+    {"type": "not", "child": P}
+    {"type": "is-null" | "not-null" | "is-nan" | "not-nan", "child": TERM}
+    {"type": "lt" | "lt-eq" | "gt" | "gt-eq" | "eq" | "not-eq" | "starts-with" |
+              "not-starts-with", "left": TERM, "right": LITERAL}
+    {"type": "in" | "not-in", "child": TERM, "values": LITERALS}
+
+    TERM:     {"type": "reference", "name": "a.b"}                  (unbound)
+              {"type": "reference", "id": 7}                        (bound)
+              {"type": "apply",
+               "function": {"catalog": "iceberg_functions", "identifier": ["bucket"]},
+               "arguments": [16, TERM]}       (bucket/truncate: the int parameter first;
+                                               identity/year/month/day/hour: the term only)
+    LITERAL:  bound:   {"type": "literal", "value": V, "data-type": T}
+              unbound: a plain JSON value for long, double, string and boolean literals,
+                       {"type": "literal", "value": V, "data-type": T} for other types
+    LITERALS: bound:   {"type": "literals", "values": [V...], "data-type": T}
+              unbound: [LITERAL...]
+
+``V`` is the spec's JSON single value of type ``T`` (:func:`frazil.values.to_json`), ``T`` the
+type's JSON form (``"int"``, ``"decimal(9,2)"``, ...). A bound literal's type is its term's type
+(a transform's result type for an ``apply`` term).
+
+The deprecated (REST, Java ``ExpressionParser``) form, written with ``legacy=True``, names the
+term with ``"term"`` (a field name, or ``{"type": "transform", "transform": "bucket[16]",
+"term": name}``) and the literal with ``"value"``/``"values"`` as plain JSON single values; bound
+expressions write their field names and values of the field's type, as Java does.
+
+:func:`from_json` reads both forms and their variants: ``{"type": "true"}``, ``"true"``,
+``{"type": "literal", "value": true}``, ``{"type": "reference", "term": name}``, a literal on
+the left of a comparison (the operator is flipped), every function-reference spelling.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from frazil import values
+from frazil.exceptions import FrazilError, ParseError, UnsupportedError, ValidationError
+from frazil.expressions.base import (
+    BOUND_BY_OP,
+    FLIPPED_OP,
+    UNBOUND_BY_OP,
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BooleanExpression,
+    BoundLiteralPredicate,
+    BoundPredicate,
+    BoundReference,
+    BoundSetPredicate,
+    BoundTerm,
+    BoundTransform,
+    LiteralPredicate,
+    Not,
+    Or,
+    Reference,
+    SetPredicate,
+    Term,
+    UnaryPredicate,
+    UnboundTransform,
+)
+from frazil.expressions.literals import Literal
+from frazil.schema import Schema
+from frazil.transforms import Transform
+from frazil.types import BooleanType, DoubleType, LongType, StringType, type_from_json
+
+__all__ = ["from_json", "to_json"]
+
+ICEBERG_FUNCTIONS = "iceberg_functions"
+_UNARY = ("is-null", "not-null", "is-nan", "not-nan")
+_COMPARISON = ("lt", "lt-eq", "gt", "gt-eq", "eq", "not-eq", "starts-with", "not-starts-with")
+_SET = ("in", "not-in")
+_PARAMETERIZED = ("bucket", "truncate")
+_FUNCTIONS = ("identity", "year", "month", "day", "hour", *_PARAMETERIZED)
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+
+
+def to_json(expr: BooleanExpression, legacy: bool = False) -> Any:
+    """The JSON object (``json.dumps``-able) of an expression; ``legacy=True`` writes the
+    deprecated term-based form that REST servers before the expressions spec (and Java's
+    ``ExpressionParser`` up to 1.10) read."""
+    if not isinstance(expr, BooleanExpression):
+        raise ValidationError(f"expected a BooleanExpression, got {expr!r}")
+    return _write(expr, legacy)
+
+
+def _write(e: BooleanExpression, legacy: bool) -> Any:
+    if isinstance(e, AlwaysTrue):
+        return True
+    if isinstance(e, AlwaysFalse):
+        return False
+    if isinstance(e, (And, Or)):
+        return {
+            "type": "and" if isinstance(e, And) else "or",
+            "left": _write(e.left, legacy),
+            "right": _write(e.right, legacy),
+        }
+    if isinstance(e, Not):
+        return {"type": "not", "child": _write(e.child, legacy)}
+    bound = isinstance(e, BoundPredicate)
+    term = e.term  # type: ignore[attr-defined]
+    op = e.op  # type: ignore[attr-defined]
+    if legacy:
+        out: dict[str, Any] = {"type": op, "term": _legacy_term(term)}
+        if isinstance(e, (LiteralPredicate, BoundLiteralPredicate)):
+            out["value"] = _plain_value(e.literal)
+        elif isinstance(e, (SetPredicate, BoundSetPredicate)):
+            out["values"] = [_plain_value(lit) for lit in e.literals]
+        return out
+    if isinstance(e, (UnaryPredicate,)) or op in _UNARY:
+        return {"type": op, "child": _term(term)}
+    if isinstance(e, (LiteralPredicate, BoundLiteralPredicate)):
+        return {"type": op, "left": _term(term), "right": _literal(e.literal, bound)}
+    assert isinstance(e, (SetPredicate, BoundSetPredicate))
+    if bound:
+        return {
+            "type": op,
+            "child": _term(term),
+            "values": {
+                "type": "literals",
+                "values": [_plain_value(lit) for lit in e.literals],
+                "data-type": term.type.to_json(),
+            },
+        }
+    return {"type": op, "child": _term(term), "values": [_literal(v, False) for v in e.literals]}
+
+
+def _plain_value(lit: Literal) -> Any:
+    if isinstance(lit.type, (LongType, DoubleType, StringType, BooleanType)):
+        return lit.value  # unbound longs may exceed 64 bits (folded away when bound)
+    return values.to_json(lit.value, lit.type)
+
+
+def _literal(lit: Literal, typed: bool) -> Any:
+    if not typed and isinstance(lit.type, (LongType, DoubleType, StringType, BooleanType)):
+        return lit.value
+    return {"type": "literal", "value": _plain_value(lit), "data-type": lit.type.to_json()}
+
+
+def _term(term: Term) -> dict[str, Any]:
+    if isinstance(term, Reference):
+        return {"type": "reference", "name": term.name}
+    if isinstance(term, BoundReference):
+        return {"type": "reference", "id": term.field_id}
+    if isinstance(term, (UnboundTransform, BoundTransform)):
+        spec = str(term.transform)
+        name, _, param = spec.partition("[")
+        args: list[Any] = [int(param[:-1])] if param else []
+        args.append(_term(term.ref))
+        return {
+            "type": "apply",
+            "function": {"catalog": ICEBERG_FUNCTIONS, "identifier": [name]},
+            "arguments": args,
+        }
+    raise ValidationError(f"cannot write term {term!r}")  # pragma: no cover
+
+
+def _legacy_term(term: Term) -> Any:
+    if isinstance(term, (Reference, BoundReference)):
+        return term.name
+    if isinstance(term, (UnboundTransform, BoundTransform)):
+        return {"type": "transform", "transform": str(term.transform), "term": term.ref.name}
+    raise ValidationError(f"cannot write term {term!r}")  # pragma: no cover
+
+
+# ---------------------------------------------------------------------------------------------
+# reading
+
+
+def from_json(obj: Any, schema: Schema | None = None) -> BooleanExpression:
+    """Reads an expression from its parsed JSON (either form). Named references give unbound
+    predicates; id references give bound predicates and need the ``schema`` they refer to."""
+    return _Reader(schema).predicate(obj, "$")
+
+
+class _Reader:
+    def __init__(self, schema: Schema | None) -> None:
+        self.schema = schema
+
+    def fail(self, at: str, why: str) -> ParseError:
+        return ParseError(f"invalid expression JSON at {at}: {why}")
+
+    def predicate(self, obj: Any, at: str) -> BooleanExpression:
+        if isinstance(obj, bool):
+            return AlwaysTrue() if obj else AlwaysFalse()
+        if obj in ("true", "false"):
+            return AlwaysTrue() if obj == "true" else AlwaysFalse()
+        if not isinstance(obj, dict):
+            raise self.fail(at, f"expected a predicate object or true/false, got {obj!r}")
+        kind = obj.get("type")
+        if not isinstance(kind, str):
+            raise self.fail(at, f"missing or non-string 'type' in {obj!r}")
+        kind = kind.lower()
+        if kind in ("true", "false"):
+            return AlwaysTrue() if kind == "true" else AlwaysFalse()
+        if kind == "literal":
+            value = obj.get("value")
+            if not isinstance(value, bool):
+                raise self.fail(at, f"a literal predicate must be true or false, got {value!r}")
+            return AlwaysTrue() if value else AlwaysFalse()
+        if kind in ("and", "or"):
+            left = self.predicate(self.field(obj, "left", at), f"{at}.left")
+            right = self.predicate(self.field(obj, "right", at), f"{at}.right")
+            return And(left, right) if kind == "and" else Or(left, right)
+        if kind == "not":
+            return Not(self.predicate(self.field(obj, "child", at), f"{at}.child"))
+        if kind in _UNARY:
+            self.no(obj, at, kind, "value", "values", "right", "left")
+            term = self.operand(obj, at, "child")
+            return self.make(kind, term, None, at)
+        if kind in _COMPARISON:
+            self.no(obj, at, kind, "values", "child")
+            if "term" in obj:
+                self.no(obj, at, kind, "left", "right")
+                term = self.legacy_term(obj["term"], f"{at}.term")
+                lit = self.literal(self.field(obj, "value", at), f"{at}.value")
+                return self.make(kind, term, lit, at)
+            self.no(obj, at, kind, "value")
+            left, right = self.field(obj, "left", at), self.field(obj, "right", at)
+            if self.is_term(left):
+                term = self.term(left, f"{at}.left")
+                return self.make(kind, term, self.literal(right, f"{at}.right"), at)
+            if self.is_term(right) and kind in FLIPPED_OP:
+                # ``5 < x`` is ``x > 5``
+                term = self.term(right, f"{at}.right")
+                lit = self.literal(left, f"{at}.left")
+                return self.make(FLIPPED_OP[kind], term, lit, at)
+            raise UnsupportedError(
+                f"expression JSON at {at}: {kind} must compare a field (or a transform of one) "
+                "with a literal; comparisons of two literals or two fields are not supported"
+            )
+        if kind in _SET:
+            self.no(obj, at, kind, "value", "left", "right")
+            term = self.operand(obj, at, "child")
+            lits = self.literals(self.field(obj, "values", at), f"{at}.values")
+            return self.make(kind, term, lits, at)
+        raise self.fail(at, f"unknown expression type {obj['type']!r}")
+
+    # -- helpers
+
+    def field(self, obj: dict[str, Any], key: str, at: str) -> Any:
+        if key not in obj:
+            raise self.fail(at, f"{obj['type']} needs '{key}'")
+        return obj[key]
+
+    def no(self, obj: dict[str, Any], at: str, kind: str, *keys: str) -> None:
+        for key in keys:
+            if key in obj:
+                raise self.fail(at, f"{kind} cannot have '{key}'")
+
+    def operand(self, obj: dict[str, Any], at: str, key: str) -> Term:
+        if "term" in obj:
+            if key in obj:
+                raise self.fail(at, f"both 'term' and '{key}'")
+            return self.legacy_term(obj["term"], f"{at}.term")
+        return self.term(self.field(obj, key, at), f"{at}.{key}")
+
+    def make(self, kind: str, term: Term, lits: Any, at: str) -> BooleanExpression:
+        try:
+            if isinstance(term, BoundTerm):
+                return self.make_bound(kind, term, lits, at)
+            cls = UNBOUND_BY_OP[kind]
+            return cls(term) if lits is None else cls(term, lits)  # type: ignore[call-arg]
+        except ParseError:
+            raise
+        except FrazilError as e:
+            raise self.fail(at, str(e)) from None
+
+    def make_bound(self, kind: str, term: BoundTerm, lits: Any, at: str) -> BooleanExpression:
+        cls = BOUND_BY_OP[kind]
+        if lits is None:
+            return cls(term)  # type: ignore[call-arg]
+        many = lits if isinstance(lits, (list, tuple)) else [lits]
+        typed = []
+        for lit in many:
+            if lit.type != term.type:
+                # A bound term's literals carry its type; a plain value is read as that type.
+                try:
+                    lit = Literal(values.from_json(_plain_value(lit), term.type), term.type)
+                except FrazilError as e:
+                    raise self.fail(
+                        at, f"literal {lit} is not a {term.type} value for {term}: {e}"
+                    ) from None
+            typed.append(lit)
+        if isinstance(lits, (list, tuple)):
+            return cls(term, typed)  # type: ignore[call-arg]
+        return cls(term, typed[0])  # type: ignore[call-arg]
+
+    def is_term(self, obj: Any) -> bool:
+        return isinstance(obj, dict) and obj.get("type") in ("reference", "apply", "transform")
+
+    def term(self, obj: Any, at: str) -> Term:
+        if not isinstance(obj, dict):
+            raise self.fail(at, f"expected a reference or apply object, got {obj!r}")
+        kind = obj.get("type")
+        if kind == "reference":
+            if "id" in obj:
+                return self.id_reference(obj["id"], at)
+            if "name" in obj:
+                return self.name(obj["name"], at)
+            if "term" in obj:  # the deprecated reference form
+                return self.name(obj["term"], at)
+            raise self.fail(at, "a reference needs 'name' or 'id'")
+        if kind == "apply":
+            return self.apply(obj, at)
+        if kind == "transform":
+            return self.legacy_term(obj, at)
+        raise self.fail(at, f"expected a reference or apply object, got {obj!r}")
+
+    def name(self, name: Any, at: str) -> Reference:
+        if not isinstance(name, str) or not name:
+            raise self.fail(at, f"a field name must be a non-empty string, got {name!r}")
+        return Reference(name)
+
+    def id_reference(self, field_id: Any, at: str) -> BoundReference:
+        if isinstance(field_id, bool) or not isinstance(field_id, int):
+            raise self.fail(at, f"a field id must be an integer, got {field_id!r}")
+        if self.schema is None:
+            raise ValidationError(
+                f"expression JSON at {at} refers to field id {field_id}: "
+                "reading bound expressions needs the schema (from_json(obj, schema))"
+            )
+        try:
+            field = self.schema.find_field(field_id)
+        except FrazilError:
+            raise ValidationError(
+                f"expression JSON at {at} refers to field id {field_id}, "
+                f"which is not in schema {self.schema.schema_id}"
+            ) from None
+        return BoundReference(field, self.schema.find_column_name(field_id))
+
+    def apply(self, obj: dict[str, Any], at: str) -> Term:
+        func = self.field(obj, "function", at)
+        args = self.field(obj, "arguments", at)
+        catalog, ident = None, func
+        if isinstance(func, dict):
+            catalog, ident = func.get("catalog"), func.get("identifier")
+        if isinstance(ident, str):
+            ident = [ident]
+        if not (isinstance(ident, list) and ident and all(isinstance(p, str) for p in ident)):
+            raise self.fail(at, f"invalid function reference {func!r}")
+        if catalog not in (None, ICEBERG_FUNCTIONS) or len(ident) != 1:
+            raise UnsupportedError(f"expression JSON at {at}: function {func!r} is not supported")
+        name = ident[0].lower()
+        if name not in _FUNCTIONS:
+            raise UnsupportedError(f"expression JSON at {at}: unknown function {ident[0]!r}")
+        if not isinstance(args, list):
+            raise self.fail(at, f"'arguments' must be a list, got {args!r}")
+        want = 2 if name in _PARAMETERIZED else 1
+        if len(args) != want:
+            raise self.fail(at, f"{name} takes {want} argument(s), got {len(args)}")
+        spec = name
+        if name in _PARAMETERIZED:
+            param = args[0]
+            if isinstance(param, dict) and param.get("type") == "literal":
+                param = param.get("value")
+            if isinstance(param, bool) or not isinstance(param, int):
+                raise self.fail(at, f"{name}'s first argument must be an integer, got {param!r}")
+            spec = f"{name}[{param}]"
+        child = self.term(args[-1], f"{at}.arguments[{want - 1}]")
+        try:
+            if isinstance(child, BoundReference):
+                return BoundTransform(Transform(spec), child)
+            if isinstance(child, Reference):
+                return UnboundTransform(spec, child)
+        except FrazilError as e:
+            raise self.fail(at, str(e)) from None
+        raise UnsupportedError(f"expression JSON at {at}: nested function calls are not supported")
+
+    def legacy_term(self, obj: Any, at: str) -> Term:
+        if isinstance(obj, str):
+            return self.name(obj, at)
+        if isinstance(obj, dict):
+            kind = obj.get("type")
+            if kind == "reference":
+                return self.term(obj, at)
+            if kind == "transform":
+                transform = obj.get("transform")
+                if not isinstance(transform, str):
+                    raise self.fail(at, f"a transform term needs a transform string: {obj!r}")
+                child = self.legacy_term(self.field(obj, "term", at), f"{at}.term")
+                try:
+                    if isinstance(child, BoundReference):
+                        return BoundTransform(transform, child)
+                    if isinstance(child, Reference):
+                        return UnboundTransform(transform, child)
+                except FrazilError as e:
+                    raise self.fail(at, str(e)) from None
+                raise self.fail(at, "a transform applies to a field reference")
+        raise self.fail(at, f"expected a field name or term object, got {obj!r}")
+
+    def literal(self, obj: Any, at: str) -> Literal:
+        data_type = None
+        if isinstance(obj, dict):
+            if obj.get("type") != "literal" or "value" not in obj:
+                raise self.fail(at, f"expected a literal, got {obj!r}")
+            if "data-type" in obj:
+                data_type = obj["data-type"]
+            obj = obj["value"]
+        return self.value(obj, data_type, at)
+
+    def value(self, obj: Any, data_type: Any, at: str) -> Literal:
+        try:
+            if data_type is not None:
+                t = type_from_json(data_type)
+                return Literal(values.from_json(obj, t), t)
+            if isinstance(obj, (bool, int, float, str)):
+                return Literal(obj)
+        except FrazilError as e:
+            raise self.fail(at, f"invalid literal {obj!r}: {e}") from None
+        raise self.fail(at, f"expected a literal value, got {obj!r}")
+
+    def literals(self, obj: Any, at: str) -> list[Literal]:
+        if isinstance(obj, dict):
+            if obj.get("type") != "literals":
+                raise self.fail(at, f"expected a list of literals, got {obj!r}")
+            items = self.field(obj, "values", at)
+            if not isinstance(items, list):
+                raise self.fail(at, f"'values' must be a list, got {items!r}")
+            data_type = self.field(obj, "data-type", at)
+            return [self.value(v, data_type, f"{at}.values[{i}]") for i, v in enumerate(items)]
+        if not isinstance(obj, list):
+            raise self.fail(at, f"expected a list of literals, got {obj!r}")
+        return [self.literal(v, f"{at}[{i}]") for i, v in enumerate(obj)]
