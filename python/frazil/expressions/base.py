@@ -84,6 +84,10 @@ class _Immutable:
         for k, v in fields.items():
             object.__setattr__(self, k, v)
 
+    def __setstate__(self, state: Any) -> None:  # unpickling slotted objects
+        slots = state[1] if isinstance(state, tuple) else state
+        self._set(**(slots or {}))
+
 
 # ---------------------------------------------------------------------------------------------
 # terms

@@ -2,7 +2,8 @@
 
 A :class:`Literal` is a value plus an Iceberg type; values are the natural Python objects
 of :mod:`frazil.values` (``int`` for int/long, ``decimal.Decimal``, ``datetime.date``,
-``datetime.time``, ``datetime.datetime``, ``int`` nanoseconds for the ``_ns`` timestamps, ``uuid.UUID``, ``bytes``).
+``datetime.time``, ``datetime.datetime``, ``int`` nanoseconds for the ``_ns`` timestamps,
+``uuid.UUID``, ``bytes``).
 
 Binding converts a literal to the type of the term it is compared with (:func:`convert`). The
 result is either the converted literal, :data:`ABOVE_MAX`/:data:`BELOW_MIN` for values outside the
@@ -92,6 +93,9 @@ class Literal:
 
     def __hash__(self) -> int:
         return hash((self.type, self.value))
+
+    def __reduce__(self) -> Any:
+        return (Literal, (self.value, self.type))
 
     def __repr__(self) -> str:
         if isinstance(self.type, _NATURAL_TYPES) and _infer_type(self.value) == self.type:
