@@ -19,7 +19,12 @@ from frazil.schema import Schema
 from frazil.transforms import parse
 from frazil.types import LongType, NestedField, StringType, TimestampType
 
-pytestmark = pytest.mark.interop
+pytestmark = [
+    pytest.mark.interop,
+    # py4j leaves its sockets to the garbage collector
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
 
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
@@ -60,12 +65,12 @@ def _parquet(path: Path, ids: list[int], category: str, day: dt.date) -> str:
 
 
 def _java_table(spark: Any, name: str) -> Any:
+    """The table as Java's own HadoopCatalog loads it from the warehouse (no caching)."""
     jvm = spark._jvm
-    catalog = spark._jsparkSession.sessionState().catalogManager().catalog("ref")
-    ident = jvm.org.apache.iceberg.spark.Spark3Util.identifierToTableIdentifier(
-        jvm.org.apache.spark.sql.connector.catalog.Identifier.of(["db"], name)
+    catalog = jvm.org.apache.iceberg.hadoop.HadoopCatalog(
+        spark._jsc.hadoopConfiguration(), spark.conf.get("spark.sql.catalog.ref.warehouse")
     )
-    return catalog.icebergCatalog().loadTable(ident)
+    return catalog.loadTable(jvm.org.apache.iceberg.catalog.TableIdentifier.parse(f"db.{name}"))
 
 
 def _java_files(spark: Any, name: str, ref: str | None = None) -> list[str]:
