@@ -46,7 +46,6 @@ from frazil.types import (
     StringType,
     StructType,
     TimestampType,
-    TimestamptzType,
     UUIDType,
 )
 

@@ -140,7 +140,9 @@ def _bind_unary(schema: Schema, e: UnaryPredicate, term: BoundTerm) -> BooleanEx
 
 def _convert(e: Any, lit: Literal, term: BoundTerm) -> Any:
     if not isinstance(term.type, PrimitiveType) or isinstance(term.type, UnknownType):
-        raise ValidationError(f"{e}: cannot compare {term.type} column {term} with a literal")
+        kind = term.type.to_json()
+        kind = kind if isinstance(kind, str) else kind["type"]
+        raise ValidationError(f"{e}: cannot compare {kind} column {term} with a literal")
     try:
         return convert(lit, term.type)
     except FrazilError as err:

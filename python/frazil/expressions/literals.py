@@ -289,6 +289,8 @@ def convert(lit: Literal, target: IcebergType) -> Literal | _Bound | Between:
     """``lit`` as a value of ``target``; raises :class:`ConversionError` when it cannot be one."""
     v, src = lit.value, lit.type
     if src == target:
+        if isinstance(target, LongType) and not LONG_MIN <= v <= LONG_MAX:
+            return ABOVE_MAX if v > 0 else BELOW_MIN  # Python ints are unbounded
         return lit
     try:
         out = _convert(v, src, target)
