@@ -188,7 +188,11 @@ impl PartitionColumns {
                             .map_err(|e| Error::invalid(format!("partition column: {e}")))?;
                         array = arrow_array::make_array(data);
                     }
-                    Column::new(&array, &info.ty, &format!("partition field {:?}", info.name))?
+                    Column::new(
+                        &array,
+                        &info.ty,
+                        &format!("partition field {:?}", info.name),
+                    )?
                 }
             };
             columns.insert(info.id, col);
@@ -197,7 +201,10 @@ impl PartitionColumns {
     }
 
     /// The partition struct of a manifest batch (`data_file.partition`).
-    pub fn from_manifest(batch: &arrow_array::RecordBatch, schema: &Schema) -> Result<PartitionColumns> {
+    pub fn from_manifest(
+        batch: &arrow_array::RecordBatch,
+        schema: &Schema,
+    ) -> Result<PartitionColumns> {
         let n = batch.num_rows();
         let data_file = batch
             .column_by_name("data_file")
@@ -244,7 +251,12 @@ impl PartitionEvaluator {
                     Some(v) => eval_value(p.op, &lits, &v).unwrap_or(true),
                     None => matches!(
                         p.op,
-                        Op::IsNull | Op::NotNaN | Op::Lt | Op::LtEq | Op::NotEq | Op::NotIn
+                        Op::IsNull
+                            | Op::NotNaN
+                            | Op::Lt
+                            | Op::LtEq
+                            | Op::NotEq
+                            | Op::NotIn
                             | Op::NotStartsWith
                     ),
                 })
@@ -256,7 +268,12 @@ impl PartitionEvaluator {
     /// (`Some(false)`), or is undecided. A null value only decides null tests and the positive
     /// comparisons (null never satisfies them); negated comparisons on null are left to the
     /// reader, whose null semantics may differ (SQL's three-valued logic).
-    pub fn decide(p: &Predicate, cols: &PartitionColumns, out: &mut [Option<bool>], strict: bool) -> Result<()> {
+    pub fn decide(
+        p: &Predicate,
+        cols: &PartitionColumns,
+        out: &mut [Option<bool>],
+        strict: bool,
+    ) -> Result<()> {
         let lits = Lits::new(p)?;
         let Some(col) = cols.column(p.field_id).filter(|c| !c.is_missing()) else {
             return Ok(());
@@ -350,7 +367,11 @@ fn is_float(ty: &PrimitiveType) -> bool {
 impl<'s> ManifestEvaluator<'s> {
     /// `expr` is the inclusive projection of the row filter onto `spec`; `partition_schema` the
     /// spec's partition schema.
-    pub fn new(expr: Expr, spec: &crate::project::PartitionSpec, partition_schema: &'s Schema) -> Self {
+    pub fn new(
+        expr: Expr,
+        spec: &crate::project::PartitionSpec,
+        partition_schema: &'s Schema,
+    ) -> Self {
         let positions = spec
             .fields
             .iter()
@@ -367,7 +388,11 @@ impl<'s> ManifestEvaluator<'s> {
     }
 
     /// Evaluates the manifest list rows `rows` (all rows when `None`) of `manifest_list`.
-    pub fn eval(&self, manifest_list: &arrow_array::RecordBatch, rows: &[usize]) -> Result<Vec<bool>> {
+    pub fn eval(
+        &self,
+        manifest_list: &arrow_array::RecordBatch,
+        rows: &[usize],
+    ) -> Result<Vec<bool>> {
         let n = rows.len();
         let Some(partitions) = manifest_list.column_by_name("partitions") else {
             return Ok(vec![true; n]);
@@ -405,7 +430,12 @@ impl<'s> ManifestEvaluator<'s> {
         })
     }
 
-    fn summary<'a>(s: &'a Summaries<'a>, row: usize, pos: usize, ty: &PrimitiveType) -> Option<Summary<'a>> {
+    fn summary<'a>(
+        s: &'a Summaries<'a>,
+        row: usize,
+        pos: usize,
+        ty: &PrimitiveType,
+    ) -> Option<Summary<'a>> {
         if s.list.is_null(row) {
             return None;
         }
@@ -420,9 +450,7 @@ impl<'s> ManifestEvaluator<'s> {
         }
         Some(Summary {
             // an unknown contains_null must be assumed true
-            contains_null: s
-                .contains_null
-                .is_none_or(|c| c.is_null(j) || c.value(j)),
+            contains_null: s.contains_null.is_none_or(|c| c.is_null(j) || c.value(j)),
             contains_nan: s
                 .contains_nan
                 .and_then(|c| (!c.is_null(j)).then(|| c.value(j))),
@@ -432,7 +460,15 @@ impl<'s> ManifestEvaluator<'s> {
     }
 
     /// `None` means "might match" (no summary, unreadable bound, incomparable values).
-    fn leaf(&self, p: &Predicate, lits: &Lits<'_>, s: &Summaries<'_>, row: usize, pos: usize, ty: &PrimitiveType) -> Option<bool> {
+    fn leaf(
+        &self,
+        p: &Predicate,
+        lits: &Lits<'_>,
+        s: &Summaries<'_>,
+        row: usize,
+        pos: usize,
+        ty: &PrimitiveType,
+    ) -> Option<bool> {
         let sm = Self::summary(s, row, pos, ty)?;
         let all_null = || {
             let all = sm.contains_null && matches!(sm.lower, Bound::Absent);
@@ -466,9 +502,11 @@ impl<'s> ManifestEvaluator<'s> {
             Op::IsNull => sm.contains_null,
             Op::NotNull => !all_null(),
             Op::IsNaN => sm.contains_nan != Some(false) && !all_null(),
-            Op::NotNaN => !(sm.contains_nan == Some(true)
-                && !sm.contains_null
-                && matches!(sm.lower, Bound::Absent)),
+            Op::NotNaN => {
+                !(sm.contains_nan == Some(true)
+                    && !sm.contains_null
+                    && matches!(sm.lower, Bound::Absent))
+            }
             Op::Lt | Op::LtEq => match lower()? {
                 None => false, // all values are null (or NaN)
                 Some(lo) => {
@@ -744,16 +782,18 @@ impl<'s> MetricsEvaluator<'s> {
         let mut cache: HashMap<i32, FieldMetrics> = HashMap::new();
         let mut result = eval_tree(&self.expr, n, &mut |p| {
             let info = self.schema.field(p.field_id)?;
-            if !cache.contains_key(&p.field_id) {
-                cache.insert(p.field_id, m.field(p.field_id)?);
-            }
-            let fm = &cache[&p.field_id];
+            let fm = match cache.entry(p.field_id) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(m.field(p.field_id)?),
+            };
             let lits = Lits::new(p)?;
             let float = is_float(&info.ty);
             Ok((0..n)
                 .map(|i| {
-                    let lower_raw = fm.lower[i].and_then(|j| Bound::raw(&m.lower_values, j as usize));
-                    let upper_raw = fm.upper[i].and_then(|j| Bound::raw(&m.upper_values, j as usize));
+                    let lower_raw =
+                        fm.lower[i].and_then(|j| Bound::raw(&m.lower_values, j as usize));
+                    let upper_raw =
+                        fm.upper[i].and_then(|j| Bound::raw(&m.upper_values, j as usize));
                     let ty = &info.ty;
                     let row = Row {
                         value: fm.values[i],

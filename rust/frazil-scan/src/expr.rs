@@ -365,7 +365,12 @@ fn parse_predicate(value: &Value, schema: &Schema) -> Result<Expr> {
     match kind {
         "true" => return Ok(Expr::True),
         "false" => return Ok(Expr::False),
-        "not" => return Ok(Expr::not(parse_predicate(get(obj, "child", kind)?, schema)?)),
+        "not" => {
+            return Ok(Expr::not(parse_predicate(
+                get(obj, "child", kind)?,
+                schema,
+            )?))
+        }
         "and" | "or" => {
             let left = parse_predicate(get(obj, "left", kind)?, schema)?;
             let right = parse_predicate(get(obj, "right", kind)?, schema)?;
@@ -378,8 +383,8 @@ fn parse_predicate(value: &Value, schema: &Schema) -> Result<Expr> {
         }
         _ => {}
     }
-    let op = Op::parse(kind)
-        .ok_or_else(|| Error::parse(format!("unknown predicate type {kind:?}")))?;
+    let op =
+        Op::parse(kind).ok_or_else(|| Error::parse(format!("unknown predicate type {kind:?}")))?;
     // The deprecated form names its reference "term"; only bound (id) terms are accepted here.
     let (field, flipped_literal) = if op.is_unary() || op.is_set() {
         let child = obj
@@ -388,7 +393,10 @@ fn parse_predicate(value: &Value, schema: &Schema) -> Result<Expr> {
             .ok_or_else(|| Error::parse(format!("{kind} predicate has no \"child\"")))?;
         (reference(child, schema)?, None)
     } else if let Some(term) = obj.get("term") {
-        (reference(term, schema)?, Some((get(obj, "value", kind)?, false)))
+        (
+            reference(term, schema)?,
+            Some((get(obj, "value", kind)?, false)),
+        )
     } else {
         let left = get(obj, "left", kind)?;
         let right = get(obj, "right", kind)?;
@@ -439,8 +447,9 @@ fn reference<'a>(v: &Value, schema: &'a Schema) -> Result<&'a FieldInfo> {
             _ => Error::unsupported(format!("only field references are supported, got {v}")),
         })?;
     let id = match obj.get("id").and_then(Value::as_i64) {
-        Some(id) => i32::try_from(id)
-            .map_err(|_| Error::parse(format!("field id {id} is out of range")))?,
+        Some(id) => {
+            i32::try_from(id).map_err(|_| Error::parse(format!("field id {id} is out of range")))?
+        }
         None => {
             return Err(Error::invalid(format!(
                 "unbound reference {v}: bind names to field ids before planning"
@@ -608,7 +617,11 @@ mod tests {
         )
         .unwrap();
         let expected = Expr::And(
-            Box::new(Expr::Pred(Predicate::new(1, Op::Lt, vec![Literal::Long(5)]))),
+            Box::new(Expr::Pred(Predicate::new(
+                1,
+                Op::Lt,
+                vec![Literal::Long(5)],
+            ))),
             Box::new(Expr::Pred(Predicate::new(
                 2,
                 Op::In,
@@ -698,7 +711,11 @@ mod tests {
         assert_eq!(
             e,
             Expr::And(
-                Box::new(Expr::Pred(Predicate::new(1, Op::GtEq, vec![Literal::Long(5)]))),
+                Box::new(Expr::Pred(Predicate::new(
+                    1,
+                    Op::GtEq,
+                    vec![Literal::Long(5)]
+                ))),
                 Box::new(Expr::Pred(Predicate::new(2, Op::IsNull, vec![]))),
             )
         );

@@ -85,7 +85,9 @@ impl ScanPlanner {
 
     fn spec(&self, spec_id: i32) -> Result<&SpecContext> {
         self.specs.get(&spec_id).ok_or_else(|| {
-            Error::invalid(format!("partition spec {spec_id} is not in the table metadata"))
+            Error::invalid(format!(
+                "partition spec {spec_id} is not in the table metadata"
+            ))
         })
     }
 
@@ -112,7 +114,8 @@ impl ScanPlanner {
         };
         let mut rows_by_spec: HashMap<i32, Vec<usize>> = HashMap::new();
         for (i, k) in keep.iter_mut().enumerate() {
-            if count("added_files_count", i) == Some(0) && count("existing_files_count", i) == Some(0)
+            if count("added_files_count", i) == Some(0)
+                && count("existing_files_count", i) == Some(0)
             {
                 *k = false;
                 continue;
@@ -121,7 +124,8 @@ impl ScanPlanner {
         }
         for (spec_id, rows) in rows_by_spec {
             let ctx = self.spec(spec_id)?;
-            let eval = ManifestEvaluator::new(ctx.inclusive.clone(), &ctx.spec, &ctx.partition_schema);
+            let eval =
+                ManifestEvaluator::new(ctx.inclusive.clone(), &ctx.spec, &ctx.partition_schema);
             for (row, m) in rows.iter().zip(eval.eval(manifest_list, &rows)?) {
                 keep[*row] = m;
             }
@@ -145,12 +149,19 @@ impl ScanPlanner {
         let partitions = PartitionColumns::from_manifest(manifest, &ctx.partition_schema)?;
         if !matches!(ctx.inclusive, Expr::True) {
             let by_partition = PartitionEvaluator::eval(&ctx.inclusive, &partitions)?;
-            selected.iter_mut().zip(by_partition).for_each(|(s, p)| *s &= p);
+            selected
+                .iter_mut()
+                .zip(by_partition)
+                .for_each(|(s, p)| *s &= p);
         }
         if !matches!(self.filter, Expr::True) && selected.iter().any(|s| *s) {
             let metrics = MetricsColumns::from_manifest(manifest)?;
-            let by_metrics = MetricsEvaluator::new(&self.filter, &self.schema, false).eval(&metrics)?;
-            selected.iter_mut().zip(by_metrics).for_each(|(s, m)| *s &= m);
+            let by_metrics =
+                MetricsEvaluator::new(&self.filter, &self.schema, false).eval(&metrics)?;
+            selected
+                .iter_mut()
+                .zip(by_metrics)
+                .for_each(|(s, m)| *s &= m);
         }
         let residuals = ctx.residuals.eval(&partitions)?;
         let json = residuals
@@ -192,7 +203,8 @@ impl ScanPlanner {
                     .unwrap_or_else(|| format!("#{row}"));
                 Error::new(e.kind, format!("manifest {path}: {e}"))
             };
-            self.plan_manifest(spec_ids.value(*row), batch).map_err(label)
+            self.plan_manifest(spec_ids.value(*row), batch)
+                .map_err(label)
         };
         let threads = threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -201,8 +213,10 @@ impl ScanPlanner {
             return manifests.iter().map(job).collect();
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let results: Vec<std::sync::Mutex<Option<Result<ManifestPlan>>>> =
-            manifests.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        let results: Vec<std::sync::Mutex<Option<Result<ManifestPlan>>>> = manifests
+            .iter()
+            .map(|_| std::sync::Mutex::new(None))
+            .collect();
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 scope.spawn(|| loop {
@@ -220,7 +234,9 @@ impl ScanPlanner {
             .enumerate()
             .map(|(i, slot)| {
                 slot.into_inner().ok().flatten().unwrap_or_else(|| {
-                    Err(Error::invalid(format!("manifest {i}: planning thread failed")))
+                    Err(Error::invalid(format!(
+                        "manifest {i}: planning thread failed"
+                    )))
                 })
             })
             .collect()

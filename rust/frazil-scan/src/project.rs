@@ -153,7 +153,12 @@ fn step(lit: &Literal, up: bool) -> Option<Literal> {
 }
 
 /// `truncateInteger`/`truncateLong`/`truncateDecimal`: ranges closed, then transformed.
-fn integral_inclusive(p: &Predicate, f: i32, t: &Transform, src: &PrimitiveType) -> Option<Predicate> {
+fn integral_inclusive(
+    p: &Predicate,
+    f: i32,
+    t: &Transform,
+    src: &PrimitiveType,
+) -> Option<Predicate> {
     let v = p.literal()?;
     let tr = |l: &Literal| apply(t, l, src);
     match p.op {
@@ -193,7 +198,13 @@ fn code_points(s: &str) -> usize {
     s.chars().count()
 }
 
-fn string_inclusive(p: &Predicate, f: i32, w: u32, t: &Transform, src: &PrimitiveType) -> Option<Predicate> {
+fn string_inclusive(
+    p: &Predicate,
+    f: i32,
+    w: u32,
+    t: &Transform,
+    src: &PrimitiveType,
+) -> Option<Predicate> {
     let v = p.literal()?;
     let tr = |l: &Literal| apply(t, l, src);
     match (p.op, v) {
@@ -214,7 +225,13 @@ fn string_inclusive(p: &Predicate, f: i32, w: u32, t: &Transform, src: &Primitiv
     }
 }
 
-fn string_strict(p: &Predicate, f: i32, w: u32, t: &Transform, src: &PrimitiveType) -> Option<Predicate> {
+fn string_strict(
+    p: &Predicate,
+    f: i32,
+    w: u32,
+    t: &Transform,
+    src: &PrimitiveType,
+) -> Option<Predicate> {
     let v = p.literal()?;
     let tr = |l: &Literal| apply(t, l, src);
     match (p.op, v) {
@@ -449,7 +466,13 @@ mod tests {
         s.parse().unwrap()
     }
 
-    fn proj(t: &str, src: &str, op: Op, lits: Vec<Literal>, strict: bool) -> Option<(Op, Vec<Literal>)> {
+    fn proj(
+        t: &str,
+        src: &str,
+        op: Op,
+        lits: Vec<Literal>,
+        strict: bool,
+    ) -> Option<(Op, Vec<Literal>)> {
         project_predicate(&Predicate::new(1, op, lits), &field(t), &ty(src), strict)
             .map(|p| (p.op, p.literals))
     }
@@ -485,13 +508,25 @@ mod tests {
             proj("bucket[16]", "long", Op::Eq, vec![Literal::Long(34)], false),
             Some((Op::Eq, vec![b.clone()]))
         );
-        assert_eq!(proj("bucket[16]", "long", Op::Eq, vec![Literal::Long(34)], true), None);
         assert_eq!(
-            proj("bucket[16]", "long", Op::NotEq, vec![Literal::Long(34)], true),
+            proj("bucket[16]", "long", Op::Eq, vec![Literal::Long(34)], true),
+            None
+        );
+        assert_eq!(
+            proj(
+                "bucket[16]",
+                "long",
+                Op::NotEq,
+                vec![Literal::Long(34)],
+                true
+            ),
             Some((Op::NotEq, vec![b]))
         );
         for op in [Op::Lt, Op::LtEq, Op::Gt, Op::GtEq, Op::NotEq, Op::NotIn] {
-            assert_eq!(proj("bucket[16]", "long", op, vec![Literal::Long(34)], false), None);
+            assert_eq!(
+                proj("bucket[16]", "long", op, vec![Literal::Long(34)], false),
+                None
+            );
         }
         // IN: the buckets of the values, de-duplicated (a set of one is an equality)
         let vals: Vec<Literal> = (0..40).map(Literal::Long).collect();
@@ -499,10 +534,19 @@ mod tests {
         assert_eq!(op, Op::In);
         assert_eq!(lits, vec![i(0), i(1), i(2), i(3)]);
         assert_eq!(
-            proj("bucket[4]", "long", Op::NotIn, vec![Literal::Long(1), Literal::Long(2)], false),
+            proj(
+                "bucket[4]",
+                "long",
+                Op::NotIn,
+                vec![Literal::Long(1), Literal::Long(2)],
+                false
+            ),
             None
         );
-        assert_eq!(proj("bucket[16]", "long", Op::IsNull, vec![], false), Some((Op::IsNull, vec![])));
+        assert_eq!(
+            proj("bucket[16]", "long", Op::IsNull, vec![], false),
+            Some((Op::IsNull, vec![]))
+        );
     }
 
     #[test]
@@ -543,16 +587,35 @@ mod tests {
         }
         // decimals: width in units of the scale; 10.65 < x projects to >= 10.50 (w=50)
         assert_eq!(
-            proj("truncate[50]", "decimal(9,2)", Op::Gt, vec![Literal::Decimal(1065)], false),
+            proj(
+                "truncate[50]",
+                "decimal(9,2)",
+                Op::Gt,
+                vec![Literal::Decimal(1065)],
+                false
+            ),
             Some((Op::GtEq, vec![Literal::Decimal(1050)]))
         );
         assert_eq!(
-            proj("truncate[10]", "decimal(9,2)", Op::Lt, vec![Literal::Decimal(-100)], false),
+            proj(
+                "truncate[10]",
+                "decimal(9,2)",
+                Op::Lt,
+                vec![Literal::Decimal(-100)],
+                false
+            ),
             Some((Op::LtEq, vec![Literal::Decimal(-110)]))
         );
         // long boundaries wrap as Java's do and stay safe
         assert_eq!(
-            proj("truncate[10]", "long", Op::Gt, vec![Literal::Long(i64::MAX)], false).map(|p| p.0),
+            proj(
+                "truncate[10]",
+                "long",
+                Op::Gt,
+                vec![Literal::Long(i64::MAX)],
+                false
+            )
+            .map(|p| p.0),
             Some(Op::GtEq)
         );
     }
@@ -566,10 +629,20 @@ mod tests {
             (Op::StartsWith, "abcd", false, Some((Op::StartsWith, "abc"))),
             (Op::StartsWith, "abcd", true, None),
             (Op::StartsWith, "abc", true, Some((Op::Eq, "abc"))),
-            (Op::NotStartsWith, "ab", false, Some((Op::NotStartsWith, "ab"))),
+            (
+                Op::NotStartsWith,
+                "ab",
+                false,
+                Some((Op::NotStartsWith, "ab")),
+            ),
             (Op::NotStartsWith, "abc", false, Some((Op::NotEq, "abc"))),
             (Op::NotStartsWith, "abcd", false, None),
-            (Op::NotStartsWith, "abcd", true, Some((Op::NotStartsWith, "abc"))),
+            (
+                Op::NotStartsWith,
+                "abcd",
+                true,
+                Some((Op::NotStartsWith, "abc")),
+            ),
             (Op::Lt, "abcd", false, Some((Op::LtEq, "abc"))),
             (Op::Gt, "abcd", false, Some((Op::GtEq, "abc"))),
             (Op::Eq, "abcd", false, Some((Op::Eq, "abc"))),
@@ -578,9 +651,24 @@ mod tests {
             (Op::GtEq, "abcd", true, Some((Op::Gt, "abc"))),
             (Op::NotEq, "abcd", true, Some((Op::NotEq, "abc"))),
             // widths count code points, not UTF-16 units: two emoji are a prefix of width 3
-            (Op::StartsWith, "😀😀", false, Some((Op::StartsWith, "😀😀"))),
-            (Op::StartsWith, "😀😀😀😀", false, Some((Op::StartsWith, "😀😀😀"))),
-            (Op::StartsWith, "\u{10FFFF}\u{10FFFF}\u{10FFFF}", true, Some((Op::Eq, "\u{10FFFF}\u{10FFFF}\u{10FFFF}"))),
+            (
+                Op::StartsWith,
+                "😀😀",
+                false,
+                Some((Op::StartsWith, "😀😀")),
+            ),
+            (
+                Op::StartsWith,
+                "😀😀😀😀",
+                false,
+                Some((Op::StartsWith, "😀😀😀")),
+            ),
+            (
+                Op::StartsWith,
+                "\u{10FFFF}\u{10FFFF}\u{10FFFF}",
+                true,
+                Some((Op::Eq, "\u{10FFFF}\u{10FFFF}\u{10FFFF}")),
+            ),
         ];
         for (op, v, strict, want) in cases {
             assert_eq!(
@@ -595,7 +683,13 @@ mod tests {
             Some((Op::LtEq, vec![b(&[1, 2])]))
         );
         assert_eq!(
-            proj("truncate[2]", "binary", Op::In, vec![b(&[1, 2, 3]), b(&[1, 2, 4])], false),
+            proj(
+                "truncate[2]",
+                "binary",
+                Op::In,
+                vec![b(&[1, 2, 3]), b(&[1, 2, 4])],
+                false
+            ),
             Some((Op::Eq, vec![b(&[1, 2])]))
         );
     }
@@ -617,10 +711,7 @@ mod tests {
             proj("year", "date", Op::Lt, vec![d(-365)], false),
             Some((Op::LtEq, vec![i(-1)])) // <= year(-366) = -2, fixed to -1
         );
-        assert_eq!(
-            proj("month", "date", Op::NotEq, vec![d(-1)], false),
-            None
-        );
+        assert_eq!(proj("month", "date", Op::NotEq, vec![d(-1)], false), None);
         // timestamps: every transform is fixed, day included
         let ts = Literal::Timestamp;
         assert_eq!(
@@ -628,16 +719,34 @@ mod tests {
             Some((Op::In, vec![d(-1), d(0)]))
         );
         assert_eq!(
-            proj("hour", "timestamp", Op::Lt, vec![ts(-MICROS_PER_HOUR)], false),
+            proj(
+                "hour",
+                "timestamp",
+                Op::Lt,
+                vec![ts(-MICROS_PER_HOUR)],
+                false
+            ),
             Some((Op::LtEq, vec![i(-1)])) // <= hour(-1h - 1us) = -2, fixed to -1
         );
         assert_eq!(
-            proj("hour", "timestamp", Op::GtEq, vec![ts(-MICROS_PER_HOUR)], false),
+            proj(
+                "hour",
+                "timestamp",
+                Op::GtEq,
+                vec![ts(-MICROS_PER_HOUR)],
+                false
+            ),
             Some((Op::GtEq, vec![i(-1)]))
         );
         // strict: gt/gt-eq at or below zero move up one
         assert_eq!(
-            proj("hour", "timestamp", Op::GtEq, vec![ts(-MICROS_PER_HOUR)], true),
+            proj(
+                "hour",
+                "timestamp",
+                Op::GtEq,
+                vec![ts(-MICROS_PER_HOUR)],
+                true
+            ),
             Some((Op::Gt, vec![i(-1)])) // > hour(-1h - 1us) = -2, fixed to -1
         );
         assert_eq!(
@@ -665,12 +774,24 @@ mod tests {
         );
         // IN over timestamps, with a pre-epoch value
         assert_eq!(
-            proj("day", "timestamp", Op::In, vec![ts(-1), ts(micros_day)], false),
+            proj(
+                "day",
+                "timestamp",
+                Op::In,
+                vec![ts(-1), ts(micros_day)],
+                false
+            ),
             Some((Op::In, vec![d(-1), d(0), d(1)]))
         );
         // nanosecond timestamps
         assert_eq!(
-            proj("day", "timestamp_ns", Op::GtEq, vec![Literal::TimestampNs(86_400_000_000_000)], false),
+            proj(
+                "day",
+                "timestamp_ns",
+                Op::GtEq,
+                vec![Literal::TimestampNs(86_400_000_000_000)],
+                false
+            ),
             Some((Op::GtEq, vec![d(1)]))
         );
     }
@@ -685,7 +806,12 @@ mod tests {
             transform: Transform::parse_lenient("zorder").unwrap(),
         };
         assert_eq!(
-            project_predicate(&Predicate::new(1, Op::Eq, vec![i(1)]), &unknown, &ty("int"), false),
+            project_predicate(
+                &Predicate::new(1, Op::Eq, vec![i(1)]),
+                &unknown,
+                &ty("int"),
+                false
+            ),
             None
         );
     }
@@ -704,15 +830,27 @@ mod tests {
         .unwrap();
         let day = frazil_values::temporal::MICROS_PER_DAY;
         let e = Expr::Not(Box::new(Expr::Or(
-            Box::new(Expr::Pred(Predicate::new(1, Op::Lt, vec![Literal::Timestamp(day)]))),
-            Box::new(Expr::Pred(Predicate::new(2, Op::Eq, vec![Literal::Long(7)]))),
+            Box::new(Expr::Pred(Predicate::new(
+                1,
+                Op::Lt,
+                vec![Literal::Timestamp(day)],
+            ))),
+            Box::new(Expr::Pred(Predicate::new(
+                2,
+                Op::Eq,
+                vec![Literal::Long(7)],
+            ))),
         )));
         // NOT(ts < X OR id = 7) = ts >= X AND id != 7; id != 7 has no inclusive projection
         let inc = project(&e, &spec, &schema, false);
         assert_eq!(
             inc,
             Expr::And(
-                Box::new(Expr::Pred(Predicate::new(1000, Op::GtEq, vec![Literal::Date(1)]))),
+                Box::new(Expr::Pred(Predicate::new(
+                    1000,
+                    Op::GtEq,
+                    vec![Literal::Date(1)]
+                ))),
                 Box::new(Expr::Pred(Predicate::new(1001, Op::GtEq, vec![i(24)]))),
             )
         );
@@ -726,7 +864,11 @@ mod tests {
             Expr::And(
                 Box::new(Expr::Or(
                     // > day(X - 1us) = 0, moved up one by Java's fix for day <= 0
-                    Box::new(Expr::Pred(Predicate::new(1000, Op::Gt, vec![Literal::Date(1)]))),
+                    Box::new(Expr::Pred(Predicate::new(
+                        1000,
+                        Op::Gt,
+                        vec![Literal::Date(1)]
+                    ))),
                     Box::new(Expr::Pred(Predicate::new(1001, Op::Gt, vec![i(23)]))),
                 )),
                 Box::new(Expr::Pred(Predicate::new(1002, Op::NotEq, vec![b7]))),

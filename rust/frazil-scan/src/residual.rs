@@ -82,7 +82,12 @@ impl ResidualEvaluator {
 
     pub fn eval(&self, cols: &PartitionColumns) -> Result<Residuals> {
         let n = cols.len;
-        if self.leaves.iter().all(|(s, i)| s.is_empty() && i.is_empty()) || n == 0 {
+        if self
+            .leaves
+            .iter()
+            .all(|(s, i)| s.is_empty() && i.is_empty())
+            || n == 0
+        {
             return Ok(Residuals {
                 index: vec![0; n],
                 exprs: vec![self.residual(&[])],

@@ -4,9 +4,7 @@
 use std::cmp::Ordering;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Decimal128Type, Float32Type, Float64Type, Int32Type, Int64Type,
-};
+use arrow_array::types::{Decimal128Type, Float32Type, Float64Type, Int32Type, Int64Type};
 use arrow_array::{
     Array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, FixedSizeBinaryArray,
     LargeBinaryArray, PrimitiveArray,
@@ -113,12 +111,8 @@ pub fn decode_bound<'a>(b: &'a [u8], ty: &PrimitiveType) -> Option<Val<'a>> {
         // bound as a date.
         P::Long if b.len() == 4 => Val::I64(i32_of(b)? as i64),
         P::Long | P::Time | P::TimestampTz | P::TimestampTzNs => Val::I64(i64_of(b)?),
-        P::Timestamp if b.len() == 4 => {
-            Val::I64((i32_of(b)? as i64).checked_mul(MICROS_PER_DAY)?)
-        }
-        P::TimestampNs if b.len() == 4 => {
-            Val::I64((i32_of(b)? as i64).checked_mul(NANOS_PER_DAY)?)
-        }
+        P::Timestamp if b.len() == 4 => Val::I64((i32_of(b)? as i64).checked_mul(MICROS_PER_DAY)?),
+        P::TimestampNs if b.len() == 4 => Val::I64((i32_of(b)? as i64).checked_mul(NANOS_PER_DAY)?),
         P::Timestamp | P::TimestampNs => Val::I64(i64_of(b)?),
         P::Float => Val::F32(f32::from_le_bytes(b.try_into().ok()?)),
         P::Double if b.len() == 4 => Val::F64(f32::from_le_bytes(b.try_into().ok()?) as f64),
@@ -180,7 +174,11 @@ impl Column {
                 DataType::Int32 | DataType::Date32 => Column::I32(reinterpret(array)?),
                 _ => return Err(bad()),
             },
-            P::Long | P::Time | P::Timestamp | P::TimestampTz | P::TimestampNs
+            P::Long
+            | P::Time
+            | P::Timestamp
+            | P::TimestampTz
+            | P::TimestampNs
             | P::TimestampTzNs => match dt {
                 DataType::Int64 | DataType::Time64(_) | DataType::Timestamp(_, _) => {
                     Column::I64(reinterpret(array)?)
@@ -214,9 +212,7 @@ impl Column {
                 _ => return Err(bad()),
             },
             P::Uuid => match dt {
-                DataType::FixedSizeBinary(16) => {
-                    Column::Uuid(array.as_fixed_size_binary().clone())
-                }
+                DataType::FixedSizeBinary(16) => Column::Uuid(array.as_fixed_size_binary().clone()),
                 _ => return Err(bad()),
             },
             P::String | P::Binary | P::Fixed(_) => match dt {
@@ -238,9 +234,7 @@ impl Column {
                         .map_err(|_| bad())?;
                     Column::LargeBytes(LargeBinaryArray::from(data))
                 }
-                DataType::FixedSizeBinary(_) => {
-                    Column::Fixed(array.as_fixed_size_binary().clone())
-                }
+                DataType::FixedSizeBinary(_) => Column::Fixed(array.as_fixed_size_binary().clone()),
                 _ => return Err(bad()),
             },
             P::Unknown | P::Variant | P::Geometry { .. } | P::Geography { .. } => Column::Missing,
