@@ -597,6 +597,13 @@ fn identity_partitions_of_every_type() {
     assert!(!plan(&t, &cmp("eq", 1, 100.into())).0);
     assert!(!plan(&t, &cmp("lt", 1, (-5).into())).0);
     assert!(plan(&t, &cmp("lt-eq", 1, (-5).into())).0);
+    // summaries: f (float) has contains_nan = false, db (double) true
+    assert!(!plan(&t, &unary("is-nan", 11)).0);
+    assert!(plan(&t, &unary("is-nan", 12)).0);
+    assert!(!plan(&t, &cmp("starts-with", 3, "0".into())).0);
+    assert!(plan(&t, &cmp("starts-with", 3, "b".into())).0); // between "a" and "ü🧊"
+    assert!(plan(&t, &cmp("starts-with", 3, "ü🧊".into())).0);
+    assert!(plan(&t, &unary("not-null", 3)).0);
     // Java's partition evaluator sorts null first (i < 0 holds for the null partition), but
     // the metrics (one value, one null) drop that file, as Java's do
     assert_eq!(plan(&t, &cmp("lt", 1, 0.into())).1, ["00002"]);
