@@ -933,9 +933,11 @@ fn read(op: &Op, r: &mut Reader<'_>, b: &mut Builder) -> Result<()> {
         }
         (Op::LongToInt, Builder::I32(v, n)) => {
             let value = r.long()?;
-            v.push(i32::try_from(value).map_err(|_| {
-                Error::decode(format!("long {value} does not fit the int field"))
-            })?);
+            v.push(
+                i32::try_from(value).map_err(|_| {
+                    Error::decode(format!("long {value} does not fit the int field"))
+                })?,
+            );
             n.append_non_null();
         }
         (Op::IntToLong, Builder::I64(v, n)) => {
