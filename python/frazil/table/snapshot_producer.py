@@ -32,7 +32,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -415,7 +415,8 @@ class _SnapshotProducer(TransactionStep):
                 self._filtered[row["manifest_path"]] = self._filter_one(
                     base, row, entries, path_set, predicates
                 )
-        out, removed, found = [], [], set()
+        out, removed = [], []
+        found: set[str] = set()
         for row in rows:
             new_row, deleted = self._filtered[row["manifest_path"]]
             out.append(new_row)
@@ -458,10 +459,10 @@ class _SnapshotProducer(TransactionStep):
 
     def _merge(self, base: TableMetadata, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         settings = MergeSettings.from_properties(base.properties)
-        out = []
+        out: list[dict[str, Any]] = []
         for bin_ in merge_plan(rows, settings):
             if len(bin_) == 1:
-                out.append(bin_[0])
+                out.append(dict(bin_[0]))
                 continue
             key = tuple(m["manifest_path"] for m in bin_)
             if key not in self._merged:
@@ -844,24 +845,31 @@ class DeleteFiles(_Deleting):
         return Operation.DELETE
 
 
-class ReplaceFiles(_Deleting):
-    """Rewrites files without changing the table's data (compaction): the files it replaces
-    must still be live, and no delete file may have been added against them meanwhile."""
+class _ChangesDeleteFiles(_Deleting):
+    """Producers that also add and remove delete files (rewrites and row-level changes)."""
 
-    def delete_files(self, predicate: DataFilePredicate) -> _Deleting:
-        raise UnsupportedError("a replace names the files it rewrites; use delete_data_file()")
-
-    def add_delete_file(self, delete_file: DataFile) -> ReplaceFiles:
+    def add_delete_file(self: _D, delete_file: DataFile) -> _D:
         self._check_content(delete_file, False)
         self._add_file(delete_file)
         return self
 
-    def delete_delete_file(self, delete_file: DataFile | str) -> ReplaceFiles:
+    def delete_delete_file(self: _D, delete_file: DataFile | str) -> _D:
         path = _path_of(delete_file)
         if path not in self._delete_delete_paths:
             self._delete_delete_paths[path] = None
             self._changed()
         return self
+
+
+_D = TypeVar("_D", bound=_ChangesDeleteFiles)
+
+
+class ReplaceFiles(_ChangesDeleteFiles):
+    """Rewrites files without changing the table's data (compaction): the files it replaces
+    must still be live, and no delete file may have been added against them meanwhile."""
+
+    def delete_files(self, predicate: DataFilePredicate) -> _Deleting:
+        raise UnsupportedError("a replace names the files it rewrites; use delete_data_file()")
 
     def _operation(self) -> str:
         return Operation.REPLACE
@@ -877,20 +885,8 @@ class ReplaceFiles(_Deleting):
         )
 
 
-class RowDelta(_Deleting):
+class RowDelta(_ChangesDeleteFiles):
     """Adds data files and/or delete files (row-level changes), optionally removing files."""
-
-    def add_delete_file(self, delete_file: DataFile) -> RowDelta:
-        self._check_content(delete_file, False)
-        self._add_file(delete_file)
-        return self
-
-    def delete_delete_file(self, delete_file: DataFile | str) -> RowDelta:
-        path = _path_of(delete_file)
-        if path not in self._delete_delete_paths:
-            self._delete_delete_paths[path] = None
-            self._changed()
-        return self
 
     def _operation(self) -> str:
         adds_data = any(f.content == DataFileContent.DATA for f in self._added.values())
