@@ -5,6 +5,7 @@
 mod arrow;
 mod error;
 mod manifest;
+mod scan;
 mod transforms;
 mod values;
 
@@ -24,6 +25,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<arrow::ArrowArrayExport>()?;
     manifest::register(m)?;
+    scan::register(m)?;
     transforms::register(m)?;
     values::register(m)?;
     Ok(())

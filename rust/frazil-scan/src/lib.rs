@@ -50,6 +50,7 @@
 //! Partition equality must compare floats by bits (normalized NaN) and ignore nothing but must
 //! include fields with unknown transforms.
 
+pub mod delete;
 pub mod eval;
 pub mod expr;
 pub mod plan;
@@ -57,9 +58,10 @@ pub mod project;
 pub mod residual;
 pub mod value;
 
+pub use delete::{DeleteIndex, TaskDeletes};
 pub use expr::{Expr, Op, Predicate, Schema};
 pub use frazil_values::{Error, ErrorKind, Result};
-pub use plan::{ManifestPlan, ScanPlanner};
+pub use plan::{ManifestPlan, PlannedManifest, ScanPlanner};
 pub use project::{project, PartitionField, PartitionSpec};
 pub use residual::{ResidualEvaluator, Residuals};
 

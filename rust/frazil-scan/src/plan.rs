@@ -7,12 +7,18 @@
 //! partition tuple passes the inclusive projection, and its metrics say rows might match.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int32Type;
-use arrow_array::{Array, BooleanArray, Int32Array, RecordBatch};
+use arrow_array::{make_array, Array, BooleanArray, Int32Array, RecordBatch, RecordBatchOptions};
+use arrow_data::transform::MutableArrayData;
 use frazil_values::{Error, Result};
 
+use crate::delete::{
+    restrict_to_fields, DeleteIndex, FileColumns, TaskDeletes, CONTENT_EQUALITY_DELETES,
+};
 use crate::eval::{
     ManifestEvaluator, MetricsColumns, MetricsEvaluator, PartitionColumns, PartitionEvaluator,
 };
@@ -28,6 +34,25 @@ struct SpecContext {
     partition_schema: Schema,
     inclusive: Expr,
     residuals: ResidualEvaluator,
+}
+
+/// One manifest of a planned scan (see `ScanPlanner::plan_files`).
+#[derive(Debug, Clone)]
+pub struct PlannedManifest {
+    /// The manifest's row in the manifest list.
+    pub row: usize,
+    /// 0: data manifest; 1: delete manifest.
+    pub content: i32,
+    /// The selected entries (a data manifest's tasks, a delete manifest's needed delete files),
+    /// in manifest order, in the decoded manifest's schema.
+    pub entries: RecordBatch,
+    /// Data manifests: per entry, its residual's index into `residuals`.
+    pub residual_index: Int32Array,
+    /// Data manifests: the distinct residuals, as JSON (expressions spec, id references).
+    pub residuals: Vec<String>,
+    /// Data manifests: per entry, its delete files, as positions in the concatenation of all
+    /// delete manifests' `entries` in input order.
+    pub deletes: TaskDeletes,
 }
 
 /// A row filter bound to a table's schema and partition specs, reusable across snapshots.
@@ -136,6 +161,27 @@ impl ScanPlanner {
     /// Plans one decoded manifest (a `manifest_entry` batch) written with spec `spec_id`.
     pub fn plan_manifest(&self, spec_id: i32, manifest: &RecordBatch) -> Result<ManifestPlan> {
         let ctx = self.spec(spec_id)?;
+        let (selected, partitions) = self.select(ctx, manifest, &self.filter)?;
+        let residuals = ctx.residuals.eval(&partitions)?;
+        let json = residuals
+            .exprs
+            .iter()
+            .map(|e| Ok(e.to_json(&self.schema)?.to_string()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ManifestPlan {
+            selected: BooleanArray::from(selected),
+            residual_index: Int32Array::from(residuals.index),
+            residuals: json,
+        })
+    }
+
+    /// Live entries whose partition tuple and metrics might match `filter`.
+    fn select(
+        &self,
+        ctx: &SpecContext,
+        manifest: &RecordBatch,
+        filter: &Expr,
+    ) -> Result<(Vec<bool>, PartitionColumns)> {
         let n = manifest.num_rows();
         let mut selected = match manifest
             .column_by_name("status")
@@ -154,26 +200,157 @@ impl ScanPlanner {
                 .zip(by_partition)
                 .for_each(|(s, p)| *s &= p);
         }
-        if !matches!(self.filter, Expr::True) && selected.iter().any(|s| *s) {
+        if !matches!(filter, Expr::True) && selected.iter().any(|s| *s) {
             let metrics = MetricsColumns::from_manifest(manifest)?;
-            let by_metrics =
-                MetricsEvaluator::new(&self.filter, &self.schema, false).eval(&metrics)?;
+            let by_metrics = MetricsEvaluator::new(filter, &self.schema, false).eval(&metrics)?;
             selected
                 .iter_mut()
                 .zip(by_metrics)
                 .for_each(|(s, m)| *s &= m);
         }
-        let residuals = ctx.residuals.eval(&partitions)?;
-        let json = residuals
-            .exprs
-            .iter()
-            .map(|e| Ok(e.to_json(&self.schema)?.to_string()))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(ManifestPlan {
-            selected: BooleanArray::from(selected),
-            residual_index: Int32Array::from(residuals.index),
-            residuals: json,
-        })
+        Ok((selected, partitions))
+    }
+
+    /// Selects the delete files of a delete manifest that a scan with this filter needs: live,
+    /// partition might match, and metrics might match (equality deletes on their equality
+    /// fields only, see `delete`).
+    pub fn select_deletes(&self, spec_id: i32, manifest: &RecordBatch) -> Result<Vec<bool>> {
+        let ctx = self.spec(spec_id)?;
+        if matches!(self.filter, Expr::True) {
+            return Ok(self.select(ctx, manifest, &Expr::True)?.0);
+        }
+        let cols = FileColumns::new(manifest)?;
+        let mut groups: HashMap<Vec<i32>, Vec<usize>> = HashMap::new();
+        for i in 0..manifest.num_rows() {
+            if cols.content(i) == CONTENT_EQUALITY_DELETES {
+                let mut ids = cols.equality_ids(i);
+                ids.sort_unstable();
+                groups.entry(ids).or_default().push(i);
+            }
+        }
+        let (mut selected, _) = self.select(ctx, manifest, &self.filter)?;
+        if !groups.is_empty() {
+            let (by_partition, _) = self.select(ctx, manifest, &Expr::True)?;
+            for (ids, rows) in groups {
+                let restricted = restrict_to_fields(&self.filter, &ids);
+                let metrics = if matches!(restricted, Expr::True) {
+                    None
+                } else {
+                    let m = MetricsColumns::from_manifest(manifest)?;
+                    Some(MetricsEvaluator::new(&restricted, &self.schema, false).eval(&m)?)
+                };
+                for i in rows {
+                    selected[i] = by_partition[i] && metrics.as_ref().is_none_or(|m| m[i]);
+                }
+            }
+        }
+        Ok(selected)
+    }
+
+    /// Plans a whole scan: the manifests at rows `rows` of `manifest_list` (data and delete
+    /// manifests, per its `content` column), each decoded by `load(k)` for `rows[k]` on the
+    /// worker threads. Delete manifests are planned first and indexed; then each data manifest
+    /// is planned and its selected entries get their delete files. Results are in `rows` order;
+    /// up to `threads` threads (all cores when `None`).
+    pub fn plan_files<F>(
+        &self,
+        manifest_list: &RecordBatch,
+        rows: &[usize],
+        load: F,
+        threads: Option<usize>,
+    ) -> Result<Vec<PlannedManifest>>
+    where
+        F: Fn(usize) -> Result<RecordBatch> + Sync,
+    {
+        let n_list = manifest_list.num_rows();
+        let spec_ids = manifest_list
+            .column_by_name("partition_spec_id")
+            .and_then(|c| c.as_primitive_opt::<Int32Type>())
+            .ok_or_else(|| Error::invalid("manifest list batch has no int32 partition_spec_id"))?;
+        let content = manifest_list
+            .column_by_name("content")
+            .and_then(|c| c.as_primitive_opt::<Int32Type>());
+        let paths = manifest_list
+            .column_by_name("manifest_path")
+            .and_then(|c| c.as_string_opt::<i32>());
+        let label = |row: usize| {
+            move |e: Error| {
+                let path = paths
+                    .map(|p| p.value(row).to_string())
+                    .unwrap_or_else(|| format!("#{row}"));
+                Error::new(e.kind, format!("manifest {path}: {e}"))
+            }
+        };
+        for &row in rows {
+            if row >= n_list {
+                return Err(Error::invalid(format!(
+                    "manifest row {row} is out of the manifest list's {n_list} rows"
+                )));
+            }
+        }
+        let is_delete = |row: usize| content.is_some_and(|c| !c.is_null(row) && c.value(row) != 0);
+        let delete_jobs: Vec<usize> = (0..rows.len()).filter(|k| is_delete(rows[*k])).collect();
+        let data_jobs: Vec<usize> = (0..rows.len()).filter(|k| !is_delete(rows[*k])).collect();
+
+        let deletes = parallel_map(&delete_jobs, threads, |&k| {
+            let row = rows[k];
+            let run = || -> Result<RecordBatch> {
+                let batch = load(k)?;
+                let selected = self.select_deletes(spec_ids.value(row), &batch)?;
+                filter_batch(&batch, &selected)
+            };
+            run().map_err(label(row))
+        })?;
+        let index = {
+            let parts = delete_jobs
+                .iter()
+                .zip(&deletes)
+                .map(|(&k, b)| Ok((&self.spec(spec_ids.value(rows[k]))?.spec, b)))
+                .collect::<Result<Vec<_>>>()?;
+            DeleteIndex::build(&parts)?
+        };
+        let data = parallel_map(&data_jobs, threads, |&k| {
+            let row = rows[k];
+            let run = || -> Result<PlannedManifest> {
+                let spec_id = spec_ids.value(row);
+                let batch = load(k)?;
+                let plan = self.plan_manifest(spec_id, &batch)?;
+                let picked: Vec<usize> = plan.selected.values().set_indices().collect();
+                let deletes =
+                    index.attach(&self.spec(spec_id)?.spec, &self.schema, &batch, &picked)?;
+                let residual_index = Int32Array::from_iter_values(
+                    picked.iter().map(|&i| plan.residual_index.value(i)),
+                );
+                Ok(PlannedManifest {
+                    row,
+                    content: 0,
+                    entries: filter_batch(
+                        &batch,
+                        &plan.selected.values().iter().collect::<Vec<_>>(),
+                    )?,
+                    residual_index,
+                    residuals: plan.residuals,
+                    deletes,
+                })
+            };
+            run().map_err(label(row))
+        })?;
+        let mut out: Vec<Option<PlannedManifest>> = (0..rows.len()).map(|_| None).collect();
+        for (k, entries) in delete_jobs.into_iter().zip(deletes) {
+            let n = entries.num_rows();
+            out[k] = Some(PlannedManifest {
+                row: rows[k],
+                content: 1,
+                entries,
+                residual_index: Int32Array::from(Vec::<i32>::new()),
+                residuals: Vec::new(),
+                deletes: TaskDeletes::none(n),
+            });
+        }
+        for (k, plan) in data_jobs.into_iter().zip(data) {
+            out[k] = Some(plan);
+        }
+        Ok(out.into_iter().flatten().collect())
     }
 
     /// Plans many manifests on up to `threads` threads (all cores when `None`), in order.
@@ -206,39 +383,100 @@ impl ScanPlanner {
             self.plan_manifest(spec_ids.value(*row), batch)
                 .map_err(label)
         };
-        let threads = threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .clamp(1, manifests.len().max(1));
-        if threads == 1 {
-            return manifests.iter().map(job).collect();
-        }
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let results: Vec<std::sync::Mutex<Option<Result<ManifestPlan>>>> = manifests
-            .iter()
-            .map(|_| std::sync::Mutex::new(None))
-            .collect();
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(m) = manifests.get(i) else { break };
-                    let r = job(m);
-                    if let Ok(mut slot) = results[i].lock() {
-                        *slot = Some(r);
-                    }
-                });
-            }
-        });
-        results
-            .into_iter()
-            .enumerate()
-            .map(|(i, slot)| {
-                slot.into_inner().ok().flatten().unwrap_or_else(|| {
-                    Err(Error::invalid(format!(
-                        "manifest {i}: planning thread failed"
-                    )))
-                })
-            })
-            .collect()
+        parallel_map(manifests, threads, job)
     }
+}
+
+/// Runs `job` over `items` on up to `threads` scoped threads (all cores when `None`), keeping
+/// the order; the first error (in item order) wins.
+pub fn parallel_map<T, R, F>(items: &[T], threads: Option<usize>, job: F) -> Result<Vec<R>>
+where
+    T: Sync,
+    R: Send,
+    F: Fn(&T) -> Result<R> + Sync,
+{
+    let threads = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.iter().map(job).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let results: Vec<Mutex<Option<Result<R>>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                if failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let r = job(item);
+                if r.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                if let Ok(mut slot) = results[i].lock() {
+                    *slot = Some(r);
+                }
+            });
+        }
+    });
+    let mut out = Vec::with_capacity(items.len());
+    for (i, slot) in results.into_iter().enumerate() {
+        match slot.into_inner().ok().flatten() {
+            Some(r) => out.push(r?),
+            // skipped after another item failed; that error comes first or later in order
+            None if failed.load(Ordering::Relaxed) => continue,
+            None => return Err(Error::invalid(format!("item {i}: planning thread failed"))),
+        }
+    }
+    if out.len() < items.len() {
+        return Err(Error::invalid("planning stopped on an error that was lost"));
+    }
+    Ok(out)
+}
+
+/// The rows of `batch` where `keep` is true, in order, in the same schema (runs of kept rows
+/// are copied as slices; all rows kept is no copy).
+pub fn filter_batch(batch: &RecordBatch, keep: &[bool]) -> Result<RecordBatch> {
+    let n = batch.num_rows();
+    if keep.len() != n {
+        return Err(Error::invalid(
+            "filter mask length differs from the batch's",
+        ));
+    }
+    let kept = keep.iter().filter(|k| **k).count();
+    if kept == n {
+        return Ok(batch.clone());
+    }
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < n {
+        if keep[i] {
+            let start = i;
+            while i < n && keep[i] {
+                i += 1;
+            }
+            runs.push((start, i));
+        } else {
+            i += 1;
+        }
+    }
+    let err =
+        |e: arrow_schema::ArrowError| Error::invalid(format!("filtering manifest entries: {e}"));
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|c| {
+            let data = c.to_data();
+            let mut m = MutableArrayData::new(vec![&data], false, kept);
+            for &(s, e) in &runs {
+                m.try_extend(0, s, e).map_err(err)?;
+            }
+            Ok(make_array(m.freeze()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let options = RecordBatchOptions::new().with_row_count(Some(kept));
+    RecordBatch::try_new_with_options(batch.schema(), columns, &options).map_err(err)
 }

@@ -1,0 +1,146 @@
+//! Bindings of `frazil_scan`: a row filter bound to a table's schema and specs
+//! (`ScanPlanner`), manifest pruning over a manifest list batch, and whole-scan planning
+//! (decoding, selection, residuals, delete attachment) with the GIL released.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::Field;
+use frazil_manifest::{ManifestFile, ReadOptions};
+use frazil_scan::ScanPlanner;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+
+use crate::arrow::{export, export_batch, import_array, ArrowArrayExport, RecordBatchExport};
+use crate::error::{invalid, IntoPyResult};
+
+type Inherit = Option<(Option<i64>, Option<i64>, Option<i64>)>;
+
+/// One planned manifest: (manifest list row, content, entries, residual index per entry,
+/// residual JSONs, delete offsets, delete indices).
+type Planned = (
+    usize,
+    i32,
+    RecordBatchExport,
+    ArrowArrayExport,
+    Vec<String>,
+    ArrowArrayExport,
+    ArrowArrayExport,
+);
+
+fn import_batch(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
+    let imported = import_array(obj)?;
+    let s = imported
+        .array
+        .as_struct_opt()
+        .ok_or_else(|| invalid("expected a record batch (a struct array)"))?;
+    Ok(RecordBatch::from(s.clone()))
+}
+
+fn array_export(array: ArrayRef) -> ArrowArrayExport {
+    let field = Arc::new(Field::new("", array.data_type().clone(), false));
+    export(array, field)
+}
+
+#[pyclass(frozen, module = "frazil._native", name = "ScanPlanner")]
+pub struct PyScanPlanner {
+    inner: ScanPlanner,
+}
+
+#[pymethods]
+impl PyScanPlanner {
+    /// `schema_json`: the scan's schema; `specs_json`: the table's partition specs (a JSON
+    /// list); `filter_json`: the row filter bound to that schema (expressions spec JSON).
+    #[new]
+    fn new(
+        py: Python<'_>,
+        schema_json: &str,
+        specs_json: &str,
+        filter_json: &str,
+    ) -> PyResult<Self> {
+        let inner = py
+            .detach(|| ScanPlanner::new(schema_json, specs_json, filter_json))
+            .py()?;
+        Ok(PyScanPlanner { inner })
+    }
+
+    /// Which rows of a manifest list record batch may hold matching entries (a boolean array).
+    fn prune_manifests(
+        &self,
+        py: Python<'_>,
+        manifest_list: &Bound<'_, PyAny>,
+    ) -> PyResult<ArrowArrayExport> {
+        let batch = import_batch(manifest_list)?;
+        let keep = py.detach(|| self.inner.prune_manifests(&batch)).py()?;
+        Ok(array_export(Arc::new(keep)))
+    }
+
+    /// The bound filter's inclusive projection onto a spec, as JSON.
+    fn partition_filter_json(&self, spec_id: i32) -> PyResult<String> {
+        self.inner.partition_filter_json(spec_id).py()
+    }
+
+    /// Plans the manifests at `rows` of `manifest_list` (their bytes in `datas`, inheritance in
+    /// `inherits`: (added_snapshot_id, sequence_number, first_row_id)), decoding and planning
+    /// on up to `threads` threads; one tuple per manifest, in `rows` order.
+    #[pyo3(signature = (manifest_list, rows, datas, inherits, threads = None))]
+    fn plan_files(
+        &self,
+        py: Python<'_>,
+        manifest_list: &Bound<'_, PyAny>,
+        rows: Vec<usize>,
+        datas: Vec<PyBackedBytes>,
+        inherits: Vec<Inherit>,
+        threads: Option<usize>,
+    ) -> PyResult<Vec<Planned>> {
+        if datas.len() != rows.len() || inherits.len() != rows.len() {
+            return Err(invalid(
+                "rows, datas and inherits must have one element per manifest",
+            ));
+        }
+        let batch = import_batch(manifest_list)?;
+        let options: Vec<ReadOptions> = inherits
+            .into_iter()
+            .map(|i| ReadOptions {
+                manifest_file: i.map(|(added_snapshot_id, sequence_number, first_row_id)| {
+                    ManifestFile {
+                        added_snapshot_id,
+                        sequence_number,
+                        first_row_id,
+                    }
+                }),
+                columns: None,
+            })
+            .collect();
+        let planned = py
+            .detach(|| {
+                self.inner.plan_files(
+                    &batch,
+                    &rows,
+                    |k| frazil_manifest::read_manifest(&datas[k], &options[k]),
+                    threads,
+                )
+            })
+            .py()?;
+        Ok(planned
+            .into_iter()
+            .map(|p| {
+                (
+                    p.row,
+                    p.content,
+                    export_batch(p.entries),
+                    array_export(Arc::new(p.residual_index) as ArrayRef),
+                    p.residuals,
+                    array_export(Arc::new(p.deletes.offsets) as ArrayRef),
+                    array_export(Arc::new(p.deletes.indices) as ArrayRef),
+                )
+            })
+            .collect())
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyScanPlanner>()?;
+    Ok(())
+}
