@@ -1,0 +1,246 @@
+"""Iceberg partition transforms as Spark Columns, computed by frazil's native kernels on Spark's
+Arrow batches (never one Python call per row).
+
+Each function gives the same values and the same Spark type as the Java reference's
+``system.*`` function (Iceberg's ``SparkFunctions``) on the same column:
+
+============================  =====================================================
+``bucket(n, col)``            int; tinyint, smallint, int, bigint, decimal, date, timestamp,
+                              timestamp_ntz, string, binary
+``truncate(w, col)``          the column's own type; tinyint, smallint, int, bigint,
+                              decimal, string, binary
+``years(col)``                int (years from 1970); date, timestamp, timestamp_ntz
+``months(col)``               int (months from 1970-01); date, timestamp, timestamp_ntz
+``days(col)``                 date; date, timestamp, timestamp_ntz
+``hours(col)``                int (hours from 1970-01-01 00:00); timestamp, timestamp_ntz
+``identity(col)``             the column itself
+============================  =====================================================
+
+Spark's ``timestamp`` is Iceberg's ``timestamptz`` and ``timestamp_ntz`` is ``timestamp``; both
+are transformed in UTC. Nulls stay null. A decimal that ``truncate`` rounds below its type's
+range is null, as Spark stores Java's result.
+
+On PySpark 4.1+ the kernels run in a scalar ``arrow_udf``; on 3.5 and 4.0 in a scalar
+``pandas_udf`` fed Arrow-backed Series (see :mod:`frazil.spark._arrow`). Executors import frazil
+from the Python environment ``PYSPARK_PYTHON`` names, so frazil must be installed there.
+
+``truncate``'s result type depends on its column's type, which a Python UDF cannot follow. When
+the column is one of a DataFrame (``df["name"]``) its type is known at once; otherwise (a name
+or an expression) the call goes through the SQL function that :func:`frazil.spark.register`
+installs in the active session, which picks the type when Spark has resolved the column.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from frazil.exceptions import InvalidArgumentError
+from frazil.spark import _arrow
+
+__all__ = ["bucket", "days", "hours", "identity", "months", "truncate", "years"]
+
+ColumnOrName = Any  # pyspark.sql.Column | str
+
+# Spark types (their simpleString without parameters) each function accepts.
+_INTEGRAL = ("tinyint", "smallint", "int", "bigint")
+_ACCEPTS = {
+    "bucket": (*_INTEGRAL, "decimal", "date", "timestamp", "timestamp_ntz", "string", "binary"),
+    "truncate": (*_INTEGRAL, "decimal", "string", "binary"),
+    "years": ("date", "timestamp", "timestamp_ntz"),
+    "months": ("date", "timestamp", "timestamp_ntz"),
+    "days": ("date", "timestamp", "timestamp_ntz"),
+    "hours": ("timestamp", "timestamp_ntz"),
+}
+_FIXED_RESULT = {"bucket": "int", "years": "int", "months": "int", "days": "date", "hours": "int"}
+
+
+def bucket(n: int, col: ColumnOrName):
+    """``bucket[n]``: the Murmur3 hash of each value modulo ``n``, as Spark int."""
+    return _fixed("bucket", _positive_int("bucket", "number of buckets", n, 2**31 - 1), col)
+
+
+def truncate(w: int, col: ColumnOrName):
+    """``truncate[w]``: integers and decimals rounded down to a multiple of ``w``, strings cut to
+    ``w`` code points, binaries to ``w`` bytes; the result has the column's own type."""
+    width = _positive_int("truncate", "width", w, 2**31 - 1)
+    spark_type = _known_type(col)
+    if spark_type is not None:
+        check_type("truncate", spark_type)
+        return _apply("truncate", width, spark_type, col)
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        raise InvalidArgumentError(
+            "frazil.spark.functions.truncate needs an active SparkSession for a column given by "
+            "name (its result type is the column's type); or pass df[name]"
+        )
+    from frazil.spark import register
+
+    register(spark)
+    call = F.call_function("frazil_truncate", F.lit(width), _column(col))
+    return call.alias(_display("truncate", width, col))
+
+
+def years(col: ColumnOrName):
+    """Years from 1970 of a date or timestamp, as Spark int."""
+    return _fixed("years", None, col)
+
+
+def months(col: ColumnOrName):
+    """Months from 1970-01 of a date or timestamp, as Spark int."""
+    return _fixed("months", None, col)
+
+
+def days(col: ColumnOrName):
+    """The day of a date or timestamp, as a Spark date (like Java's ``system.days``)."""
+    return _fixed("days", None, col)
+
+
+def hours(col: ColumnOrName):
+    """Hours from 1970-01-01 00:00 of a timestamp, as Spark int."""
+    return _fixed("hours", None, col)
+
+
+def identity(col: ColumnOrName):
+    """The partition value of an identity field: the column itself, in Spark's own plan."""
+    return _column(col)
+
+
+# --------------------------------------------------------------------------------------------
+# helpers shared with frazil.spark.register
+
+
+def _positive_int(kind: str, what: str, value: Any, limit: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgumentError(f"frazil_{kind}: the {what} must be an int, got {value!r}")
+    if not 0 < value <= limit:
+        raise InvalidArgumentError(f"frazil_{kind}: the {what} must be positive, got {value}")
+    return value
+
+
+def _column(col: ColumnOrName):
+    from pyspark.sql import Column
+    from pyspark.sql import functions as F
+
+    if isinstance(col, str):
+        return F.col(col)
+    if isinstance(col, Column):
+        return col
+    raise InvalidArgumentError(f"expected a Column or a column name, got {type(col).__name__}")
+
+
+def _type_name(spark_type) -> str:
+    name = spark_type.simpleString()
+    return "decimal" if name.startswith("decimal") else name
+
+
+def check_type(kind: str, spark_type) -> None:
+    """Raises when Java's ``system.<kind>`` would refuse a column of this Spark type."""
+    if _type_name(spark_type) not in _ACCEPTS[kind]:
+        accepted = ", ".join(_ACCEPTS[kind])
+        raise InvalidArgumentError(
+            f"frazil_{kind} cannot be applied to a column of type {spark_type.simpleString()} "
+            f"(accepted: {accepted})"
+        )
+
+
+def result_type(kind: str, spark_type):
+    """The Spark type of ``kind`` over a column of ``spark_type`` (Java's ``resultType``)."""
+    from pyspark.sql.types import _parse_datatype_string
+
+    check_type(kind, spark_type)
+    if kind == "truncate":
+        return spark_type
+    return _parse_datatype_string(_FIXED_RESULT[kind])
+
+
+def _known_type(col: ColumnOrName):
+    """The Spark type of a Column that is already resolved (``df["x"]`` on classic PySpark),
+    else None. Names and unresolved expressions are typed only by Spark's analyzer."""
+    if isinstance(col, str):
+        return None
+    jc = getattr(col, "_jc", None)
+    if jc is None:  # Spark Connect
+        return None
+    try:
+        expr = jc.expr()
+        if not expr.resolved():
+            return None
+        from pyspark.sql.types import _parse_datatype_json_string
+
+        return _parse_datatype_json_string(expr.dataType().json())
+    except Exception:  # not a classic Column with a catalyst expression
+        return None
+
+
+def arrow_udf_available() -> bool:
+    """Whether this PySpark has the native scalar ``arrow_udf`` (4.1+)."""
+    import os
+
+    if os.environ.get("FRAZIL_SPARK_UDF") == "pandas":  # lets tests cover the 3.5 path on 4.x
+        return False
+    from pyspark.sql import functions as F
+
+    return hasattr(F, "arrow_udf")
+
+
+@functools.lru_cache(maxsize=256)
+def _udf_cached(kind: str, param: int | None, result_json: str, arrow: bool):
+    from pyspark.sql.types import _parse_datatype_json_string
+
+    result = _parse_datatype_json_string(result_json)
+    if arrow:
+        from pyspark.sql.functions import arrow_udf
+
+        return arrow_udf(_arrow.arrow_kernel(kind, param), result)
+    from pyspark.sql.functions import pandas_udf
+
+    return pandas_udf(_arrow.pandas_kernel(kind, param), result)
+
+
+def make_udf(kind: str, param: int | None, result):
+    """The PySpark UDF computing ``kind`` with this parameter into this Spark type; its input
+    must be passed through :func:`udf_input` (or :func:`wrap_input_expression`)."""
+    arrow = arrow_udf_available()
+    if not arrow:
+        _arrow.install_pandas_passthrough()
+    return _udf_cached(kind, param, json.dumps(json.loads(result.json())), arrow)
+
+
+def udf_input(col):
+    """The Column a frazil UDF takes: the column itself for arrow_udf, else marked for the
+    pandas pass-through (a one-field struct)."""
+    if arrow_udf_available():
+        return col
+    from pyspark.sql import functions as F
+
+    return F.struct(col.alias(_arrow.MARKER))
+
+
+def _display(kind: str, param: int | None, col: ColumnOrName) -> str:
+    inner = col if isinstance(col, str) else None
+    if inner is None:
+        try:
+            inner = col._jc.toString()
+        except Exception:
+            inner = "col"
+    return f"frazil_{kind}({param}, {inner})" if param is not None else f"frazil_{kind}({inner})"
+
+
+def _apply(kind: str, param: int | None, spark_type, col: ColumnOrName):
+    udf = make_udf(kind, param, result_type(kind, spark_type))
+    return udf(udf_input(_column(col))).alias(_display(kind, param, col))
+
+
+def _fixed(kind: str, param: int | None, col: ColumnOrName):
+    from pyspark.sql.types import _parse_datatype_string
+
+    spark_type = _known_type(col)
+    if spark_type is not None:
+        check_type(kind, spark_type)  # fail now rather than in an executor
+    udf = make_udf(kind, param, _parse_datatype_string(_FIXED_RESULT[kind]))
+    return udf(udf_input(_column(col))).alias(_display(kind, param, col))
