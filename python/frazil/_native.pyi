@@ -5,6 +5,7 @@ from typing import Any, final
 __all__ = [
     "ArrowArrayExport",
     "RecordBatchExport",
+    "ScanPlanner",
     "__version__",
     "build_profile",
     "manifest_read",
@@ -46,6 +47,30 @@ class RecordBatchExport:
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
     def __arrow_c_schema__(self) -> object: ...
     def __len__(self) -> int: ...
+
+@final
+class ScanPlanner:
+    def __new__(cls, schema_json: str, specs_json: str, filter_json: str) -> ScanPlanner: ...
+    def prune_manifests(self, manifest_list: object) -> ArrowArrayExport: ...
+    def partition_filter_json(self, spec_id: int) -> str: ...
+    def plan_files(
+        self,
+        manifest_list: object,
+        rows: list[int],
+        datas: list[bytes],
+        inherits: list[tuple[int | None, int | None, int | None] | None],
+        threads: int | None = None,
+    ) -> list[
+        tuple[
+            int,
+            int,
+            RecordBatchExport,
+            ArrowArrayExport,
+            list[str],
+            ArrowArrayExport,
+            ArrowArrayExport,
+        ]
+    ]: ...
 
 def manifest_read_list(data: bytes) -> RecordBatchExport: ...
 def manifest_read(
