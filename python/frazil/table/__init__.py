@@ -9,7 +9,7 @@ and expiry (``expire_snapshots``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from frazil.metadata import (
     MAIN_BRANCH,
@@ -162,6 +162,16 @@ class Table:
 
     def expire_snapshots(self) -> ExpireSnapshots:
         return Transaction(self, autocommit=True).expire_snapshots()
+
+    def append(
+        self,
+        df: Any,
+        snapshot_properties: Mapping[str, str] | None = None,
+        branch: str | None = None,
+    ) -> None:
+        """Writes Arrow data as data files and appends them to the table, in one snapshot."""
+        with self.transaction() as tx:
+            tx.append(df, snapshot_properties, branch)
 
     def add_files(
         self,

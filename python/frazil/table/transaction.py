@@ -293,6 +293,19 @@ class Transaction:
 
         return ExpireSnapshots(self)
 
+    def append(
+        self,
+        df: Any,
+        snapshot_properties: Mapping[str, str] | None = None,
+        branch: str | None = None,
+    ) -> Transaction:
+        """Writes Arrow data (a table, batches or a stream) as data files of the table and
+        appends them in one snapshot (:mod:`frazil.table.write`)."""
+        from frazil.table.write import append
+
+        append(self, df, snapshot_properties, branch)
+        return self
+
     def add_files(
         self,
         file_paths: Sequence[str],

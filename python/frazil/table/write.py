@@ -1,0 +1,575 @@
+"""Arrow data into Iceberg data files, and ``append``.
+
+The path of a write: the input is checked and conformed to the table schema
+(:mod:`frazil.table.write_schema`); each chunk of input rows gets its partition values from the
+native transforms (Arrow arrays in and out), is sorted once by (partition values, default sort
+order) with Arrow and cut at the run boundaries of the partition values, so no Python runs per
+row; each partition's rows go to a rolling Parquet writer of that partition, which buffers up to
+a row group, rolls files at ``write.target-file-size-bytes`` (estimated from the bytes written
+so far and the compression seen) and, on close, turns the footer into the file's metrics
+(:mod:`frazil.table.metrics`). Files land where the table's location provider says
+(:mod:`frazil.table.locations`).
+
+A :class:`DataFileWriter` remembers every file it wrote, so that a failed write, or a commit
+that does not land, deletes them (:meth:`DataFileWriter.abort`); :class:`WrittenFilesStep`
+ties that to a transaction. Overwrites, deletes and upserts will reuse the writer with their
+own snapshot producers.
+
+Table properties (the Java reference's names and defaults):
+``write.parquet.compression-codec`` (zstd), ``write.parquet.compression-level``,
+``write.parquet.row-group-size-bytes`` (128 MB), ``write.parquet.row-group-limit`` (1,048,576
+rows, PyIceberg's), ``write.parquet.page-size-bytes`` (1 MB), ``write.parquet.page-row-limit``
+(20,000), ``write.parquet.dict-size-bytes`` (2 MB), ``write.target-file-size-bytes`` (512 MB),
+``commit.manifest-merge.enabled`` (true: appends merge manifests, as Java's default).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from frazil.content_file import DataFile, FileFormat, partition_arrow_type
+from frazil.exceptions import FrazilError, InvalidArgumentError, UnsupportedError
+from frazil.io import property_bool
+from frazil.partitioning import UnknownTransform, is_void
+from frazil.sorting import NullOrder, SortDirection
+from frazil.table.locations import data_file_name, location_provider, partition_to_path
+from frazil.table.metrics import MetricsConfig, parquet_metrics
+from frazil.table.transaction import TransactionStep
+from frazil.table.write_schema import conform, input_batches
+from frazil.types import DoubleType, FloatType, ListType, MapType
+
+if TYPE_CHECKING:
+    from frazil.io import FileIO
+    from frazil.metadata import TableMetadata
+    from frazil.table.transaction import Transaction
+    from frazil.table.updates import TableUpdate
+
+__all__ = ["DataFileWriter", "WriteSettings", "WrittenFilesStep", "append", "write_data_files"]
+
+logger = logging.getLogger(__name__)
+
+MANIFEST_MERGE_ENABLED = "commit.manifest-merge.enabled"
+_CODECS = {
+    "zstd": "zstd",
+    "gzip": "gzip",
+    "snappy": "snappy",
+    "lz4": "lz4",
+    "lz4_raw": "lz4",
+    "brotli": "brotli",
+    "uncompressed": "none",
+    "none": "none",
+}
+# Rows of input sorted and split at a time when the input streams (bounded memory).
+_CHUNK_BYTES = 256 * 1024 * 1024
+
+
+def _int_property(props: Mapping[str, str], key: str, default: int | None) -> int | None:
+    value = props.get(key)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidArgumentError(f"table property {key}={value!r} is not an integer") from None
+
+
+@dataclass(frozen=True)
+class WriteSettings:
+    """Parquet and file-size settings from table properties."""
+
+    compression: str = "zstd"
+    compression_level: int | None = None
+    row_group_bytes: int = 128 * 1024 * 1024
+    row_group_rows: int = 1_048_576
+    page_bytes: int = 1024 * 1024
+    page_rows: int = 20_000
+    dict_bytes: int = 2 * 1024 * 1024
+    target_file_bytes: int = 512 * 1024 * 1024
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> WriteSettings:
+        codec = props.get("write.parquet.compression-codec", "zstd").strip().lower()
+        if codec not in _CODECS:
+            raise InvalidArgumentError(
+                f"write.parquet.compression-codec={codec!r} is not a supported Parquet codec"
+            )
+        d = cls()
+
+        def get(key: str, default: int) -> int:
+            value = _int_property(props, key, default)
+            assert value is not None
+            if value <= 0:
+                raise InvalidArgumentError(f"table property {key}={value} must be positive")
+            return value
+
+        return cls(
+            compression=_CODECS[codec],
+            compression_level=_int_property(props, "write.parquet.compression-level", None),
+            row_group_bytes=get("write.parquet.row-group-size-bytes", d.row_group_bytes),
+            row_group_rows=get("write.parquet.row-group-limit", d.row_group_rows),
+            page_bytes=get("write.parquet.page-size-bytes", d.page_bytes),
+            page_rows=get("write.parquet.page-row-limit", d.page_rows),
+            dict_bytes=get("write.parquet.dict-size-bytes", d.dict_bytes),
+            target_file_bytes=get("write.target-file-size-bytes", d.target_file_bytes),
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# One partition's files
+
+
+@dataclass
+class _Key:
+    spec_id: int
+    values: tuple[Any, ...]
+    path: str
+
+
+class _RollingFile:
+    """The open Parquet file of one partition, with the rows buffered for its next row group."""
+
+    def __init__(self, owner: DataFileWriter, key: _Key) -> None:
+        self.owner = owner
+        self.key = key
+        self.pending: list[pa.Table] = []
+        self.pending_rows = 0
+        self.pending_bytes = 0
+        self.sorted_runs = 0  # chunks contributing rows: one means the file is sorted
+        self._open()
+
+    def _open(self) -> None:
+        o = self.owner
+        name = data_file_name(o.operation_id, o.next_file_count())
+        self.location = o.locations.new_data_location(name, self.key.path or None)
+        fs, path = o.io.filesystem(self.location)
+        o.written.append(self.location)
+        parent = path.rsplit("/", 1)[0]
+        if parent and parent != path:
+            fs.create_dir(parent, recursive=True)
+        self.sink = fs.open_output_stream(path)
+        s = o.settings
+        self.writer = pq.ParquetWriter(
+            self.sink,
+            o.arrow_schema,
+            compression=s.compression,
+            compression_level=s.compression_level,
+            data_page_size=s.page_bytes,
+            max_rows_per_page=s.page_rows,
+            dictionary_pagesize_limit=s.dict_bytes,
+            write_statistics=True,
+        )
+        self.rows = 0
+        self.nan_counts: dict[int, int] = {}
+        self.flushed_mem = 0  # in-memory bytes of the row groups written
+        self.sorted_runs = 0
+
+    def _ratio(self) -> float:
+        # Bytes in the file per in-memory Arrow byte, learned from what was written.
+        if self.flushed_mem:
+            return max(self.sink.tell() / self.flushed_mem, 0.01)
+        return self.owner.ratio
+
+    def add(self, rows: pa.Table) -> None:
+        s = self.owner.settings
+        self.sorted_runs += 1
+        while rows.num_rows:
+            per_row = max(rows.nbytes / rows.num_rows, 1.0)
+            room_file = s.target_file_bytes - self.sink.tell() - self.pending_bytes * self._ratio()
+            fit_file = int(room_file / (per_row * self._ratio()))
+            fit_group = min(
+                s.row_group_rows - self.pending_rows,
+                int((s.row_group_bytes - self.pending_bytes) / per_row),
+            )
+            take = max(1, min(rows.num_rows, fit_file, fit_group))
+            part = rows.slice(0, take)
+            rows = rows.slice(take)
+            self.pending.append(part)
+            self.pending_rows += take
+            self.pending_bytes += part.nbytes
+            if take >= fit_file:
+                self._flush()
+                self.owner.finish(self)
+                self._open()
+                self.sorted_runs = 1 if rows.num_rows else 0
+            elif take >= fit_group:
+                self._flush()
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        table = pa.concat_tables(self.pending)
+        self.pending, self.pending_rows, self.pending_bytes = [], 0, 0
+        for fid, path in self.owner.nan_columns:
+            column = table.column(path[0])
+            for name in path[1:]:
+                column = pc.struct_field(column, name)
+            n = pc.sum(pc.is_nan(column)).as_py() or 0
+            self.nan_counts[fid] = self.nan_counts.get(fid, 0) + n
+        self.writer.write_table(table, row_group_size=self.owner.settings.row_group_rows)
+        self.rows += table.num_rows
+        self.flushed_mem += table.nbytes
+
+    def close(self) -> DataFile | None:
+        self._flush()
+        self.writer.close()
+        size = self.sink.tell()
+        self.sink.close()
+        if self.rows == 0:
+            self.owner.io.delete(self.location)
+            self.owner.written.remove(self.location)
+            return None
+        if self.flushed_mem:
+            self.owner.ratio = max(size / self.flushed_mem, 0.01)
+        return self.owner.data_file(self, size)
+
+
+# ---------------------------------------------------------------------------------------------
+# The writer
+
+
+class DataFileWriter:
+    """Writes Arrow data as data files of a table's current schema and default spec (or a
+    given spec), sorted by the default sort order; remembers what it wrote for cleanup."""
+
+    def __init__(
+        self,
+        io: FileIO,
+        metadata: TableMetadata,
+        *,
+        spec_id: int | None = None,
+        operation_id: uuid.UUID | None = None,
+        downcast_ns_timestamp_to_us: bool | None = None,
+    ) -> None:
+        self.io = io
+        self.metadata = metadata
+        self.schema = metadata.schema()
+        self.spec = metadata.spec() if spec_id is None else metadata.spec_by_id(spec_id)
+        if self.spec is None:
+            raise InvalidArgumentError(f"the table has no partition spec with id {spec_id}")
+        for f in self.spec.fields:
+            if isinstance(f.transform, UnknownTransform):
+                raise UnsupportedError(
+                    f"cannot write with partition field {f.name!r}: unknown transform {f.transform}"
+                )
+        self.sort_order = metadata.sort_order()
+        self.properties = metadata.properties
+        self.settings = WriteSettings.from_properties(self.properties)
+        self.locations = location_provider(metadata.location or "", self.properties)
+        self.operation_id = operation_id or uuid.uuid4()
+        self.metrics_config = MetricsConfig.from_properties(
+            self.properties, self.schema, self.sort_order
+        )
+        self.ptype = partition_arrow_type(self.spec, self.schema)
+        self.downcast = downcast_ns_timestamp_to_us
+        self.written: list[str] = []
+        self.ratio = 0.5  # file bytes per Arrow byte before anything was measured
+        self._file_count = 0
+        self._open: dict[tuple[Any, ...], _RollingFile] = {}
+        self._done: list[DataFile] = []
+        self.arrow_schema: pa.Schema = pa.schema([])
+        self.nan_columns: list[tuple[int, list[str]]] = []
+
+    def next_file_count(self) -> int:
+        self._file_count += 1
+        return self._file_count
+
+    # ---- public
+
+    def write(self, data: Any) -> list[DataFile]:
+        """Writes all of ``data`` (see :func:`frazil.table.write_schema.input_batches`) and
+        returns its data files. On error, deletes every file written and re-raises."""
+        try:
+            return self._write(data)
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """Deletes every file this writer wrote (best effort)."""
+        for rf in self._open.values():
+            try:
+                rf.writer.close()
+                rf.sink.close()
+            except Exception:  # the file is deleted below anyway
+                pass
+        self._open.clear()
+        for location in self.written:
+            try:
+                self.io.delete(location)
+            except Exception:
+                logger.warning("could not delete %s", location, exc_info=True)
+        self.written.clear()
+
+    # ---- internals
+
+    def _write(self, data: Any) -> list[DataFile]:
+        in_schema, batches, whole = input_batches(data)
+        conformed = conform(in_schema, self.schema, downcast_ns_timestamp_to_us=self.downcast)
+        self.arrow_schema = conformed.arrow_schema
+        self.nan_columns = self._float_columns()
+        if whole:
+            # In memory already: check and convert everything before the first file.
+            converted = [conformed.convert(b) for b in batches]
+            if converted:
+                self._write_chunk(pa.Table.from_batches(converted, conformed.arrow_schema))
+        else:
+            chunk: list[pa.RecordBatch] = []
+            size = 0
+            for b in batches:
+                c = conformed.convert(b)
+                chunk.append(c)
+                size += c.nbytes
+                if size >= _CHUNK_BYTES:
+                    self._write_chunk(pa.Table.from_batches(chunk, conformed.arrow_schema))
+                    chunk, size = [], 0
+            if chunk:
+                self._write_chunk(pa.Table.from_batches(chunk, conformed.arrow_schema))
+        for rf in list(self._open.values()):
+            self.finish(rf)
+        self._open.clear()
+        return list(self._done)
+
+    def _float_columns(self) -> list[tuple[int, list[str]]]:
+        """Float and double columns outside lists and maps: NaN counts are counted while
+        writing (Parquet statistics do not have them)."""
+        out: list[tuple[int, list[str]]] = []
+
+        def visit(fields: Any, prefix: list[str]) -> None:
+            for f in fields:
+                t = f.field_type
+                if isinstance(t, (FloatType, DoubleType)):
+                    mode = self.metrics_config.mode(self.schema.find_column_name(f.field_id))
+                    if mode.kind != "none":
+                        out.append((f.field_id, [*prefix, f.name]))
+                elif hasattr(t, "fields") and not isinstance(t, (ListType, MapType)):
+                    visit(t.fields, [*prefix, f.name])
+
+        visit(self.schema.fields, [])
+        return out
+
+    def finish(self, rf: _RollingFile) -> None:
+        df = rf.close()
+        if df is not None:
+            self._done.append(df)
+
+    def _partition_columns(self, table: pa.Table) -> list[pa.ChunkedArray]:
+        out = []
+        for pf, nested in zip(self.spec.fields, self.ptype, strict=True):
+            name = self.schema.find_column_name(pf.source_id)
+            if is_void(pf.transform) or name is None:
+                out.append(pa.chunked_array([pa.nulls(table.num_rows, nested.type)]))
+                continue
+            source = _column(table, name)
+            values = pf.transform.apply(source)
+            out.append(_cast_partition(values, nested.type))
+        return out
+
+    def _sort_keys(
+        self, table: pa.Table, parts: list[pa.ChunkedArray]
+    ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        columns: dict[str, Any] = {}
+        keys: list[tuple[str, str]] = []
+        for i, values in enumerate(parts):
+            columns[f"p{i}"] = _sortable(values)
+            keys.append((f"p{i}", "ascending"))
+        order = self.sort_order
+        for i, sf in enumerate(order.fields):
+            if isinstance(sf.transform, UnknownTransform):
+                continue
+            name = self.schema.find_column_name(sf.source_id)
+            if name is None:
+                continue
+            values = _sortable(sf.transform.apply(_column(table, name)))
+            nulls_first = sf.null_order == NullOrder.NULLS_FIRST
+            # Nulls placed per key with a validity key before the values (pyarrow's null
+            # placement is one setting for all keys).
+            columns[f"v{i}"] = pc.is_valid(values)
+            keys.append((f"v{i}", "ascending" if nulls_first else "descending"))
+            columns[f"s{i}"] = values
+            keys.append(
+                (f"s{i}", "ascending" if sf.direction == SortDirection.ASC else "descending")
+            )
+        return columns, keys
+
+    def _write_chunk(self, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
+        parts = self._partition_columns(table) if len(self.spec.fields) else []
+        columns, keys = self._sort_keys(table, parts)
+        if keys:
+            order = pc.sort_indices(pa.table(columns), sort_keys=keys, null_placement="at_start")
+            table = table.take(order)
+            parts = [p.take(order) for p in parts]
+        if not parts:
+            self._route((), "", table)
+            return
+        starts = _run_starts(parts)
+        ends = [*starts[1:], table.num_rows]
+        pstruct = pa.Table.from_arrays(parts, schema=pa.schema(list(self.ptype)))
+        for start, end in zip(starts, ends, strict=True):
+            row = pstruct.slice(start, 1).to_pylist()[0]
+            values = tuple(row[f.name] for f in self.ptype)
+            path = partition_to_path(self.spec, self.schema, values)
+            self._route(values, path, table.slice(start, end - start))
+
+    def _route(self, values: tuple[Any, ...], path: str, rows: pa.Table) -> None:
+        key = (path,)
+        rf = self._open.get(key)
+        if rf is None:
+            rf = _RollingFile(self, _Key(self.spec.spec_id, values, path))
+            self._open[key] = rf
+        rf.add(rows)
+
+    def data_file(self, rf: _RollingFile, size: int) -> DataFile:
+        footer = rf.writer.writer.metadata
+        try:
+            metrics = parquet_metrics(footer, self.schema, config=self.metrics_config)
+        except FrazilError as e:
+            raise type(e)(f"{rf.location}: {e}") from None
+        if self.sort_order.is_unsorted():
+            sort_order_id: int | None = self.sort_order.order_id
+        else:
+            sort_order_id = self.sort_order.order_id if rf.sorted_runs <= 1 else None
+        return DataFile(
+            file_path=rf.location,
+            file_format=FileFormat.PARQUET,
+            partition=rf.key.values,
+            file_size_in_bytes=size,
+            spec_id=rf.key.spec_id,
+            nan_value_counts=dict(rf.nan_counts) if self.nan_columns else None,
+            sort_order_id=sort_order_id,
+            **metrics.data_file_fields(),
+        )
+
+
+def _column(table: pa.Table, dotted: str) -> pa.ChunkedArray:
+    # Partition and sort sources are primitives, possibly inside structs (not lists or maps).
+    parts = dotted.split(".")
+    if parts[0] in table.column_names:
+        column = table.column(parts[0])
+        for name in parts[1:]:
+            column = pc.struct_field(column, name)
+        return column
+    raise InvalidArgumentError(f"column {dotted!r} is not in the data")
+
+
+def _cast_partition(values: Any, arrow_type: pa.DataType) -> pa.ChunkedArray:
+    if isinstance(values, pa.Array):
+        values = pa.chunked_array([values])
+    if values.type == arrow_type:
+        return values
+    if isinstance(arrow_type, pa.BaseExtensionType):
+        return pa.chunked_array(
+            [
+                pa.ExtensionArray.from_storage(arrow_type, c.cast(arrow_type.storage_type))
+                if not isinstance(c.type, pa.BaseExtensionType)
+                else c
+                for c in values.chunks
+            ],
+            type=arrow_type,
+        )
+    return values.cast(arrow_type)
+
+
+def _sortable(values: Any) -> Any:
+    """A sort key column pyarrow can order (extension types by their storage)."""
+    if isinstance(values, pa.Array):
+        values = pa.chunked_array([values])
+    if isinstance(values.type, pa.BaseExtensionType):
+        return pa.chunked_array([c.storage for c in values.chunks], type=values.type.storage_type)
+    return values
+
+
+def _run_starts(parts: list[pa.ChunkedArray]) -> list[int]:
+    """Row indices where the (sorted) partition tuple changes, starting with 0."""
+    n = len(parts[0])
+    if n == 0:
+        return []
+    change = None
+    for values in parts:
+        v = _sortable(values).combine_chunks()
+        a, b = v.slice(1), v.slice(0, n - 1)
+        neq = pc.fill_null(pc.not_equal(a, b), False) if not pa.types.is_null(v.type) else None
+        nulls = pc.xor(a.is_null(), b.is_null())
+        diff = nulls if neq is None else pc.or_(neq, nulls)
+        if pa.types.is_floating(v.type):
+            both_nan = pc.and_(pc.fill_null(pc.is_nan(a), False), pc.fill_null(pc.is_nan(b), False))
+            diff = pc.and_(diff, pc.invert(both_nan))
+        change = diff if change is None else pc.or_(change, diff)
+    assert change is not None
+    idx = pc.indices_nonzero(change)
+    return [0, *(pc.add(idx, 1).to_pylist())]
+
+
+# ---------------------------------------------------------------------------------------------
+# Transactions
+
+
+class WrittenFilesStep(TransactionStep):
+    """A snapshot producer's step that also owns the data files written for it: they are
+    deleted when the step fails or the transaction is aborted."""
+
+    def __init__(self, producer: TransactionStep, writer: DataFileWriter) -> None:
+        self.producer = producer
+        self.writer = writer
+
+    def apply(self, base: TableMetadata, attempt: int) -> list[TableUpdate]:
+        try:
+            return self.producer.apply(base, attempt)
+        except BaseException:
+            self.writer.abort()
+            raise
+
+    def on_commit(self, committed: TableMetadata) -> None:
+        self.producer.on_commit(committed)
+
+    def on_abort(self) -> None:
+        try:
+            self.producer.on_abort()
+        finally:
+            self.writer.abort()
+
+
+def write_data_files(
+    io: FileIO,
+    metadata: TableMetadata,
+    data: Any,
+    *,
+    operation_id: uuid.UUID | None = None,
+) -> list[DataFile]:
+    """Writes ``data`` as data files of the table (nothing committed); on error nothing stays.
+    The caller owns the files: delete them if they are not committed."""
+    return DataFileWriter(io, metadata, operation_id=operation_id).write(data)
+
+
+def append(
+    transaction: Transaction,
+    df: Any,
+    snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
+) -> None:
+    """Writes ``df`` and stages one append of its files (merge or fast append per
+    ``commit.manifest-merge.enabled``) in ``transaction``."""
+    metadata = transaction.table_metadata
+    writer = DataFileWriter(transaction.table.io, metadata)
+    files = writer.write(df)
+    update = transaction.update_snapshot(snapshot_properties, branch)
+    merge = property_bool(metadata.properties, MANIFEST_MERGE_ENABLED)
+    producer = update.merge_append() if merge is None or merge else update.fast_append()
+    try:
+        for f in files:
+            producer.append_data_file(f)
+    except BaseException:
+        writer.abort()
+        raise
+    # A failure while staging cleans up in the step itself; once staged, the transaction
+    # aborts it if the commit does not land.
+    transaction.stage(WrittenFilesStep(producer, writer))
