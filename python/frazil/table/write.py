@@ -405,7 +405,7 @@ class DataFileWriter:
         parts = self._partition_columns(table) if len(self.spec.fields) else []
         columns, keys = self._sort_keys(table, parts)
         if keys:
-            order = pc.sort_indices(pa.table(columns), sort_keys=keys, null_placement="at_start")
+            order = pc.sort_indices(pa.table(columns), sort_keys=keys)
             table = table.take(order)
             parts = [p.take(order) for p in parts]
         if not parts:
