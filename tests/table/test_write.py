@@ -1,0 +1,316 @@
+"""Appends: files partitioned by every transform (nulls and pre-epoch values included), rolled
+at the target size, sorted by the default order, laid out per the location properties, with
+metrics from their footers; files of a failed commit are deleted."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from frazil import manifest as fm
+from frazil.catalog import load_catalog
+from frazil.content_file import DataFile, data_files_from_entries
+from frazil.exceptions import CommitFailedError
+from frazil.partitioning import PartitionField, PartitionSpec
+from frazil.schema import Schema
+from frazil.sorting import NullOrder, SortDirection, SortField, SortOrder
+from frazil.table import Table
+from frazil.transforms import parse
+from frazil.types import (
+    DateType,
+    DecimalType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    NestedField,
+    StringType,
+    TimestampType,
+)
+from frazil.values import from_bytes
+
+SCHEMA = Schema(
+    NestedField(1, "id", LongType(), True),
+    NestedField(2, "ts", TimestampType()),
+    NestedField(3, "d", DateType()),
+    NestedField(4, "s", StringType()),
+    NestedField(5, "n", IntegerType()),
+    NestedField(6, "dec", DecimalType(9, 2)),
+    NestedField(7, "x", DoubleType()),
+)
+
+
+def rows(n: int = 200) -> pa.Table:
+    base = dt.datetime(1969, 12, 31, 20)
+    return pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "ts": pa.array(
+                [None if i % 17 == 0 else base + dt.timedelta(minutes=37 * i) for i in range(n)],
+                pa.timestamp("us"),
+            ),
+            "d": pa.array(
+                [
+                    None if i % 19 == 0 else dt.date(1969, 12, 25) + dt.timedelta(days=i // 9)
+                    for i in range(n)
+                ],
+                pa.date32(),
+            ),
+            "s": pa.array([None if i % 13 == 0 else f"v{i % 23:02d}é" for i in range(n)]),
+            "n": pa.array([None if i % 11 == 0 else i - 100 for i in range(n)], pa.int32()),
+            "dec": pa.array(
+                [None if i % 7 == 0 else decimal.Decimal(i - 50) / 4 for i in range(n)],
+                pa.decimal128(9, 2),
+            ),
+            "x": pa.array([float("nan") if i % 5 == 0 else i / 3 for i in range(n)]),
+        }
+    )
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Any:
+    cat = load_catalog("w", type="filesystem", warehouse=str(tmp_path))
+    cat.create_namespace("db")
+    return cat
+
+
+def live_files(table: Table) -> list[DataFile]:
+    snap = table.current_snapshot()
+    assert snap is not None and snap.manifest_list is not None
+    out = []
+    for row in fm.read_manifest_list(table.io.read(snap.manifest_list)).to_pylist():
+        entries = fm.read_manifest(table.io.read(row["manifest_path"]), row)
+        out += [
+            f
+            for f in data_files_from_entries(entries, row["partition_spec_id"])
+            if f.extra["status"] != 2
+        ]
+    return out
+
+
+def read_all(files: list[DataFile]) -> pa.Table:
+    return pa.concat_tables([pq.read_table(f.file_path.removeprefix("file://")) for f in files])
+
+
+def same_rows(a: pa.Table, b: pa.Table) -> None:
+    key = [("id", "ascending")]
+    # repr: NaN equals itself there
+    assert repr(a.sort_by(key).to_pylist()) == repr(
+        b.select(a.column_names).sort_by(key).to_pylist()
+    )
+
+
+TRANSFORMS = [
+    ("ts", "identity"),
+    ("ts", "year"),
+    ("ts", "month"),
+    ("ts", "day"),
+    ("ts", "hour"),
+    ("d", "day"),
+    ("d", "month"),
+    ("s", "identity"),
+    ("s", "truncate[2]"),
+    ("s", "bucket[4]"),
+    ("n", "truncate[10]"),
+    ("n", "bucket[3]"),
+    ("dec", "truncate[100]"),
+    ("dec", "identity"),
+    ("id", "void"),
+]
+
+
+@pytest.mark.parametrize(("column", "transform"), TRANSFORMS)
+def test_partitioned_append_every_transform(catalog: Any, column: str, transform: str) -> None:
+    source = SCHEMA.find_field(column).field_id
+    spec = PartitionSpec(PartitionField(source, 1000, parse(transform), f"{column}_p"))
+    table = catalog.create_table(("db", "t"), SCHEMA, partition_spec=spec)
+    data = rows()
+    table.append(data)
+    files = live_files(table)
+    same_rows(data, read_all(files))
+    assert sum(f.record_count for f in files) == data.num_rows
+    t = parse(transform)
+    seen = set()
+    for f in files:
+        content = pq.read_table(f.file_path.removeprefix("file://"))
+        values = t.apply(content.column(column).combine_chunks())
+        distinct = pc.unique(values).to_pylist()
+        assert len(distinct) == 1, f.file_path  # one partition per file
+        (value,) = f.partition
+        if transform == "void":
+            assert value is None
+        seen.add(value if not isinstance(value, float) else repr(value))
+        # the path names the partition
+        assert f"/{column}_p=" in f.file_path
+        assert f.file_path.startswith(table.location().rstrip("/") + "/data/")
+    assert len(seen) == len(files)
+
+
+def test_partition_path_human_strings(catalog: Any) -> None:
+    spec = PartitionSpec(
+        PartitionField(2, 1000, parse("hour"), "h"),
+        PartitionField(3, 1001, parse("day"), "dd"),
+        PartitionField(4, 1002, parse("identity"), "s"),
+    )
+    table = catalog.create_table(("db", "t"), SCHEMA, partition_spec=spec)
+    data = pa.table(
+        {
+            "id": pa.array([1, 2], pa.int64()),
+            "ts": pa.array([dt.datetime(1969, 12, 31, 23, 30), None], pa.timestamp("us")),
+            "d": pa.array([dt.date(1900, 1, 1), None], pa.date32()),
+            "s": ["a b/é", None],
+        }
+    )
+    table.append(data)
+    paths = sorted(f.file_path.split("/data/")[1].rsplit("/", 1)[0] for f in live_files(table))
+    assert paths == ["h=1969-12-31-23/dd=1900-01-01/s=a+b%2F%C3%A9", "h=null/dd=null/s=null"]
+
+
+def test_multiple_files_per_partition_at_small_target(catalog: Any) -> None:
+    spec = PartitionSpec(PartitionField(1, 1000, parse("bucket[2]"), "b"))
+    table = catalog.create_table(
+        ("db", "t"),
+        SCHEMA,
+        partition_spec=spec,
+        properties={
+            "write.target-file-size-bytes": "4000",
+            "write.parquet.compression-codec": "gzip",
+        },
+    )
+    data = rows(3000)
+    table.append(data)
+    files = live_files(table)
+    per_partition: dict[Any, int] = {}
+    for f in files:
+        per_partition[f.partition] = per_partition.get(f.partition, 0) + 1
+        meta = pq.read_metadata(f.file_path.removeprefix("file://"))
+        assert meta.row_group(0).column(0).compression == "GZIP"
+        assert f.split_offsets and f.split_offsets[0] == 4
+    assert all(n > 1 for n in per_partition.values())
+    same_rows(data, read_all(files))
+    # names are unique and Java-shaped: 00000-0-<uuid>-<count>.parquet
+    names = [os.path.basename(f.file_path) for f in files]
+    assert len(set(names)) == len(names)
+    assert all(n.startswith("00000-0-") and n.endswith(".parquet") for n in names)
+
+
+def test_metrics_from_footer(catalog: Any) -> None:
+    table = catalog.create_table(("db", "t"), SCHEMA)
+    data = rows(100)
+    table.append(data)
+    (f,) = live_files(table)
+    assert f.record_count == 100
+    assert f.value_counts[1] == 100 and f.null_value_counts[4] == 8
+    assert from_bytes(f.lower_bounds[1], LongType()) == 0
+    assert from_bytes(f.upper_bounds[1], LongType()) == 99
+    assert from_bytes(f.lower_bounds[2], TimestampType()) == dt.datetime(1969, 12, 31, 20, 37)
+    assert f.nan_value_counts == {7: 20}
+    assert f.sort_order_id == 0
+
+
+def test_sorted_by_default_order(catalog: Any) -> None:
+    order = SortOrder(
+        SortField(5, parse("identity"), SortDirection.DESC, NullOrder.NULLS_FIRST),
+        SortField(4, parse("truncate[1]"), SortDirection.ASC, NullOrder.NULLS_LAST),
+        order_id=1,
+    )
+    table = catalog.create_table(("db", "t"), SCHEMA, sort_order=order)
+    table.append(rows(120))
+    (f,) = live_files(table)
+    content = pq.read_table(f.file_path.removeprefix("file://"))
+    n = content.column("n").to_pylist()
+    nulls = sum(v is None for v in n)
+    assert all(v is None for v in n[:nulls])
+    rest = n[nulls:]
+    assert rest == sorted(rest, reverse=True)
+    assert f.sort_order_id == 1
+
+
+def test_object_storage_layout(catalog: Any) -> None:
+    spec = PartitionSpec(PartitionField(1, 1000, parse("bucket[2]"), "b"))
+    table = catalog.create_table(
+        ("db", "t"),
+        SCHEMA,
+        partition_spec=spec,
+        properties={"write.object-storage.enabled": "true"},
+    )
+    table.append(rows(50))
+    for f in live_files(table):
+        rel = f.file_path.split("/data/")[1].split("/")
+        assert [len(p) for p in rel[:4]] == [4, 4, 4, 8]
+        assert set("".join(rel[:4])) <= {"0", "1"}
+        assert rel[4].startswith("b=")
+    same_rows(rows(50), read_all(live_files(table)))
+
+
+def test_write_data_path(catalog: Any, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    table = catalog.create_table(
+        ("db", "t"), SCHEMA, properties={"write.data.path": str(elsewhere)}
+    )
+    table.append(rows(10))
+    (f,) = live_files(table)
+    assert f.file_path.removeprefix("file://").startswith(str(elsewhere) + "/")
+
+
+def test_streaming_input(catalog: Any) -> None:
+    spec = PartitionSpec(PartitionField(3, 1000, parse("month"), "m"))
+    table = catalog.create_table(("db", "t"), SCHEMA, partition_spec=spec)
+    data = rows(500)
+    table.append(pa.RecordBatchReader.from_batches(data.schema, data.to_batches(max_chunksize=64)))
+    table.append(iter(data.slice(0, 10).to_batches()))
+    files = live_files(table)
+    assert sum(f.record_count for f in files) == 510
+
+
+def test_merge_and_fast_append(catalog: Any) -> None:
+    table = catalog.create_table(
+        ("db", "t"), SCHEMA, properties={"commit.manifest-merge.enabled": "false"}
+    )
+    for _ in range(3):
+        table.append(rows(5))
+    assert table.current_snapshot().summary["manifests-kept"] == "2"  # type: ignore[union-attr]
+    assert len(live_files(table)) == 3
+
+
+def test_v3_append_assigns_row_ids(catalog: Any) -> None:
+    table = catalog.create_table(("db", "t"), SCHEMA, properties={"format-version": "3"})
+    table.append(rows(10))
+    table.append(rows(5))
+    assert table.metadata.next_row_id == 15
+    for f in live_files(table):
+        names = pq.read_schema(f.file_path.removeprefix("file://")).names
+        assert "_row_id" not in names
+
+
+def test_failed_commit_leaves_no_files(catalog: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = PartitionSpec(PartitionField(1, 1000, parse("bucket[4]"), "b"))
+    table = catalog.create_table(
+        ("db", "t"), SCHEMA, partition_spec=spec, properties={"commit.retry.num-retries": "0"}
+    )
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise CommitFailedError("injected")
+
+    monkeypatch.setattr(table.catalog, "commit_table", fail)
+    with pytest.raises(CommitFailedError):
+        table.append(rows(40))
+    data_dir = Path(table.location().removeprefix("file://")) / "data"
+    leftovers = [p for p in data_dir.rglob("*") if p.is_file()] if data_dir.exists() else []
+    assert leftovers == []
+
+
+def test_invalid_input_writes_nothing(catalog: Any) -> None:
+    table = catalog.create_table(("db", "t"), SCHEMA)
+    with pytest.raises(Exception, match="required column 'id' has 1 null value"):
+        table.append(pa.table({"id": pa.array([1, None], pa.int64())}))
+    data_dir = Path(table.location().removeprefix("file://")) / "data"
+    assert not data_dir.exists() or not any(p.is_file() for p in data_dir.rglob("*"))
+    assert table.current_snapshot() is None
