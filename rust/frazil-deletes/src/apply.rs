@@ -1,0 +1,213 @@
+//! Position deletes applied to a data file's rows: for the row range `[start, start + n)` a
+//! keep-mask (true = row survives) or the batch-relative indices of the surviving rows; and
+//! position delete file columns (`file_path`, `pos`) merged into one bitmap per data file.
+
+use std::collections::HashMap;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
+use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray};
+use arrow_buffer::{bit_util, BooleanBuffer, Buffer, MutableBuffer, ScalarBuffer};
+use arrow_schema::DataType;
+use frazil_values::{Error, Result};
+
+use crate::bitmap::PositionBitmap;
+
+/// The keep-mask of rows `[start, start + length)`: bit `i` is false when position
+/// `start + i` is deleted.
+pub fn keep_mask(bitmap: &PositionBitmap, start: u64, length: usize) -> BooleanBuffer {
+    let mut buf = MutableBuffer::from_len_zeroed(bit_util::ceil(length, 8));
+    buf.as_slice_mut().fill(0xFF);
+    let bits = buf.as_slice_mut();
+    for pos in bitmap.range(start, start.saturating_add(length as u64)) {
+        bit_util::unset_bit(bits, (pos - start) as usize);
+    }
+    BooleanBuffer::new(buf.into(), 0, length)
+}
+
+/// The batch-relative indices (0-based) of the rows of `[start, start + length)` that are
+/// not deleted, ascending: what `take` needs to filter the batch.
+pub fn keep_indices(bitmap: &PositionBitmap, start: u64, length: usize) -> ScalarBuffer<i64> {
+    let end = start.saturating_add(length as u64);
+    let deleted = bitmap.range_cardinality(start, end) as usize;
+    let mut out: Vec<i64> = Vec::with_capacity(length.saturating_sub(deleted));
+    let mut next = 0i64;
+    for pos in bitmap.range(start, end) {
+        let i = (pos - start) as i64;
+        out.extend(next..i);
+        next = i + 1;
+    }
+    out.extend(next..length as i64);
+    ScalarBuffer::from(out)
+}
+
+/// Every position as an Int64 buffer (`_pos` and position delete `pos` are longs; positions
+/// are below 2^63, so the values are the same read as unsigned).
+pub fn positions_buffer(bitmap: &PositionBitmap) -> ScalarBuffer<i64> {
+    let v = bitmap.to_vec();
+    let len = v.len();
+    ScalarBuffer::new(Buffer::from_vec(v), 0, len)
+}
+
+fn collect_positions<T>(array: &PrimitiveArray<T>, what: &str) -> Result<Vec<u64>>
+where
+    T: ArrowPrimitiveType,
+    T::Native: TryInto<u64> + Copy + std::fmt::Display,
+{
+    if array.null_count() > 0 {
+        return Err(Error::invalid(format!(
+            "{what} holds {} nulls; a deleted position cannot be null",
+            array.null_count()
+        )));
+    }
+    array
+        .values()
+        .iter()
+        .map(|&v| {
+            v.try_into()
+                .map_err(|_| Error::invalid(format!("{what} holds a negative position: {v}")))
+        })
+        .collect()
+}
+
+/// The positions of an integer array (Int64, UInt64, Int32 or UInt32; no nulls, none
+/// negative).
+pub fn positions_of(array: &dyn Array, what: &str) -> Result<Vec<u64>> {
+    match array.data_type() {
+        DataType::Int64 => collect_positions(array.as_primitive::<Int64Type>(), what),
+        DataType::UInt64 => collect_positions(array.as_primitive::<UInt64Type>(), what),
+        DataType::Int32 => collect_positions(array.as_primitive::<Int32Type>(), what),
+        DataType::UInt32 => collect_positions(array.as_primitive::<UInt32Type>(), what),
+        other => Err(Error::invalid(format!(
+            "{what} must be an integer array (int64, uint64, int32 or uint32), not {other}"
+        ))),
+    }
+}
+
+/// The value at `i` of a string array of any Arrow string layout.
+fn string_accessor<'a>(array: &'a dyn Array) -> Result<Box<dyn Fn(usize) -> &'a str + 'a>> {
+    Ok(match array.data_type() {
+        DataType::Utf8 => {
+            let a = array.as_string::<i32>();
+            Box::new(move |i| a.value(i))
+        }
+        DataType::LargeUtf8 => {
+            let a = array.as_string::<i64>();
+            Box::new(move |i| a.value(i))
+        }
+        DataType::Utf8View => {
+            let a = array.as_string_view();
+            Box::new(move |i| a.value(i))
+        }
+        other => {
+            return Err(Error::invalid(format!(
+                "file_path must be a string array, not {other}"
+            )))
+        }
+    })
+}
+
+/// Groups the rows of position delete files (`file_path`, `pos` columns, per the spec's
+/// "Position Delete Files") into one bitmap per data file, in order of first appearance;
+/// with `only`, keeps just that data file's positions.
+pub fn group_position_deletes(
+    file_path: &dyn Array,
+    pos: &dyn Array,
+    only: Option<&str>,
+) -> Result<Vec<(String, PositionBitmap)>> {
+    if file_path.len() != pos.len() {
+        return Err(Error::invalid(format!(
+            "file_path has {} rows but pos has {}",
+            file_path.len(),
+            pos.len()
+        )));
+    }
+    if file_path.null_count() > 0 {
+        return Err(Error::invalid(
+            "file_path holds nulls; every position delete names its data file",
+        ));
+    }
+    let positions = positions_of(pos, "pos")?;
+    let path_at = string_accessor(file_path)?;
+    let mut groups: Vec<(String, Vec<u64>)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    // Files are sorted by path, so runs of one path are long: look the path up once per run.
+    let mut i = 0;
+    while i < positions.len() {
+        let path = path_at(i);
+        let mut j = i + 1;
+        while j < positions.len() && path_at(j) == path {
+            j += 1;
+        }
+        if only.is_none_or(|o| o == path) {
+            let g = *index.entry(path).or_insert_with(|| {
+                groups.push((path.to_string(), Vec::new()));
+                groups.len() - 1
+            });
+            groups[g].1.extend_from_slice(&positions[i..j]);
+        }
+        i = j;
+    }
+    groups
+        .into_iter()
+        .map(|(path, p)| Ok((path, PositionBitmap::from_positions(&p)?)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringArray};
+    use proptest::prelude::*;
+
+    #[test]
+    fn groups_by_file() -> Result<()> {
+        let paths = StringArray::from(vec!["a", "a", "b", "a", "b"]);
+        let pos = Int64Array::from(vec![3, 1, 7, 1, 0]);
+        let g = group_position_deletes(&paths, &pos, None)?;
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[0].0, "a");
+        assert_eq!(g[0].1.to_vec(), vec![1, 3]);
+        assert_eq!(g[1].1.to_vec(), vec![0, 7]);
+        let g = group_position_deletes(&paths, &pos, Some("b"))?;
+        assert_eq!(g.len(), 1);
+        assert!(
+            group_position_deletes(&paths, &Int64Array::from(vec![1, 2, 3, -1, 0]), None).is_err()
+        );
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn mask_and_indices_agree_with_a_filter(
+            positions in prop::collection::vec(0u64..2000, 0..400),
+            start in 0u64..1500,
+            length in 0usize..1000,
+        ) {
+            let b = PositionBitmap::from_positions(&positions).expect("in range");
+            let mask = keep_mask(&b, start, length);
+            let expected: Vec<bool> =
+                (0..length).map(|i| !b.contains(start + i as u64)).collect();
+            prop_assert_eq!(mask.iter().collect::<Vec<_>>(), expected.clone());
+            let kept: Vec<i64> = expected
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| **k)
+                .map(|(i, _)| i as i64)
+                .collect();
+            prop_assert_eq!(keep_indices(&b, start, length).to_vec(), kept);
+        }
+    }
+
+    #[test]
+    fn ranges_across_the_32_bit_boundary() -> Result<()> {
+        let b = PositionBitmap::from_positions(&[(1 << 32) - 1, 1 << 32, (1 << 32) + 2])?;
+        let mask = keep_mask(&b, (1 << 32) - 2, 5);
+        assert_eq!(
+            mask.iter().collect::<Vec<_>>(),
+            vec![true, false, false, true, false]
+        );
+        assert_eq!(keep_indices(&b, (1 << 32) - 2, 5).to_vec(), vec![0, 3]);
+        Ok(())
+    }
+}
