@@ -88,8 +88,8 @@ def _null_decimal_overflow(out: Any, dtype: pa.Decimal128Type) -> Any:
     """Truncating rounds toward negative infinity, so a value near the lower limit can need one
     more digit than the type has (truncate(10, -9.99 as decimal(3,2)) = -10.00). Java's function
     returns that value and Spark stores a decimal that does not fit its type as null."""
-    limit = Decimal(10**dtype.precision - 1).scaleb(-dtype.scale)
-    lowest = pa.scalar(-limit, type=dtype)
+    # -99...9 (precision nines) at the type's scale; a tuple keeps all 38 digits exact
+    lowest = pa.scalar(Decimal((1, (9,) * dtype.precision, -dtype.scale)), type=dtype)
     overflow = pc.less(out, lowest)
     if not pc.any(overflow).as_py():
         return out

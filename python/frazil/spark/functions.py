@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 from typing import Any
 
 from frazil.exceptions import InvalidArgumentError
@@ -166,8 +167,18 @@ def _known_type(col: ColumnOrName):
     jc = getattr(col, "_jc", None)
     if jc is None:  # Spark Connect
         return None
+    expr = None
+    # Spark 3.5's Column wraps a catalyst expression; Spark 4's a ColumnNode, which for a
+    # DataFrame's column wraps the resolved catalyst attribute
+    for get in (lambda: jc.expr(), lambda: jc.node().expression()):
+        try:
+            expr = get()
+            break
+        except Exception:
+            continue
+    if expr is None:
+        return None
     try:
-        expr = jc.expr()
         if not expr.resolved():
             return None
         from pyspark.sql.types import _parse_datatype_json_string
@@ -199,7 +210,10 @@ def _udf_cached(kind: str, param: int | None, result_json: str, arrow: bool):
         return arrow_udf(_arrow.arrow_kernel(kind, param), result)
     from pyspark.sql.functions import pandas_udf
 
-    return pandas_udf(_arrow.pandas_kernel(kind, param), result)
+    with warnings.catch_warnings():
+        # PySpark 3.5 checks the pandas and pyarrow versions with distutils' LooseVersion
+        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
+        return pandas_udf(_arrow.pandas_kernel(kind, param), result)
 
 
 def make_udf(kind: str, param: int | None, result):
