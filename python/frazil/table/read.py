@@ -1,0 +1,774 @@
+"""Reading one file scan task into Arrow record batches: projection, deletes, residual filter.
+
+:func:`read_task` streams a task's rows batch by batch (one Parquet row group at a time, never
+the whole file), in the table's (projected) schema:
+
+- columns are matched by field id (``PARQUET:field_id``), or through the table's name mapping
+  for files written without ids; renamed columns are found by id, columns added later read as
+  null or as their ``initial-default``, promoted types are cast (int -> long, float -> double,
+  wider decimals, date -> timestamp), structs, lists and maps are projected recursively, and
+  identity partition columns a file lacks are filled from the task's partition value (spec
+  "Column Projection");
+- metadata columns ``_file``, ``_pos``, ``_spec_id``, ``_partition`` and, for v3 row lineage,
+  ``_row_id`` and ``_last_updated_sequence_number`` (inherited from the data file's
+  ``first_row_id`` and data sequence number where the file holds null or lacks the column);
+- deletes: deletion vectors (which supersede position delete files for their data file),
+  position delete files, and equality delete files (null-safe, columns matched by field id so
+  renamed columns still match) are applied as Arrow masks and joins;
+- then the residual filter, with the SQL semantics of :mod:`frazil.table.arrow_filter`.
+
+ORC and Avro data files are refused with an :class:`~frazil.exceptions.UnsupportedError`.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from frazil import values
+from frazil.arrow_schema import field_id_of, schema_to_arrow, type_to_arrow
+from frazil.content_file import DataFile, DataFileContent, FileFormat
+from frazil.exceptions import DecodeError, UnsupportedError, ValidationError
+from frazil.expressions import AlwaysTrue, BooleanExpression
+from frazil.name_mapping import MappedField, NameMapping
+from frazil.schema import Schema
+from frazil.table.arrow_filter import expression_to_arrow, referenced_field_ids
+from frazil.types import (
+    IcebergType,
+    IntegerType,
+    ListType,
+    LongType,
+    MapType,
+    NestedField,
+    StringType,
+    StructType,
+    UUIDType,
+)
+
+if TYPE_CHECKING:
+    from frazil.io import FileIO
+    from frazil.table.scan import FileScanTask
+
+__all__ = [
+    "FILE_PATH_FIELD_ID",
+    "METADATA_COLUMNS",
+    "POS_FIELD_ID",
+    "DeleteCache",
+    "metadata_field",
+    "prune_schema",
+    "read_task",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BATCH_SIZE = 131_072
+
+FILE_PATH_FIELD_ID = 2147483546
+POS_FIELD_ID = 2147483545
+ROW_ID_FIELD_ID = 2147483540
+LAST_UPDATED_FIELD_ID = 2147483539
+
+# Reserved field ids (spec "Reserved Field IDs"); ``_partition``'s type depends on the table.
+METADATA_COLUMNS: Mapping[str, tuple[int, IcebergType | None]] = {
+    "_file": (2147483646, StringType()),
+    "_pos": (2147483645, LongType()),
+    "_spec_id": (2147483643, IntegerType()),
+    "_partition": (2147483642, None),
+    "_row_id": (ROW_ID_FIELD_ID, LongType()),
+    "_last_updated_sequence_number": (LAST_UPDATED_FIELD_ID, LongType()),
+}
+
+_DV_MAGIC = b"\xd1\xd3\x39\x64"
+
+
+def metadata_field(name: str, partition_type: StructType | None = None) -> NestedField:
+    """The Iceberg field of a metadata column (``_partition`` needs the table's partition type)."""
+    field_id, t = METADATA_COLUMNS[name]
+    if t is None:
+        t = partition_type if partition_type is not None else StructType()
+    return NestedField(field_id, name, t, required=name in ("_file", "_pos", "_spec_id"))
+
+
+# ---------------------------------------------------------------------------------------------
+# schemas
+
+
+def prune_schema(schema: Schema, field_ids: set[int]) -> Schema:
+    """``schema`` with only the fields in ``field_ids`` and their ancestors; a selected struct
+    keeps all of its fields, a list or map is kept whole when anything inside it is selected."""
+
+    def inside(t: IcebergType) -> set[int]:
+        out: set[int] = set()
+        if isinstance(t, StructType):
+            for f in t.fields:
+                out.add(f.field_id)
+                out |= inside(f.field_type)
+        elif isinstance(t, ListType):
+            out.add(t.element_id)
+            out |= inside(t.element_type)
+        elif isinstance(t, MapType):
+            out |= {t.key_id, t.value_id} | inside(t.key_type) | inside(t.value_type)
+        return out
+
+    def prune(t: StructType) -> StructType:
+        kept = []
+        for f in t.fields:
+            if f.field_id in field_ids:
+                kept.append(f)
+            elif isinstance(f.field_type, StructType):
+                if inside(f.field_type) & field_ids:
+                    kept.append(_with_type(f, prune(f.field_type)))
+            elif inside(f.field_type) & field_ids:
+                kept.append(f)
+        return StructType(*kept)
+
+    pruned = prune(schema.as_struct())
+    return Schema(*pruned.fields, schema_id=schema.schema_id)
+
+
+def _with_type(f: NestedField, t: IcebergType) -> NestedField:
+    return NestedField(f.field_id, f.name, t, f.required, f.doc, f.initial_default, f.write_default)
+
+
+def _with_mapped_ids(fields: Sequence[pa.Field], mapping: Sequence[MappedField]) -> list[pa.Field]:
+    """Arrow fields with ``PARQUET:field_id`` from a name mapping (unmapped fields: none)."""
+    out = []
+    for f in fields:
+        m = next((m for m in mapping if f.name in m.names), None)
+        children = m.fields if m is not None else ()
+        t = f.type
+        if pa.types.is_struct(t):
+            t = pa.struct(_with_mapped_ids(list(t), children))
+        elif pa.types.is_list(t) or pa.types.is_large_list(t):
+            (elem,) = _with_mapped_ids([t.value_field], children)
+            t = pa.large_list(elem) if pa.types.is_large_list(t) else pa.list_(elem)
+        elif pa.types.is_map(t):
+            key, item = _with_mapped_ids([t.key_field, t.item_field], children)
+            t = pa.map_(key, item)
+        meta = {k: v for k, v in (f.metadata or {}).items() if k != b"PARQUET:field_id"}
+        if m is not None and m.field_id is not None:
+            meta[b"PARQUET:field_id"] = str(m.field_id).encode()
+        out.append(pa.field(f.name, t, f.nullable, meta or None))
+    return out
+
+
+def _has_ids(fields: Sequence[pa.Field]) -> bool:
+    return any(field_id_of(f) is not None for f in fields)
+
+
+def _file_fields(
+    schema: pa.Schema, mapping: NameMapping | None, location: str, what: str = "data file"
+) -> list[pa.Field]:
+    fields = list(schema)
+    if _has_ids(fields):
+        return fields
+    if mapping is None:
+        raise ValidationError(
+            f"{what} {location} has no field ids and the table has no name mapping "
+            "(schema.name-mapping.default) to read it by column names"
+        )
+    return _with_mapped_ids(fields, list(mapping.fields))
+
+
+# ---------------------------------------------------------------------------------------------
+# projection of Arrow arrays to Iceberg types
+
+
+def _scalar(value: Any, t: IcebergType) -> pa.Scalar:
+    arrow_type = type_to_arrow(t)
+    if value is None:
+        return pa.scalar(None, arrow_type)
+    if isinstance(t, UUIDType):
+        return pa.ExtensionScalar.from_storage(pa.uuid(), pa.scalar(value.bytes, pa.binary(16)))
+    return pa.scalar(value, arrow_type)
+
+
+def _repeat(value: pa.Scalar, n: int) -> pa.Array:
+    if value.is_valid:
+        return pa.repeat(value, n)
+    return pa.nulls(n, value.type)
+
+
+def _cast(arr: pa.Array, target: pa.DataType, t: IcebergType, where: str) -> pa.Array:
+    if arr.type == target:
+        return arr
+    if isinstance(t, UUIDType):
+        if isinstance(arr.type, pa.ExtensionType):
+            return arr
+        return pa.ExtensionArray.from_storage(pa.uuid(), arr.cast(pa.binary(16)))
+    try:
+        return arr.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise ValidationError(f"{where}: cannot read {arr.type} as {t}: {e}") from None
+
+
+@dataclass
+class _Projector:
+    """Projects one file's arrays onto a table schema (ids, defaults, promotion, constants)."""
+
+    location: str
+    constants: Mapping[int, Any]  # field id -> Python value (identity partition values)
+
+    def struct_children(
+        self, arrays: Sequence[pa.Array], fields: Sequence[pa.Field], target: StructType, n: int
+    ) -> list[pa.Array]:
+        by_id: dict[int, int] = {}
+        for i, f in enumerate(fields):
+            fid = field_id_of(f)
+            if fid is not None:
+                by_id[fid] = i
+        out = []
+        for tf in target.fields:
+            i = by_id.get(tf.field_id)
+            if i is None:
+                out.append(self.missing(tf, n))
+            else:
+                out.append(self.project(arrays[i], fields[i], tf))
+        return out
+
+    def missing(self, tf: NestedField, n: int) -> pa.Array:
+        if tf.field_id in self.constants:
+            return _repeat(_scalar(self.constants[tf.field_id], tf.field_type), n)
+        if tf.initial_default is not None:
+            value = values.from_json(tf.initial_default, tf.field_type)
+            if isinstance(tf.field_type, StructType):
+                return pa.array([value] * n, type_to_arrow(tf.field_type))
+            return _repeat(_scalar(value, tf.field_type), n)
+        if tf.required:
+            raise ValidationError(
+                f"{self.location}: required field {tf.name!r} (id {tf.field_id}) is missing "
+                "and has no initial-default"
+            )
+        return pa.nulls(n, type_to_arrow(tf.field_type))
+
+    def project(self, arr: pa.Array, ff: pa.Field, tf: NestedField) -> pa.Array:
+        t = tf.field_type
+        target = type_to_arrow(t)
+        where = f"{self.location}, column {ff.name!r}"
+        if isinstance(t, StructType):
+            if not pa.types.is_struct(arr.type):
+                raise ValidationError(f"{where}: expected a struct, found {arr.type}")
+            children = self.struct_children(
+                [arr.field(i) for i in range(arr.type.num_fields)], list(arr.type), t, len(arr)
+            )
+            mask = arr.is_null() if arr.null_count else None
+            return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
+        if isinstance(t, ListType):
+            if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
+                raise ValidationError(f"{where}: expected a list, found {arr.type}")
+            elem = NestedField(t.element_id, "element", t.element_type, t.element_required)
+            values_ = self.project(arr.values, arr.type.value_field, elem)
+            mask = arr.is_null() if arr.null_count else None
+            offsets = arr.offsets.cast(pa.int64())
+            return pa.LargeListArray.from_arrays(offsets, values_, type=target, mask=mask)
+        if isinstance(t, MapType):
+            if not pa.types.is_map(arr.type):
+                raise ValidationError(f"{where}: expected a map, found {arr.type}")
+            key = NestedField(t.key_id, "key", t.key_type, True)
+            value = NestedField(t.value_id, "value", t.value_type, t.value_required)
+            keys = self.project(arr.keys, arr.type.key_field, key)
+            items = self.project(arr.items, arr.type.item_field, value)
+            mask = arr.is_null() if arr.null_count else None
+            return pa.MapArray.from_arrays(arr.offsets, keys, items, type=target, mask=mask)
+        return _cast(arr, target, t, where)
+
+
+# ---------------------------------------------------------------------------------------------
+# deletes
+
+
+def _dv_positions_standin(blob: bytes, where: str) -> np.ndarray:
+    """Positions of a ``deletion-vector-v1`` blob (Puffin spec): length, magic, portable 64-bit
+    roaring bitmap, CRC-32. A private stand-in until :mod:`frazil.deletes` is available."""
+    if len(blob) < 12:
+        raise DecodeError(f"{where}: deletion vector blob of {len(blob)} bytes is too short")
+    (length,) = struct.unpack(">I", blob[:4])
+    if length != len(blob) - 8:
+        raise DecodeError(f"{where}: deletion vector length {length} != blob size {len(blob)} - 8")
+    body = blob[4 : 4 + length]
+    if body[:4] != _DV_MAGIC:
+        raise DecodeError(f"{where}: bad deletion vector magic {body[:4].hex()}")
+    (crc,) = struct.unpack(">I", blob[4 + length : 8 + length])
+    if zlib.crc32(body) != crc:
+        raise DecodeError(f"{where}: deletion vector CRC-32 mismatch (corrupted blob)")
+    data = memoryview(body)[4:]
+    try:
+        return _roaring64_positions(data)
+    except (struct.error, ValueError, IndexError) as e:
+        raise DecodeError(f"{where}: invalid roaring bitmap: {e}") from None
+
+
+def _roaring64_positions(data: memoryview) -> np.ndarray:
+    (count,) = struct.unpack_from("<Q", data, 0)
+    pos = 8
+    out: list[np.ndarray] = []
+    for _ in range(count):
+        (high,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+        lows, pos = _roaring32(data, pos)
+        out.append((np.uint64(high) << np.uint64(32)) | lows.astype(np.uint64))
+    if not out:
+        return np.empty(0, np.int64)
+    return np.concatenate(out).astype(np.int64)
+
+
+def _roaring32(data: memoryview, pos: int) -> tuple[np.ndarray, int]:
+    """One portable 32-bit roaring bitmap at ``pos``: (sorted uint32 values, end offset)."""
+    (cookie,) = struct.unpack_from("<I", data, pos)
+    if cookie & 0xFFFF == 12347:
+        size = (cookie >> 16) + 1
+        pos += 4
+        run_bitmap = bytes(data[pos : pos + (size + 7) // 8])
+        pos += (size + 7) // 8
+        has_runs = True
+    elif cookie == 12346:
+        (size,) = struct.unpack_from("<I", data, pos + 4)
+        pos += 8
+        run_bitmap = b""
+        has_runs = False
+    else:
+        raise ValueError(f"unknown roaring cookie {cookie}")
+    header = np.frombuffer(data[pos : pos + 4 * size], dtype="<u2").reshape(size, 2)
+    pos += 4 * size
+    if not has_runs or size >= 4:
+        pos += 4 * size  # offsets, not needed when reading sequentially
+    out = []
+    for i in range(size):
+        key = int(header[i, 0]) << 16
+        card = int(header[i, 1]) + 1
+        is_run = has_runs and (run_bitmap[i // 8] >> (i % 8)) & 1
+        if is_run:
+            (nruns,) = struct.unpack_from("<H", data, pos)
+            runs = np.frombuffer(data[pos + 2 : pos + 2 + 4 * nruns], dtype="<u2").reshape(-1, 2)
+            pos += 2 + 4 * nruns
+            parts = [np.arange(s, s + ln + 1, dtype=np.uint32) for s, ln in runs.tolist()]
+            vals = np.concatenate(parts) if parts else np.empty(0, np.uint32)
+        elif card <= 4096:
+            vals = np.frombuffer(data[pos : pos + 2 * card], dtype="<u2").astype(np.uint32)
+            pos += 2 * card
+        else:
+            bits = np.frombuffer(data[pos : pos + 8192], dtype=np.uint8)
+            vals = np.flatnonzero(np.unpackbits(bits, bitorder="little")).astype(np.uint32)
+            pos += 8192
+        out.append(vals + np.uint32(key))
+    if not out:
+        return np.empty(0, np.uint32), pos
+    return np.concatenate(out), pos
+
+
+def _read_range(io: FileIO, location: str, offset: int, length: int) -> bytes:
+    fs, path = io.filesystem(location)
+    with fs.open_input_file(path) as f:
+        size = f.size()
+        if offset < 0 or length < 0 or offset + length > size:
+            raise DecodeError(
+                f"{location}: blob at offset {offset} length {length} is beyond the file "
+                f"({size} bytes)"
+            )
+        return f.read_at(length, offset)
+
+
+def _dv_positions(io: FileIO, dv: DataFile) -> np.ndarray:
+    if dv.content_offset is None or dv.content_size_in_bytes is None:
+        raise ValidationError(
+            f"deletion vector {dv.file_path} has no content_offset/content_size_in_bytes"
+        )
+    blob = _read_range(io, dv.file_path, dv.content_offset, dv.content_size_in_bytes)
+    try:
+        from frazil.deletes import DeletionVector  # type: ignore[import-not-found]
+    except ImportError:
+        return _dv_positions_standin(blob, dv.file_path)
+    vector = DeletionVector.from_puffin_blob(
+        blob, 0, dv.content_size_in_bytes, dv.file_path
+    )  # pragma: no cover - once the native module lands
+    return np.asarray(vector.positions(), dtype=np.int64)  # pragma: no cover
+
+
+@dataclass
+class DeleteCache:
+    """Delete files read once per scan: position delete files (as sorted ``(file_path, pos)``
+    tables) and equality delete key tables, keyed by location and projected field ids."""
+
+    io: FileIO
+    name_mapping: NameMapping | None = None
+    _positions: dict[str, pa.Table] = field(default_factory=dict)
+    _equality: dict[tuple[str, tuple[int, ...]], pa.Table] = field(default_factory=dict)
+
+    def positions(self, delete_file: DataFile, data_path: str) -> np.ndarray:
+        table = self._positions.get(delete_file.file_path)
+        if table is None:
+            table = self._read_position_file(delete_file)
+            self._positions[delete_file.file_path] = table
+        mask = pc.equal(table.column("file_path"), data_path)
+        return table.column("pos").filter(mask).to_numpy()
+
+    def _read_position_file(self, delete_file: DataFile) -> pa.Table:
+        _check_parquet(delete_file, "position delete file")
+        fs, path = self.io.filesystem(delete_file.file_path)
+        with fs.open_input_file(path) as fh:
+            pf = pq.ParquetFile(fh)
+            names = {field_id_of(f): f.name for f in pf.schema_arrow}
+            cols = [
+                names.get(FILE_PATH_FIELD_ID, "file_path"),
+                names.get(POS_FIELD_ID, "pos"),
+            ]
+            missing = [c for c in cols if c not in pf.schema_arrow.names]
+            if missing:
+                raise ValidationError(
+                    f"position delete file {delete_file.file_path} lacks columns {missing}"
+                )
+            t = pf.read(columns=cols)
+        return pa.table(
+            {"file_path": t.column(0).cast(pa.string()), "pos": t.column(1).cast(pa.int64())}
+        )
+
+    def equality_keys(self, delete_file: DataFile, schema: Schema) -> pa.Table:
+        """The delete file's equality columns, typed and named as ``schema`` (field ids)."""
+        ids = tuple(delete_file.equality_ids or ())
+        key = (delete_file.file_path, ids)
+        cached = self._equality.get(key)
+        if cached is not None:
+            return cached
+        if not ids:
+            raise ValidationError(f"equality delete file {delete_file.file_path} has no ids")
+        _check_parquet(delete_file, "equality delete file")
+        fs, path = self.io.filesystem(delete_file.file_path)
+        with fs.open_input_file(path) as fh:
+            pf = pq.ParquetFile(fh)
+            fields = _file_fields(
+                pf.schema_arrow, self.name_mapping, delete_file.file_path, "equality delete file"
+            )
+            top = {field_id_of(f): i for i, f in enumerate(fields)}
+            target = Schema(*(_top_field_for(schema, i, delete_file) for i in ids))
+            wanted = sorted({top[i] for i in ids if i in top})
+            t = pf.read(columns=[fields[i].name for i in wanted])
+            n = t.num_rows
+            arrays = [c.combine_chunks() for c in t.columns]
+            proj = _Projector(delete_file.file_path, {})
+            cols = proj.struct_children(arrays, [fields[i] for i in wanted], target.as_struct(), n)
+        table = pa.table(cols, names=[f"k{i}" for i in ids])
+        self._equality[key] = table
+        return table
+
+
+def _top_field_for(schema: Schema, field_id: int, delete_file: DataFile) -> NestedField:
+    for f in schema.fields:
+        if f.field_id == field_id:
+            return f
+    raise UnsupportedError(
+        f"equality delete file {delete_file.file_path}: equality field id {field_id} is not a "
+        "top-level column of the table schema"
+    )
+
+
+def _key_column(arr: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    if isinstance(arr.type, pa.ExtensionType):
+        return arr.cast(arr.type.storage_type)
+    return arr
+
+
+def _equality_deleted(batch_keys: list[pa.Array], deletes: pa.Table) -> np.ndarray:
+    """Rows of a batch whose keys equal a delete row, nulls equal to nulls (null-safe)."""
+    n = len(batch_keys[0])
+    if deletes.num_rows == 0 or n == 0:
+        return np.zeros(n, dtype=bool)
+    if len(batch_keys) == 1:
+        value_set = _key_column(deletes.column(0).combine_chunks()).unique()
+        hit = pc.is_in(_key_column(batch_keys[0]), value_set=value_set, skip_nulls=False)
+        return hit.to_numpy(zero_copy_only=False)
+    # Arrow's hash join never matches nulls: join on (is_null, value-or-zero) pairs instead.
+    left: dict[str, Any] = {}
+    right: dict[str, Any] = {}
+    keys = []
+    for i, (a, d) in enumerate(zip(batch_keys, deletes.columns, strict=True)):
+        a = _key_column(a)
+        d = _key_column(d.combine_chunks())
+        fill = _zero(a.type)
+        left[f"n{i}"], right[f"n{i}"] = pc.is_null(a), pc.is_null(d)
+        left[f"v{i}"], right[f"v{i}"] = pc.fill_null(a, fill), pc.fill_null(d, fill)
+        keys += [f"n{i}", f"v{i}"]
+    left["__row"] = pa.array(np.arange(n, dtype=np.int64))
+    lt = pa.table(left)
+    rt = pa.table(right).group_by(keys).aggregate([])
+    hits = lt.join(rt, keys=keys, join_type="left semi").column("__row").to_numpy()
+    out = np.zeros(n, dtype=bool)
+    out[hits] = True
+    return out
+
+
+def _zero(t: pa.DataType) -> pa.Scalar:
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return pa.scalar("", t)
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return pa.scalar(b"", t)
+    if pa.types.is_fixed_size_binary(t):
+        return pa.scalar(b"\0" * t.byte_width, t)
+    if pa.types.is_boolean(t):
+        return pa.scalar(False, t)
+    return pa.scalar(0, pa.int64()).cast(t)
+
+
+def _check_parquet(f: DataFile, what: str) -> None:
+    fmt = (f.file_format or "").upper()
+    if fmt != FileFormat.PARQUET:
+        raise UnsupportedError(f"{what} {f.file_path}: {fmt} files are not supported yet")
+
+
+# ---------------------------------------------------------------------------------------------
+# reading a task
+
+
+def _row_groups(pf: pq.ParquetFile, start: int | None, length: int | None) -> list[tuple[int, int]]:
+    """(row group, first row position) of the row groups a split covers (all without one)."""
+    out = []
+    first = 0
+    md = pf.metadata
+    for i in range(md.num_row_groups):
+        rg = md.row_group(i)
+        if start is None or length is None:
+            out.append((i, first))
+        else:
+            col = rg.column(0) if rg.num_columns else None
+            offset = 0
+            if col is not None:
+                offset = col.data_page_offset
+                if col.has_dictionary_page and col.dictionary_page_offset:
+                    offset = min(offset, col.dictionary_page_offset)
+            if start <= offset < start + length:
+                out.append((i, first))
+        first += rg.num_rows
+    return out
+
+
+def _partition_constants(task: FileScanTask, schema: Schema) -> dict[int, Any]:
+    spec = task.spec
+    if spec is None:
+        return {}
+    out: dict[int, Any] = {}
+    for i, pf in enumerate(spec.fields):
+        if str(pf.transform) == "identity" and i < len(task.partition):
+            if pf.source_id in schema.field_ids:
+                out[pf.source_id] = task.partition[i]
+    return out
+
+
+def _partition_struct(task: FileScanTask, partition_type: StructType, n: int) -> pa.Array:
+    by_id: dict[int, Any] = {}
+    if task.spec is not None:
+        for i, pf in enumerate(task.spec.fields):
+            if i < len(task.partition):
+                by_id[pf.field_id] = task.partition[i]
+    arrow_type = type_to_arrow(partition_type)
+    children = [
+        _repeat(_scalar(by_id.get(f.field_id), f.field_type), n) for f in partition_type.fields
+    ]
+    if not children:
+        return pa.array([{}] * n, pa.struct([]))
+    return pa.StructArray.from_arrays(children, fields=list(arrow_type))
+
+
+def read_task(
+    task: FileScanTask,
+    io: FileIO,
+    table_schema: Schema,
+    projected_schema: Schema | None = None,
+    *,
+    metadata_columns: Sequence[str] = (),
+    partition_type: StructType | None = None,
+    name_mapping: NameMapping | None = None,
+    residual: BooleanExpression | None = None,
+    delete_cache: DeleteCache | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> Iterator[pa.RecordBatch]:
+    """The live rows of one task, batch by batch, with the columns of ``projected_schema``
+    (default: ``table_schema``) followed by ``metadata_columns``.
+
+    ``table_schema`` is the schema the task's residual is bound to; ``residual`` overrides the
+    task's. ``partition_type`` is the table's partition type for ``_partition`` (see
+    :func:`frazil.table.scan.table_partition_type`).
+    """
+    projected = projected_schema if projected_schema is not None else table_schema
+    data_file = task.file
+    _check_parquet(data_file, "data file")
+    for name in metadata_columns:
+        if name not in METADATA_COLUMNS:
+            raise ValidationError(f"unknown metadata column {name!r}")
+    cache = delete_cache if delete_cache is not None else DeleteCache(io, name_mapping)
+    filt = residual if residual is not None else task.residual
+    if filt is None:
+        filt = AlwaysTrue()
+
+    dvs = [
+        d
+        for d in task.delete_files
+        if d.content == DataFileContent.POSITION_DELETES
+        and (d.file_format or "").upper() == FileFormat.PUFFIN
+    ]
+    pos_files = [
+        d
+        for d in task.delete_files
+        if d.content == DataFileContent.POSITION_DELETES and d not in dvs
+    ]
+    eq_files = [d for d in task.delete_files if d.content == DataFileContent.EQUALITY_DELETES]
+    for d in dvs + pos_files:
+        if d.referenced_data_file is not None and d.referenced_data_file != data_file.file_path:
+            raise ValidationError(
+                f"delete file {d.file_path} references data file {d.referenced_data_file}, "
+                f"not {data_file.file_path} of this task"
+            )
+    if len(dvs) > 1:
+        raise ValidationError(f"data file {data_file.file_path} has {len(dvs)} deletion vectors")
+
+    # Positions deleted: a DV supersedes position delete files for its data file.
+    if dvs:
+        deleted = _dv_positions(io, dvs[0])
+    elif pos_files:
+        deleted = np.concatenate([cache.positions(d, data_file.file_path) for d in pos_files])
+    else:
+        deleted = np.empty(0, np.int64)
+    deleted = np.unique(deleted)
+    if len(deleted) and (deleted[0] < 0 or deleted[-1] >= data_file.record_count):
+        raise ValidationError(
+            f"deletes of {data_file.file_path} name row position {int(deleted[-1])}, beyond its "
+            f"{data_file.record_count} rows"
+        )
+
+    eq_groups: dict[tuple[int, ...], list[DataFile]] = {}
+    for d in eq_files:
+        eq_groups.setdefault(tuple(d.equality_ids or ()), []).append(d)
+
+    needed = projected.field_ids | referenced_field_ids(filt)
+    for ids in eq_groups:
+        needed |= set(ids)
+    read_schema = prune_schema(table_schema, needed)
+    filter_expr = None if isinstance(filt, AlwaysTrue) else expression_to_arrow(filt, read_schema)
+    eq_keys = {
+        ids: pa.concat_tables([cache.equality_keys(d, table_schema) for d in files])
+        for ids, files in eq_groups.items()
+    }
+
+    out_schema = schema_to_arrow(projected)
+    meta_fields = [metadata_field(n, partition_type) for n in metadata_columns]
+    out_schema = pa.schema(list(out_schema) + list(schema_to_arrow(Schema(*meta_fields))))
+    constants = _partition_constants(task, table_schema)
+    projector = _Projector(data_file.file_path, constants)
+    seq = data_file.extra.get("sequence_number")
+
+    fs, path = io.filesystem(data_file.file_path)
+    with fs.open_input_file(path) as fh:
+        pf = pq.ParquetFile(fh)
+        fields = _file_fields(pf.schema_arrow, name_mapping, data_file.file_path)
+        by_id = {field_id_of(f): i for i, f in enumerate(fields)}
+        wanted = sorted(
+            {by_id[f.field_id] for f in read_schema.fields if f.field_id in by_id}
+            | {
+                by_id[i]
+                for i in (ROW_ID_FIELD_ID, LAST_UPDATED_FIELD_ID)
+                if i in by_id and METADATA_COLUMNS_BY_ID[i] in metadata_columns
+            }
+        )
+        columns = [fields[i].name for i in wanted]
+        wanted_fields = [fields[i] for i in wanted]
+        for rg, first in _row_groups(pf, task.start, task.length):
+            pos = first
+            for raw in pf.iter_batches(
+                batch_size=batch_size, row_groups=[rg], columns=columns, use_threads=True
+            ):
+                n = raw.num_rows
+                positions = np.arange(pos, pos + n, dtype=np.int64)
+                pos += n
+                arrays = projector.struct_children(
+                    raw.columns, wanted_fields, read_schema.as_struct(), n
+                )
+                names = [f.name for f in read_schema.fields]
+                file_cols = {field_id_of(f): raw.column(j) for j, f in enumerate(wanted_fields)}
+                for name in metadata_columns:
+                    arrays.append(
+                        _metadata_array(name, task, positions, file_cols, seq, partition_type)
+                    )
+                    names.append(name)
+                batch = pa.RecordBatch.from_arrays(arrays, names=names)
+
+                keep = np.ones(n, dtype=bool)
+                if len(deleted):
+                    lo, hi = np.searchsorted(deleted, [positions[0], positions[-1] + 1])
+                    keep[deleted[lo:hi] - positions[0]] = False
+                for ids, keys in eq_keys.items():
+                    cols = [batch.column(_top_name(read_schema, i)) for i in ids]
+                    keep &= ~_equality_deleted(cols, keys)
+                if not keep.all():
+                    batch = batch.filter(pa.array(keep))
+                if filter_expr is not None and batch.num_rows:
+                    batch = batch.filter(filter_expr)
+                if batch.num_rows == 0:
+                    continue
+                out = [batch.column(f.name) for f in projected.fields]
+                out += [batch.column(n) for n in metadata_columns]
+                yield pa.RecordBatch.from_arrays(
+                    [_narrow(a, f) for a, f in zip(out, out_schema, strict=True)],
+                    schema=out_schema,
+                )
+
+
+METADATA_COLUMNS_BY_ID = {fid: name for name, (fid, _) in METADATA_COLUMNS.items()}
+
+
+def _top_name(schema: Schema, field_id: int) -> str:
+    for f in schema.fields:
+        if f.field_id == field_id:
+            return f.name
+    raise ValidationError(f"field id {field_id} is not a top-level column")
+
+
+def _narrow(arr: pa.Array, f: pa.Field) -> pa.Array:
+    """A read-schema column cut down to the projected (possibly pruned) type."""
+    if arr.type == f.type:
+        return arr
+    if pa.types.is_struct(f.type) and pa.types.is_struct(arr.type):
+        children = [_narrow(arr.field(c.name), c) for c in f.type]
+        mask = arr.is_null() if arr.null_count else None
+        return pa.StructArray.from_arrays(children, fields=list(f.type), mask=mask)
+    return arr.cast(f.type)
+
+
+def _metadata_array(
+    name: str,
+    task: FileScanTask,
+    positions: np.ndarray,
+    file_cols: Mapping[int | None, pa.Array],
+    seq: int | None,
+    partition_type: StructType | None,
+) -> pa.Array:
+    n = len(positions)
+    f = task.file
+    if name == "_file":
+        return pa.repeat(pa.scalar(f.file_path, pa.large_string()), n)
+    if name == "_pos":
+        return pa.array(positions)
+    if name == "_spec_id":
+        return pa.repeat(pa.scalar(task.spec_id, pa.int32()), n)
+    if name == "_partition":
+        return _partition_struct(task, partition_type or StructType(), n)
+    if name == "_row_id":
+        inherited = (
+            pa.array(positions + f.first_row_id)
+            if f.first_row_id is not None
+            else pa.nulls(n, pa.int64())
+        )
+        stored = file_cols.get(ROW_ID_FIELD_ID)
+        return inherited if stored is None else pc.coalesce(stored.cast(pa.int64()), inherited)
+    if name == "_last_updated_sequence_number":
+        inherited_seq = pa.scalar(seq if f.first_row_id is not None or seq is not None else None)
+        inherited = _repeat(inherited_seq.cast(pa.int64()), n)
+        stored = file_cols.get(LAST_UPDATED_FIELD_ID)
+        return inherited if stored is None else pc.coalesce(stored.cast(pa.int64()), inherited)
+    raise ValidationError(f"unknown metadata column {name!r}")
