@@ -172,7 +172,11 @@ def _entries(rng: np.random.Generator, m: int, n: int) -> pa.Table:
 
 @pytest.fixture(scope="module")
 def table_location(tmp_path_factory: pytest.TempPathFactory) -> str:
-    root = tmp_path_factory.mktemp("scan_bench")
+    return write_table(tmp_path_factory.mktemp("scan_bench"))
+
+
+def write_table(root: Path) -> str:
+    """Writes the benchmark table under ``root``; returns its metadata file's path."""
     rng = np.random.default_rng(SEED)
     rows = []
     for m in range(N_MANIFESTS):
