@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 import struct
-from decimal import Decimal
+from decimal import Context, Decimal
 
 import pytest
 
@@ -40,6 +40,7 @@ N_RANDOM = 300
 EPOCH = dt.datetime(1970, 1, 1)
 EPOCH_DAY = dt.date(1970, 1, 1)
 DAY_US = 86_400_000_000
+WIDE = Context(prec=80)  # decimal's default 28 digits would round 38-digit values
 HOUR_US = 3_600_000_000
 
 # ============================================================================================
@@ -238,7 +239,9 @@ def _random_value(rng: random.Random, kind: str, size, spark_type: str):
 def _arrow_values(kind: str, arrow_type, raw: list):
     if kind == "decimal":
         scale = arrow_type.scale
-        return pa.array([None if v is None else Decimal(v).scaleb(-scale) for v in raw], arrow_type)
+        return pa.array(
+            [None if v is None else Decimal(v).scaleb(-scale, WIDE) for v in raw], arrow_type
+        )
     return pa.array(raw, arrow_type)
 
 
@@ -292,7 +295,7 @@ def as_raw(v):
 
 
 def unscaled(v: Decimal | None, scale: int):
-    return None if v is None else int(v.scaleb(scale))
+    return None if v is None else int(v.scaleb(scale, WIDE))
 
 
 # ============================================================================================
@@ -412,19 +415,25 @@ def test_runs_as_arrow_batches_not_rows(data):
     assert "BatchEvalPython" not in plan
 
 
+# PySpark 3.5 checks the pandas version with distutils' LooseVersion when making a pandas_udf
+@pytest.mark.filterwarnings("ignore:distutils Version classes:DeprecationWarning")
 def test_alongside_a_users_pandas_udf(data):
     """The Arrow pass-through (PySpark 3.5/4.0) touches only frazil's own inputs: another pandas
     UDF in the same stage, over a struct column, still gets its usual pandas DataFrame."""
     import pandas as pd
     from pyspark.sql import functions as F
 
-    @F.pandas_udf("long")
-    def plus_one(s: pd.DataFrame) -> pd.Series:
+    def plus_one(s):
         return s["x"].fillna(-1).astype("int64") + 1
+
+    # real classes (not this module's postponed strings: pandas is imported locally)
+    plus_one.__annotations__ = {"s": pd.DataFrame, "return": pd.Series}
+    plus_one = F.pandas_udf(plus_one, "long")
 
     _, df = data
     out = df.select(
         "id",
+        "c_int",
         plus_one(F.struct(F.col("c_int").alias("x"))).alias("p"),
         fs.bucket(16, "c_int").alias("b"),
     )
