@@ -4,16 +4,21 @@ from typing import Any, final
 
 __all__ = [
     "ArrowArrayExport",
+    "DeletionVector",
     "RecordBatchExport",
     "ScanPlanner",
     "__version__",
     "build_profile",
+    "deletes_group_positions",
     "manifest_read",
     "manifest_read_list",
     "manifest_read_many",
     "manifest_summarize",
     "manifest_write",
     "manifest_write_list",
+    "puffin_read_blob",
+    "puffin_read_metadata",
+    "puffin_write",
     "transform_apply",
     "transform_apply_scalar",
     "transform_apply_stream",
@@ -49,6 +54,54 @@ class RecordBatchExport:
     def __len__(self) -> int: ...
 
 @final
+class DeletionVector:
+    def __new__(cls) -> DeletionVector: ...
+    @staticmethod
+    def from_positions(positions: object) -> DeletionVector: ...
+    @staticmethod
+    def deserialize(
+        data: bytes, offset: int = 0, length: int | None = None, context: str = ""
+    ) -> DeletionVector: ...
+    def serialize(self) -> bytes: ...
+    @property
+    def cardinality(self) -> int: ...
+    @property
+    def min(self) -> int | None: ...
+    @property
+    def max(self) -> int | None: ...
+    def contains(self, pos: int) -> bool: ...
+    def deleted_count(self, start: int, length: int) -> int: ...
+    def positions(self) -> ArrowArrayExport: ...
+    def keep_mask(self, start: int, length: int) -> ArrowArrayExport: ...
+    def keep_indices(self, start: int, length: int) -> ArrowArrayExport: ...
+    def union(self, other: DeletionVector) -> DeletionVector: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __len__(self) -> int: ...
+
+def deletes_group_positions(
+    rows: object, data_file: str | None = None
+) -> list[tuple[str, DeletionVector]]: ...
+def puffin_read_metadata(
+    data: bytes, location: str
+) -> tuple[
+    list[tuple[str, list[int], int, int, int, int, str | None, list[tuple[str, str]]]],
+    list[tuple[str, str]],
+]: ...
+def puffin_read_blob(
+    data: bytes,
+    blob_type: str,
+    offset: int,
+    length: int,
+    compression_codec: str | None,
+    location: str,
+) -> bytes: ...
+def puffin_write(
+    blobs: list[tuple[str, list[int], int, int, bytes, str | None, list[tuple[str, str]]]],
+    properties: list[tuple[str, str]],
+    compress_footer: bool = False,
+) -> tuple[bytes, list[tuple[int, int]]]: ...
+
+@final
 class ScanPlanner:
     def __new__(cls, schema_json: str, specs_json: str, filter_json: str) -> ScanPlanner: ...
     def prune_manifests(self, manifest_list: object) -> ArrowArrayExport: ...
@@ -60,16 +113,13 @@ class ScanPlanner:
         datas: list[bytes],
         inherits: list[tuple[int | None, int | None, int | None] | None],
         threads: int | None = None,
-    ) -> list[
-        tuple[
-            int,
-            int,
-            RecordBatchExport,
-            ArrowArrayExport,
-            list[str],
-            ArrowArrayExport,
-            ArrowArrayExport,
-        ]
+    ) -> tuple[
+        list[
+            tuple[
+                int, int, RecordBatchExport, ArrowArrayExport, ArrowArrayExport, ArrowArrayExport
+            ]
+        ],
+        list[str],
     ]: ...
 
 def manifest_read_list(data: bytes) -> RecordBatchExport: ...

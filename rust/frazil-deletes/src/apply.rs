@@ -107,46 +107,51 @@ fn string_accessor<'a>(array: &'a dyn Array) -> Result<Box<dyn Fn(usize) -> &'a 
     })
 }
 
-/// Groups the rows of position delete files (`file_path`, `pos` columns, per the spec's
+/// Groups the rows of position delete files (`file_path`, `pos` column chunks, per the spec's
 /// "Position Delete Files") into one bitmap per data file, in order of first appearance;
 /// with `only`, keeps just that data file's positions.
 pub fn group_position_deletes(
-    file_path: &dyn Array,
-    pos: &dyn Array,
+    chunks: &[(&dyn Array, &dyn Array)],
     only: Option<&str>,
 ) -> Result<Vec<(String, PositionBitmap)>> {
-    if file_path.len() != pos.len() {
-        return Err(Error::invalid(format!(
-            "file_path has {} rows but pos has {}",
-            file_path.len(),
-            pos.len()
-        )));
-    }
-    if file_path.null_count() > 0 {
-        return Err(Error::invalid(
-            "file_path holds nulls; every position delete names its data file",
-        ));
-    }
-    let positions = positions_of(pos, "pos")?;
-    let path_at = string_accessor(file_path)?;
     let mut groups: Vec<(String, Vec<u64>)> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    // Files are sorted by path, so runs of one path are long: look the path up once per run.
-    let mut i = 0;
-    while i < positions.len() {
-        let path = path_at(i);
-        let mut j = i + 1;
-        while j < positions.len() && path_at(j) == path {
-            j += 1;
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for &(file_path, pos) in chunks {
+        if file_path.len() != pos.len() {
+            return Err(Error::invalid(format!(
+                "file_path has {} rows but pos has {}",
+                file_path.len(),
+                pos.len()
+            )));
         }
-        if only.is_none_or(|o| o == path) {
-            let g = *index.entry(path).or_insert_with(|| {
-                groups.push((path.to_string(), Vec::new()));
-                groups.len() - 1
-            });
-            groups[g].1.extend_from_slice(&positions[i..j]);
+        if file_path.null_count() > 0 {
+            return Err(Error::invalid(
+                "file_path holds nulls; every position delete names its data file",
+            ));
         }
-        i = j;
+        let positions = positions_of(pos, "pos")?;
+        let path_at = string_accessor(file_path)?;
+        // Files are sorted by path, so runs of one path are long: one lookup per run.
+        let mut i = 0;
+        while i < positions.len() {
+            let path = path_at(i);
+            let mut j = i + 1;
+            while j < positions.len() && path_at(j) == path {
+                j += 1;
+            }
+            if only.is_none_or(|o| o == path) {
+                let g = match index.get(path) {
+                    Some(&g) => g,
+                    None => {
+                        groups.push((path.to_string(), Vec::new()));
+                        index.insert(path.to_string(), groups.len() - 1);
+                        groups.len() - 1
+                    }
+                };
+                groups[g].1.extend_from_slice(&positions[i..j]);
+            }
+            i = j;
+        }
     }
     groups
         .into_iter()
@@ -164,16 +169,16 @@ mod tests {
     fn groups_by_file() -> Result<()> {
         let paths = StringArray::from(vec!["a", "a", "b", "a", "b"]);
         let pos = Int64Array::from(vec![3, 1, 7, 1, 0]);
-        let g = group_position_deletes(&paths, &pos, None)?;
+        let g = group_position_deletes(&[(&paths, &pos)], None)?;
         assert_eq!(g.len(), 2);
         assert_eq!(g[0].0, "a");
         assert_eq!(g[0].1.to_vec(), vec![1, 3]);
         assert_eq!(g[1].1.to_vec(), vec![0, 7]);
-        let g = group_position_deletes(&paths, &pos, Some("b"))?;
+        let g = group_position_deletes(&[(&paths, &pos), (&paths, &pos)], Some("b"))?;
         assert_eq!(g.len(), 1);
-        assert!(
-            group_position_deletes(&paths, &Int64Array::from(vec![1, 2, 3, -1, 0]), None).is_err()
-        );
+        assert_eq!(g[0].1.to_vec(), vec![0, 7]);
+        let negative = Int64Array::from(vec![1, 2, 3, -1, 0]);
+        assert!(group_position_deletes(&[(&paths, &negative)], None).is_err());
         Ok(())
     }
 

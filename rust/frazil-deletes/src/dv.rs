@@ -66,6 +66,30 @@ pub fn deserialize_dv(blob: &[u8], context: &str) -> Result<PositionBitmap> {
     PositionBitmap::deserialize(&body[4..]).map_err(fail)
 }
 
+/// Decodes the deletion vector stored at `[offset, offset + length)` of `data` (a whole Puffin
+/// file, as a DV's `content_offset` and `content_size_in_bytes` locate it), or all of `data`
+/// when `length` is None and `offset` is 0.
+pub fn read_dv(
+    data: &[u8],
+    offset: u64,
+    length: Option<u64>,
+    context: &str,
+) -> Result<PositionBitmap> {
+    let length = length.unwrap_or((data.len() as u64).saturating_sub(offset));
+    let end = offset
+        .checked_add(length)
+        .filter(|&e| e <= data.len() as u64);
+    match end {
+        // Both fit in usize: they are at most data.len().
+        Some(end) => deserialize_dv(&data[offset as usize..end as usize], context),
+        None => Err(Error::decode(format!(
+            "invalid deletion vector {context}: offset {offset} and length {length} lie beyond \
+             the end of the {} bytes given",
+            data.len()
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

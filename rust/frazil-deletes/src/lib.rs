@@ -9,7 +9,7 @@ pub mod dv;
 pub mod puffin;
 
 pub use bitmap::PositionBitmap;
-pub use dv::{deserialize_dv, serialize_dv, DV_BLOB_TYPE};
+pub use dv::{deserialize_dv, read_dv, serialize_dv, DV_BLOB_TYPE, ROW_POSITION_FIELD_ID};
 pub use puffin::{
     read_blob, read_file_metadata, write_puffin, BlobInput, BlobMetadata, CompressionCodec,
     FileMetadata,

@@ -3,6 +3,7 @@
 //! logic lives in the crates it calls.
 
 mod arrow;
+mod deletes;
 mod error;
 mod manifest;
 mod scan;
@@ -24,6 +25,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         },
     )?;
     m.add_class::<arrow::ArrowArrayExport>()?;
+    deletes::register(m)?;
     manifest::register(m)?;
     scan::register(m)?;
     transforms::register(m)?;
