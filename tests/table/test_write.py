@@ -314,3 +314,42 @@ def test_invalid_input_writes_nothing(catalog: Any) -> None:
     data_dir = Path(table.location().removeprefix("file://")) / "data"
     assert not data_dir.exists() or not any(p.is_file() for p in data_dir.rglob("*"))
     assert table.current_snapshot() is None
+
+
+def test_stream_memory_is_bounded(catalog: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import frazil.table.write as write
+
+    # A tiny chunk size: buffered rows are written out as row groups as the stream goes on.
+    monkeypatch.setattr(write, "_CHUNK_BYTES", 20_000)
+    spec = PartitionSpec(PartitionField(1, 1000, parse("bucket[3]"), "b"))
+    table = catalog.create_table(("db", "t"), SCHEMA, partition_spec=spec)
+    data = rows(3000)
+    table.append(pa.RecordBatchReader.from_batches(data.schema, data.to_batches(max_chunksize=100)))
+    files = live_files(table)
+    assert len(files) == 3
+    for f in files:
+        assert pq.read_metadata(f.file_path.removeprefix("file://")).num_row_groups > 1
+        assert len(f.split_offsets or ()) > 1
+        assert f.sort_order_id == 0
+    same_rows(data, read_all(files))
+
+
+def test_error_mid_stream_deletes_written_files(
+    catalog: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import frazil.table.write as write
+
+    monkeypatch.setattr(write, "_CHUNK_BYTES", 5_000)
+    table = catalog.create_table(("db", "t"), SCHEMA)
+    good = rows(2000)
+    bad = good.slice(0, 2).set_column(0, "id", pa.array([1, None], pa.int64()))
+
+    def batches() -> Any:
+        yield from good.to_batches(max_chunksize=100)
+        yield from bad.to_batches()
+
+    with pytest.raises(Exception, match="required column 'id' has 1 null value"):
+        table.append(iter(batches()))
+    data_dir = Path(table.location().removeprefix("file://")) / "data"
+    assert not data_dir.exists() or not any(p.is_file() for p in data_dir.rglob("*"))
+    assert table.current_snapshot() is None

@@ -26,8 +26,10 @@ rows, PyIceberg's), ``write.parquet.page-size-bytes`` (1 MB), ``write.parquet.pa
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +71,7 @@ _CODECS = {
 }
 # Rows of input sorted and split at a time when the input streams (bounded memory).
 _CHUNK_BYTES = 256 * 1024 * 1024
+_MAX_WORKERS = 8
 
 
 def _int_property(props: Mapping[str, str], key: str, default: int | None) -> int | None:
@@ -330,12 +333,35 @@ class DataFileWriter:
                 if size >= _CHUNK_BYTES:
                     self._write_chunk(pa.Table.from_batches(chunk, conformed.arrow_schema))
                     chunk, size = [], 0
+                    self._limit_pending()
             if chunk:
                 self._write_chunk(pa.Table.from_batches(chunk, conformed.arrow_schema))
-        for rf in list(self._open.values()):
-            self.finish(rf)
+        self._finish_all(list(self._open.values()))
         self._open.clear()
         return list(self._done)
+
+    def _finish_all(self, files: list[_RollingFile]) -> None:
+        # Encoding and compression run in pyarrow without the GIL: partitions in parallel.
+        workers = min(len(files), os.cpu_count() or 1, _MAX_WORKERS)
+        if workers <= 1:
+            for rf in files:
+                self.finish(rf)
+            return
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            done = list(pool.map(lambda rf: rf.close(), files))
+        self._done.extend(d for d in done if d is not None)
+
+    def _limit_pending(self) -> None:
+        """Bounded memory for streams: when the rows buffered for row groups of all open
+        files pass the chunk size, the largest buffers are written out as (smaller) row
+        groups."""
+        open_files = sorted(self._open.values(), key=lambda rf: rf.pending_bytes, reverse=True)
+        total = sum(rf.pending_bytes for rf in open_files)
+        for rf in open_files:
+            if total <= _CHUNK_BYTES // 2:
+                break
+            total -= rf.pending_bytes
+            rf._flush()
 
     def _float_columns(self) -> list[tuple[int, list[str]]]:
         """Float and double columns outside lists and maps: NaN counts are counted while

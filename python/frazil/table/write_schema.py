@@ -115,14 +115,16 @@ def input_batches(data: Any) -> tuple[pa.Schema, Iterator[pa.RecordBatch], bool]
         def chain() -> Iterator[pa.RecordBatch]:
             yield from first_batches
             for b in it:
-                if isinstance(b, pa.Table):
-                    yield from b.to_batches()
-                elif isinstance(b, pa.RecordBatch):
-                    yield b
-                else:
+                if not isinstance(b, (pa.Table, pa.RecordBatch)):
                     raise InvalidArgumentError(
                         f"expected record batches in the iterable, got {type(b).__name__}"
                     )
+                if not b.schema.equals(first.schema):
+                    raise InvalidArgumentError(
+                        "every batch of the iterable must have the first batch's schema; got "
+                        f"{b.schema} after {first.schema}"
+                    )
+                yield from b.to_batches() if isinstance(b, pa.Table) else [b]
 
         return first.schema, chain(), False
     raise InvalidArgumentError(
