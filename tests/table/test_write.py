@@ -353,3 +353,37 @@ def test_error_mid_stream_deletes_written_files(
     data_dir = Path(table.location().removeprefix("file://")) / "data"
     assert not data_dir.exists() or not any(p.is_file() for p in data_dir.rglob("*"))
     assert table.current_snapshot() is None
+
+
+def test_stale_append_retries_and_both_land(catalog: Any) -> None:
+    first = catalog.create_table(("db", "t"), SCHEMA)
+    stale = catalog.load_table(("db", "t"))
+    first.append(rows(10))
+    stale.append(rows(7))  # conflicts, refreshes and re-applies with the same data files
+    table = catalog.load_table(("db", "t"))
+    assert table.current_snapshot().summary["total-records"] == "17"  # type: ignore[union-attr]
+    assert len(table.snapshots()) == 2
+    data_dir = Path(table.location().removeprefix("file://")) / "data"
+    on_disk = sorted(str(p) for p in data_dir.rglob("*.parquet"))
+    assert on_disk == sorted(f.file_path.removeprefix("file://") for f in live_files(table))
+
+
+def test_append_to_branch_and_v1(catalog: Any) -> None:
+    table = catalog.create_table(("db", "t"), SCHEMA, properties={"format-version": "1"})
+    table.append(rows(4))
+    table.append(rows(3), branch="audit", snapshot_properties={"origin": "test"})
+    assert table.current_snapshot().summary["total-records"] == "4"  # type: ignore[union-attr]
+    audit = table.snapshot_by_name("audit")
+    assert audit is not None and audit.summary["origin"] == "test"
+    # A new branch starts without a parent (as Java's producers start it).
+    assert audit.parent_snapshot_id is None and audit.summary["total-records"] == "3"
+    table.append(rows(2), branch="audit")
+    assert table.snapshot_by_name("audit").summary["total-records"] == "5"  # type: ignore[union-attr]
+
+
+def test_empty_append_commits_an_empty_snapshot(catalog: Any) -> None:
+    # PyIceberg's behaviour: a snapshot without files.
+    table = catalog.create_table(("db", "t"), SCHEMA)
+    table.append(rows(0))
+    snap = table.current_snapshot()
+    assert snap is not None and snap.summary.get("total-records") == "0"
