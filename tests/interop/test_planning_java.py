@@ -63,7 +63,7 @@ def _rows(batch: int) -> str:
     vals = []
     for i in range(batch * 20, batch * 20 + 20):
         cat = "NULL" if i % 17 == 0 else f"'{cats[i % 4]}'"
-        ts = f"TIMESTAMP '2024-01-0{1 + i % 4} {i % 24:02d}:00:00'"
+        ts = f"TIMESTAMP '2024-01-0{1 + i % 4} {i % 3 * 4:02d}:00:00'"
         vals.append(f"({i}, {cat}, {ts}, {(i % 10) / 10})")
     return ", ".join(vals)
 

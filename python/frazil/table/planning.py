@@ -180,37 +180,31 @@ def plan_files(
         raise type(e)(f"planning a scan of {list_path}: {e}") from None
 
     by_row = dict(zip(rows, kept, strict=True))
-    residual_ids: dict[str, int] = {}
-    residuals: list[BooleanExpression] = []
+    planned, residual_json = planned
+    residuals = [from_json(json.loads(text), schema) for text in residual_json]
     data: list[ManifestTasks] = []
     delete_groups: list[ManifestTasks] = []
-    for row, content, entries, res_index, res_json, offsets, indices in planned:
+    for row, content, entries, res_index, offsets, indices in planned:
         m = by_row[row]
         table = pa.table(entries)
-        if content != 0:
-            if table.num_rows:
-                delete_groups.append(
-                    ManifestTasks(
-                        m["manifest_path"],
-                        m["partition_spec_id"],
-                        table,
-                        pa.array([], pa.int32()),
-                        _EMPTY_DELETES,
-                    )
-                )
-            continue
         if table.num_rows == 0:
             continue
-        remap = []
-        for text in res_json:
-            if text not in residual_ids:
-                residual_ids[text] = len(residuals)
-                residuals.append(from_json(json.loads(text), schema))
-            remap.append(residual_ids[text])
-        global_index = pc.take(pa.array(remap, pa.int32()), pa.array(res_index))
+        if content != 0:
+            delete_groups.append(
+                ManifestTasks(
+                    m["manifest_path"],
+                    m["partition_spec_id"],
+                    table,
+                    pa.array([], pa.int32()),
+                    _EMPTY_DELETES,
+                )
+            )
+            continue
         deletes = pa.ListArray.from_arrays(pa.array(offsets), pa.array(indices))
         data.append(
-            ManifestTasks(m["manifest_path"], m["partition_spec_id"], table, global_index, deletes)
+            ManifestTasks(
+                m["manifest_path"], m["partition_spec_id"], table, pa.array(res_index), deletes
+            )
         )
     starts = list(itertools.accumulate((len(g) for g in delete_groups), initial=0))
     return PlannedFiles(data, delete_groups, residuals, schema, starts)

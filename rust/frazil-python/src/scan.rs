@@ -18,13 +18,12 @@ use crate::error::{invalid, IntoPyResult};
 type Inherit = Option<(Option<i64>, Option<i64>, Option<i64>)>;
 
 /// One planned manifest: (manifest list row, content, entries, residual index per entry,
-/// residual JSONs, delete offsets, delete indices).
+/// delete offsets, delete indices).
 type Planned = (
     usize,
     i32,
     RecordBatchExport,
     ArrowArrayExport,
-    Vec<String>,
     ArrowArrayExport,
     ArrowArrayExport,
 );
@@ -83,7 +82,8 @@ impl PyScanPlanner {
 
     /// Plans the manifests at `rows` of `manifest_list` (their bytes in `datas`, inheritance in
     /// `inherits`: (added_snapshot_id, sequence_number, first_row_id)), decoding and planning
-    /// on up to `threads` threads; one tuple per manifest, in `rows` order.
+    /// on up to `threads` threads: one tuple per manifest, in `rows` order, and the distinct
+    /// residuals (JSON) that the residual indices refer to.
     #[pyo3(signature = (manifest_list, rows, datas, inherits, threads = None))]
     fn plan_files(
         &self,
@@ -93,7 +93,7 @@ impl PyScanPlanner {
         datas: Vec<PyBackedBytes>,
         inherits: Vec<Inherit>,
         threads: Option<usize>,
-    ) -> PyResult<Vec<Planned>> {
+    ) -> PyResult<(Vec<Planned>, Vec<String>)> {
         if datas.len() != rows.len() || inherits.len() != rows.len() {
             return Err(invalid(
                 "rows, datas and inherits must have one element per manifest",
@@ -123,7 +123,8 @@ impl PyScanPlanner {
                 )
             })
             .py()?;
-        Ok(planned
+        let manifests = planned
+            .manifests
             .into_iter()
             .map(|p| {
                 (
@@ -131,12 +132,12 @@ impl PyScanPlanner {
                     p.content,
                     export_batch(p.entries),
                     array_export(Arc::new(p.residual_index) as ArrayRef),
-                    p.residuals,
                     array_export(Arc::new(p.deletes.offsets) as ArrayRef),
                     array_export(Arc::new(p.deletes.indices) as ArrayRef),
                 )
             })
-            .collect())
+            .collect();
+        Ok((manifests, planned.residuals))
     }
 }
 

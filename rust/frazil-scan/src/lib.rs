@@ -61,7 +61,7 @@ pub mod value;
 pub use delete::{DeleteIndex, TaskDeletes};
 pub use expr::{Expr, Op, Predicate, Schema};
 pub use frazil_values::{Error, ErrorKind, Result};
-pub use plan::{ManifestPlan, PlannedManifest, ScanPlanner};
+pub use plan::{ManifestPlan, PlannedManifest, PlannedScan, ScanPlanner};
 pub use project::{project, PartitionField, PartitionSpec};
 pub use residual::{ResidualEvaluator, Residuals};
 

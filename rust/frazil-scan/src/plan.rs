@@ -46,13 +46,19 @@ pub struct PlannedManifest {
     /// The selected entries (a data manifest's tasks, a delete manifest's needed delete files),
     /// in manifest order, in the decoded manifest's schema.
     pub entries: RecordBatch,
-    /// Data manifests: per entry, its residual's index into `residuals`.
+    /// Data manifests: per entry, its residual's index into `PlannedScan::residuals`.
     pub residual_index: Int32Array,
-    /// Data manifests: the distinct residuals, as JSON (expressions spec, id references).
-    pub residuals: Vec<String>,
     /// Data manifests: per entry, its delete files, as positions in the concatenation of all
     /// delete manifests' `entries` in input order.
     pub deletes: TaskDeletes,
+}
+
+/// A planned scan: its manifests in input order and the distinct residuals of all tasks, as
+/// JSON (expressions spec, id references).
+#[derive(Debug, Clone)]
+pub struct PlannedScan {
+    pub manifests: Vec<PlannedManifest>,
+    pub residuals: Vec<String>,
 }
 
 /// A row filter bound to a table's schema and partition specs, reusable across snapshots.
@@ -258,7 +264,7 @@ impl ScanPlanner {
         rows: &[usize],
         load: F,
         threads: Option<usize>,
-    ) -> Result<Vec<PlannedManifest>>
+    ) -> Result<PlannedScan>
     where
         F: Fn(usize) -> Result<RecordBatch> + Sync,
     {
@@ -311,7 +317,7 @@ impl ScanPlanner {
         };
         let data = parallel_map(&data_jobs, threads, |&k| {
             let row = rows[k];
-            let run = || -> Result<PlannedManifest> {
+            let run = || -> Result<(PlannedManifest, Vec<String>)> {
                 let spec_id = spec_ids.value(row);
                 let batch = load(k)?;
                 let plan = self.plan_manifest(spec_id, &batch)?;
@@ -321,7 +327,7 @@ impl ScanPlanner {
                 let residual_index = Int32Array::from_iter_values(
                     picked.iter().map(|&i| plan.residual_index.value(i)),
                 );
-                Ok(PlannedManifest {
+                let planned = PlannedManifest {
                     row,
                     content: 0,
                     entries: filter_batch(
@@ -329,9 +335,9 @@ impl ScanPlanner {
                         &plan.selected.values().iter().collect::<Vec<_>>(),
                     )?,
                     residual_index,
-                    residuals: plan.residuals,
                     deletes,
-                })
+                };
+                Ok((planned, plan.residuals))
             };
             run().map_err(label(row))
         })?;
@@ -343,14 +349,29 @@ impl ScanPlanner {
                 content: 1,
                 entries,
                 residual_index: Int32Array::from(Vec::<i32>::new()),
-                residuals: Vec::new(),
                 deletes: TaskDeletes::none(n),
             });
         }
-        for (k, plan) in data_jobs.into_iter().zip(data) {
+        // one numbering of the distinct residuals over all manifests
+        let mut residuals: Vec<String> = Vec::new();
+        let mut ids: HashMap<String, i32> = HashMap::new();
+        for (k, (mut plan, local)) in data_jobs.into_iter().zip(data) {
+            let remap: Vec<i32> = local
+                .into_iter()
+                .map(|json| {
+                    *ids.entry(json).or_insert_with_key(|json| {
+                        residuals.push(json.clone());
+                        residuals.len() as i32 - 1
+                    })
+                })
+                .collect();
+            plan.residual_index = plan.residual_index.unary(|i| remap[i as usize]);
             out[k] = Some(plan);
         }
-        Ok(out.into_iter().flatten().collect())
+        Ok(PlannedScan {
+            manifests: out.into_iter().flatten().collect(),
+            residuals,
+        })
     }
 
     /// Plans many manifests on up to `threads` threads (all cores when `None`), in order.
