@@ -145,18 +145,28 @@ class _RollingFile:
         self.pending: list[pa.Table] = []
         self.pending_rows = 0
         self.pending_bytes = 0
-        self.sorted_runs = 0  # chunks contributing rows: one means the file is sorted
-        self._open()
+        self._reset()
 
-    def _open(self) -> None:
+    def _reset(self) -> None:
+        # The next file is created only when its first row group is written.
+        self.location: str | None = None
+        self.sink: Any = None
+        self.writer: pq.ParquetWriter | None = None
+        self.rows = 0
+        self.nan_counts: dict[int, int] = {}
+        self.flushed_mem = 0  # in-memory bytes of the row groups written
+        self.sorted_runs = 0  # input chunks contributing rows: one means the file is sorted
+
+    def _create(self) -> None:
         o = self.owner
         name = data_file_name(o.operation_id, o.next_file_count())
         self.location = o.locations.new_data_location(name, self.key.path or None)
         fs, path = o.io.filesystem(self.location)
         o.written.append(self.location)
-        parent = path.rsplit("/", 1)[0]
-        if parent and parent != path:
-            fs.create_dir(parent, recursive=True)
+        if fs.type_name == "local":  # object stores have no directories to make
+            parent = path.rsplit("/", 1)[0]
+            if parent and parent != path:
+                fs.create_dir(parent, recursive=True)
         self.sink = fs.open_output_stream(path)
         s = o.settings
         self.writer = pq.ParquetWriter(
@@ -169,15 +179,14 @@ class _RollingFile:
             dictionary_pagesize_limit=s.dict_bytes,
             write_statistics=True,
         )
-        self.rows = 0
-        self.nan_counts: dict[int, int] = {}
-        self.flushed_mem = 0  # in-memory bytes of the row groups written
-        self.sorted_runs = 0
+
+    def _size(self) -> int:
+        return self.sink.tell() if self.sink is not None else 0
 
     def _ratio(self) -> float:
         # Bytes in the file per in-memory Arrow byte, learned from what was written.
         if self.flushed_mem:
-            return max(self.sink.tell() / self.flushed_mem, 0.01)
+            return max(self._size() / self.flushed_mem, 0.01)
         return self.owner.ratio
 
     def add(self, rows: pa.Table) -> None:
@@ -185,8 +194,9 @@ class _RollingFile:
         self.sorted_runs += 1
         while rows.num_rows:
             per_row = max(rows.nbytes / rows.num_rows, 1.0)
-            room_file = s.target_file_bytes - self.sink.tell() - self.pending_bytes * self._ratio()
-            fit_file = int(room_file / (per_row * self._ratio()))
+            ratio = self._ratio()
+            room_file = s.target_file_bytes - self._size() - self.pending_bytes * ratio
+            fit_file = int(room_file / (per_row * ratio))
             fit_group = min(
                 s.row_group_rows - self.pending_rows,
                 int((s.row_group_bytes - self.pending_bytes) / per_row),
@@ -198,9 +208,8 @@ class _RollingFile:
             self.pending_rows += take
             self.pending_bytes += part.nbytes
             if take >= fit_file:
-                self._flush()
+                # The file is full: close it; the rest of these rows start the next one.
                 self.owner.finish(self)
-                self._open()
                 self.sorted_runs = 1 if rows.num_rows else 0
             elif take >= fit_group:
                 self._flush()
@@ -216,22 +225,38 @@ class _RollingFile:
                 column = pc.struct_field(column, name)
             n = pc.sum(pc.is_nan(column)).as_py() or 0
             self.nan_counts[fid] = self.nan_counts.get(fid, 0) + n
+        if self.writer is None:
+            self._create()
+        assert self.writer is not None
         self.writer.write_table(table, row_group_size=self.owner.settings.row_group_rows)
         self.rows += table.num_rows
         self.flushed_mem += table.nbytes
 
+    def discard(self) -> None:
+        """Closes the open file, if any, without a data file (abort)."""
+        try:
+            if self.writer is not None:
+                self.writer.close()
+            if self.sink is not None:
+                self.sink.close()
+        finally:
+            self._reset()
+
     def close(self) -> DataFile | None:
+        """Writes what is buffered, closes the file and returns its data file (``None`` if
+        it got no rows); the next rows start a new file."""
         self._flush()
-        self.writer.close()
-        size = self.sink.tell()
-        self.sink.close()
-        if self.rows == 0:
-            self.owner.io.delete(self.location)
-            self.owner.written.remove(self.location)
+        if self.writer is None:
+            self._reset()
             return None
+        self.writer.close()
+        size = self._size()
+        self.sink.close()
         if self.flushed_mem:
             self.owner.ratio = max(size / self.flushed_mem, 0.01)
-        return self.owner.data_file(self, size)
+        data_file = self.owner.data_file(self, size)
+        self._reset()
+        return data_file
 
 
 # ---------------------------------------------------------------------------------------------
@@ -299,8 +324,7 @@ class DataFileWriter:
         """Deletes every file this writer wrote (best effort)."""
         for rf in self._open.values():
             try:
-                rf.writer.close()
-                rf.sink.close()
+                rf.discard()
             except Exception:  # the file is deleted below anyway
                 pass
         self._open.clear()
