@@ -387,3 +387,52 @@ def test_empty_append_commits_an_empty_snapshot(catalog: Any) -> None:
     table.append(rows(0))
     snap = table.current_snapshot()
     assert snap is not None and snap.summary.get("total-records") == "0"
+
+
+@pytest.mark.parametrize(
+    ("transform", "type_", "value", "text"),
+    [
+        (
+            "identity",
+            "timestamptz",
+            dt.datetime(1969, 12, 31, 23, 0, 1, tzinfo=dt.timezone.utc),
+            "1969-12-31T23:00:01Z",
+        ),
+        ("identity", "timestamp", dt.datetime(2024, 5, 1, 10, 30), "2024-05-01T10:30"),
+        (
+            "identity",
+            "timestamp",
+            dt.datetime(2024, 5, 1, 10, 30, 0, 1000),
+            "2024-05-01T10:30:00.001",
+        ),
+        ("identity", "time", dt.time(7, 5, 3, 120), "07:05:03.000120"),
+        ("identity", "double", 1e7, "1.0E7"),
+        ("identity", "double", -0.00125, "-0.00125"),
+        ("identity", "float", 0.1, "0.1"),
+        ("identity", "boolean", True, "true"),
+        ("identity", "binary", b"\x00\xff", "AP8="),
+        ("identity", "decimal(9, 2)", decimal.Decimal("-0.50"), "-0.50"),
+        ("year", "int", -1, "1969"),
+        ("month", "int", -1, "1969-12"),
+        ("hour", "int", -1, "1969-12-31-23"),
+        ("day", "date", dt.date(1900, 1, 1), "1900-01-01"),
+        ("bucket[4]", "int", 3, "3"),
+        ("identity", "string", None, "null"),
+    ],
+)
+def test_human_strings(transform: str, type_: str, value: Any, text: str) -> None:
+    from frazil.table.locations import human_string
+    from frazil.types import as_type
+
+    assert human_string(transform, as_type(type_), value) == text
+
+
+def test_legacy_folder_storage_path() -> None:
+    from frazil.table.locations import LocationProvider
+
+    p = LocationProvider("s3://b/t/", {"write.folder-storage.path": "s3://legacy/"})
+    assert p.new_data_location("f.parquet", "a=1") == "s3://legacy/a=1/f.parquet"
+    assert (
+        LocationProvider("s3://b/t/", {}).new_data_location("f.parquet")
+        == "s3://b/t/data/f.parquet"
+    )
