@@ -8,9 +8,11 @@ the rows Spark returns for the same ``WHERE`` clause:
   ``x != 5``, ``x NOT IN (...)`` and ``x NOT LIKE 'a%'`` never keep a null ``x``.
 - ``IS NULL`` / ``IS NOT NULL`` test nulls only (a NaN is not null); ``IS NaN`` is false for
   null and ``IS NOT NaN`` true for null (Iceberg's and Spark's ``isnan``).
-- NaN follows the expressions spec: ``<``, ``<=``, ``>``, ``>=`` and ``=`` against a (never
-  NaN) literal are false for a NaN value and ``!=`` is true, IEEE 754's answers, which Arrow
-  gives; the planner's metrics pruning assumes the same.
+- NaN compares as the Java reference's row evaluator (``Double.compare``) and Spark do:
+  greater than every other value, so ``x > 1.0`` keeps NaN rows while ``x < 1.0`` and
+  ``x = 1.0`` do not. (The expressions spec says ``>`` is false for NaN; Java's metrics
+  pruning follows the spec, its row filtering and Spark do not, and Spark's results are the
+  reference here. Files holding only NaN are pruned by the planner as Java prunes them.)
 
 Field references are resolved by field id against the schema of the batches the expression is
 applied to (the projected table schema), so a bound expression survives renames.
@@ -136,10 +138,9 @@ def _predicate(schema: Schema, e: BoundPredicate) -> pc.Expression:
         return pc.less(x, value)
     if op == "lt-eq":
         return pc.less_equal(x, value)
-    if op == "gt":
-        return pc.greater(x, value)
-    if op == "gt-eq":
-        return pc.greater_equal(x, value)
+    if op in ("gt", "gt-eq"):
+        cmp = pc.greater(x, value) if op == "gt" else pc.greater_equal(x, value)
+        return pc.or_kleene(cmp, pc.is_nan(x)) if floating else cmp
     if op == "eq":
         return pc.equal(x, value)
     if op == "not-eq":

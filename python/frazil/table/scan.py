@@ -10,9 +10,10 @@ the snapshot current at a time (:func:`snapshot_as_of_timestamp`). A scan of a s
 tag reads with that snapshot's schema; a branch or the current snapshot with the table's
 (as the Java reference and Spark do).
 
-Planning is native (:mod:`frazil.table.planning`, with manifest and metrics pruning) when it is
-available; :func:`_plan` is the plain fallback that selects every live data file of the
-snapshot and attaches delete files by the spec's rules without pruning. Tasks are
+:func:`_plan` selects every live data file of the snapshot and attaches delete files by the
+spec's rules, without pruning; ``options={"planner": "native"}`` plans with
+:mod:`frazil.table.planning` instead (manifest and metrics pruning), which is to become the
+default once its Python binding settles. Tasks are
 :class:`FileScanTask` objects that serialize to the JSON the Java reference's
 ``ScanTaskParser`` writes (since Iceberg 1.11: lower-case ``content``/``file-format`` and
 partition tuples as arrays, the REST catalog's form); :meth:`FileScanTask.from_json` also reads
@@ -41,6 +42,7 @@ from frazil.partitioning import PartitionSpec
 from frazil.schema import Schema
 from frazil.table.read import (
     DEFAULT_BATCH_SIZE,
+    FILE_PATH_FIELD_ID,
     METADATA_COLUMNS,
     DeleteCache,
     metadata_field,
@@ -103,6 +105,11 @@ def _partition_json(f: DataFile, spec: PartitionSpec, schema: Schema) -> list[An
     ]
 
 
+def _upper_hex(m: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    # Java and the REST spec write binary values as upper-case hex
+    return {"keys": m["keys"], "values": [v.upper() for v in m["values"]]}
+
+
 def content_file_to_json(f: DataFile, spec: PartitionSpec, schema: Schema) -> dict[str, Any]:
     """A data or delete file as the JSON of Java's ``ContentFileParser`` (REST ``ContentFile``):
     partition values, bounds and key metadata in the JSON single-value form."""
@@ -122,9 +129,9 @@ def content_file_to_json(f: DataFile, spec: PartitionSpec, schema: Schema) -> di
     for name in _BOUNDS:
         m = getattr(f, name)
         if m is not None:
-            out[_kebab(name)] = values.to_json(m, _BOUND_MAP)
+            out[_kebab(name)] = _upper_hex(values.to_json(m, _BOUND_MAP))
     if f.key_metadata is not None:
-        out["key-metadata"] = values.to_json(f.key_metadata, BinaryType())
+        out["key-metadata"] = values.to_json(f.key_metadata, BinaryType()).upper()
     if f.split_offsets is not None:
         out["split-offsets"] = list(f.split_offsets)
     if f.equality_ids is not None:
@@ -350,6 +357,21 @@ def _partition_equal(partitions: pa.StructArray, value: tuple[Any, ...]) -> np.n
     return out
 
 
+def _in_path_bounds(paths: pa.Array, d: DataFile) -> np.ndarray:
+    """Data files within a position delete file's ``file_path`` bounds (as Java's delete
+    index narrows a v2 position delete file to the data files it can reference)."""
+    lower = (d.lower_bounds or {}).get(FILE_PATH_FIELD_ID)
+    upper = (d.upper_bounds or {}).get(FILE_PATH_FIELD_ID)
+    out = np.ones(len(paths), dtype=bool)
+    if lower is not None:
+        low = lower.decode("utf-8", "replace")
+        out &= pc.greater_equal(paths, low).to_numpy(zero_copy_only=False)
+    if upper is not None:
+        up = upper.decode("utf-8", "replace")
+        out &= pc.less_equal(paths, up).to_numpy(zero_copy_only=False)
+    return out
+
+
 def _plan(
     io: FileIO,
     metadata: TableMetadata,
@@ -396,6 +418,8 @@ def _plan(
                 mask = seqs <= dseq
                 if d.referenced_data_file is not None:
                     mask &= pc.equal(paths, d.referenced_data_file).to_numpy(zero_copy_only=False)
+                else:
+                    mask &= _in_path_bounds(paths, d)
                 if (d.file_format or "").upper() == FileFormat.PUFFIN:
                     has_dv |= mask
                 elif d.spec_id != spec_id:
@@ -589,7 +613,7 @@ class DataScan:
         bound = self._bound_filter()
         schema = self.table_schema()
         snapshot = self.snapshot()
-        if self.options.get("planner") != "python":
+        if self.options.get("planner", "python") == "native":
             tasks = _plan_native(self.io, self.table_metadata, snapshot, bound, schema)
             if tasks is not None:
                 return tasks
