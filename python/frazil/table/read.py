@@ -23,8 +23,6 @@ ORC and Avro data files are refused with an :class:`~frazil.exceptions.Unsupport
 from __future__ import annotations
 
 import logging
-import struct
-import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -37,6 +35,7 @@ import pyarrow.parquet as pq
 from frazil import values
 from frazil.arrow_schema import field_id_of, schema_to_arrow, type_to_arrow
 from frazil.content_file import DataFile, DataFileContent, FileFormat
+from frazil.deletes import DeletionVector
 from frazil.exceptions import DecodeError, UnsupportedError, ValidationError
 from frazil.expressions import AlwaysTrue, BooleanExpression
 from frazil.name_mapping import MappedField, NameMapping
@@ -86,8 +85,6 @@ METADATA_COLUMNS: Mapping[str, tuple[int, IcebergType | None]] = {
     "_row_id": (ROW_ID_FIELD_ID, LongType()),
     "_last_updated_sequence_number": (LAST_UPDATED_FIELD_ID, LongType()),
 }
-
-_DV_MAGIC = b"\xd1\xd3\x39\x64"
 
 
 def metadata_field(name: str, partition_type: StructType | None = None) -> NestedField:
@@ -286,85 +283,6 @@ class _Projector:
 # deletes
 
 
-def _dv_positions_standin(blob: bytes, where: str) -> np.ndarray:
-    """Positions of a ``deletion-vector-v1`` blob (Puffin spec): length, magic, portable 64-bit
-    roaring bitmap, CRC-32. A private stand-in until :mod:`frazil.deletes` is available."""
-    if len(blob) < 12:
-        raise DecodeError(f"{where}: deletion vector blob of {len(blob)} bytes is too short")
-    (length,) = struct.unpack(">I", blob[:4])
-    if length != len(blob) - 8:
-        raise DecodeError(f"{where}: deletion vector length {length} != blob size {len(blob)} - 8")
-    body = blob[4 : 4 + length]
-    if body[:4] != _DV_MAGIC:
-        raise DecodeError(f"{where}: bad deletion vector magic {body[:4].hex()}")
-    (crc,) = struct.unpack(">I", blob[4 + length : 8 + length])
-    if zlib.crc32(body) != crc:
-        raise DecodeError(f"{where}: deletion vector CRC-32 mismatch (corrupted blob)")
-    data = memoryview(body)[4:]
-    try:
-        return _roaring64_positions(data)
-    except (struct.error, ValueError, IndexError) as e:
-        raise DecodeError(f"{where}: invalid roaring bitmap: {e}") from None
-
-
-def _roaring64_positions(data: memoryview) -> np.ndarray:
-    (count,) = struct.unpack_from("<Q", data, 0)
-    pos = 8
-    out: list[np.ndarray] = []
-    for _ in range(count):
-        (high,) = struct.unpack_from("<I", data, pos)
-        pos += 4
-        lows, pos = _roaring32(data, pos)
-        out.append((np.uint64(high) << np.uint64(32)) | lows.astype(np.uint64))
-    if not out:
-        return np.empty(0, np.int64)
-    return np.concatenate(out).astype(np.int64)
-
-
-def _roaring32(data: memoryview, pos: int) -> tuple[np.ndarray, int]:
-    """One portable 32-bit roaring bitmap at ``pos``: (sorted uint32 values, end offset)."""
-    (cookie,) = struct.unpack_from("<I", data, pos)
-    if cookie & 0xFFFF == 12347:
-        size = (cookie >> 16) + 1
-        pos += 4
-        run_bitmap = bytes(data[pos : pos + (size + 7) // 8])
-        pos += (size + 7) // 8
-        has_runs = True
-    elif cookie == 12346:
-        (size,) = struct.unpack_from("<I", data, pos + 4)
-        pos += 8
-        run_bitmap = b""
-        has_runs = False
-    else:
-        raise ValueError(f"unknown roaring cookie {cookie}")
-    header = np.frombuffer(data[pos : pos + 4 * size], dtype="<u2").reshape(size, 2)
-    pos += 4 * size
-    if not has_runs or size >= 4:
-        pos += 4 * size  # offsets, not needed when reading sequentially
-    out = []
-    for i in range(size):
-        key = int(header[i, 0]) << 16
-        card = int(header[i, 1]) + 1
-        is_run = has_runs and (run_bitmap[i // 8] >> (i % 8)) & 1
-        if is_run:
-            (nruns,) = struct.unpack_from("<H", data, pos)
-            runs = np.frombuffer(data[pos + 2 : pos + 2 + 4 * nruns], dtype="<u2").reshape(-1, 2)
-            pos += 2 + 4 * nruns
-            parts = [np.arange(s, s + ln + 1, dtype=np.uint32) for s, ln in runs.tolist()]
-            vals = np.concatenate(parts) if parts else np.empty(0, np.uint32)
-        elif card <= 4096:
-            vals = np.frombuffer(data[pos : pos + 2 * card], dtype="<u2").astype(np.uint32)
-            pos += 2 * card
-        else:
-            bits = np.frombuffer(data[pos : pos + 8192], dtype=np.uint8)
-            vals = np.flatnonzero(np.unpackbits(bits, bitorder="little")).astype(np.uint32)
-            pos += 8192
-        out.append(vals + np.uint32(key))
-    if not out:
-        return np.empty(0, np.uint32), pos
-    return np.concatenate(out), pos
-
-
 def _read_range(io: FileIO, location: str, offset: int, length: int) -> bytes:
     fs, path = io.filesystem(location)
     with fs.open_input_file(path) as f:
@@ -383,14 +301,10 @@ def _dv_positions(io: FileIO, dv: DataFile) -> np.ndarray:
             f"deletion vector {dv.file_path} has no content_offset/content_size_in_bytes"
         )
     blob = _read_range(io, dv.file_path, dv.content_offset, dv.content_size_in_bytes)
-    try:
-        from frazil.deletes import DeletionVector  # type: ignore[import-not-found]
-    except ImportError:
-        return _dv_positions_standin(blob, dv.file_path)
     vector = DeletionVector.from_puffin_blob(
-        blob, 0, dv.content_size_in_bytes, dv.file_path
-    )  # pragma: no cover - once the native module lands
-    return np.asarray(vector.positions(), dtype=np.int64)  # pragma: no cover
+        blob, 0, dv.content_size_in_bytes, dv.file_path, dv.referenced_data_file
+    )
+    return vector.positions().to_numpy()
 
 
 @dataclass

@@ -1,0 +1,415 @@
+"""Reading file scan tasks into Arrow (``frazil.table.read``), the residual filter's semantics
+(``frazil.table.arrow_filter``) and task JSON (``frazil.table.scan``), on files written here
+with pyarrow. Expected rows are written out by hand from the spec's rules ("Column Projection",
+"Row Lineage", "Scan Planning", "Delete Formats") and SQL's three-valued logic."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from frazil.content_file import DataFile, DataFileContent
+from frazil.deletes import DeletionVector
+from frazil.exceptions import DecodeError, UnsupportedError, ValidationError
+from frazil.expressions import AlwaysTrue, bind, parse
+from frazil.io.local import LocalFileIO
+from frazil.name_mapping import create_mapping_from_schema
+from frazil.partitioning import PartitionField, PartitionSpec
+from frazil.schema import Schema
+from frazil.table.arrow_filter import expression_to_arrow
+from frazil.table.read import DeleteCache, read_task
+from frazil.table.scan import FileScanTask
+from frazil.transforms import parse as transform
+from frazil.types import (
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    ListType,
+    LongType,
+    MapType,
+    NestedField,
+    StringType,
+    StructType,
+    TimestampType,
+)
+
+IO = LocalFileIO()
+
+
+def _f(name: str, t: pa.DataType, fid: int, nullable: bool = True) -> pa.Field:
+    return pa.field(name, t, nullable, {b"PARQUET:field_id": str(fid).encode()})
+
+
+# The file as written under the first schema: id int, data string, f float, dec(5,2), dt date,
+# st struct<a int>, tags list<string>, props map<string, int>.
+FILE_SCHEMA = pa.schema(
+    [
+        _f("id", pa.int32(), 1, False),
+        _f("data", pa.string(), 2),
+        _f("f", pa.float32(), 3),
+        _f("dec", pa.decimal128(5, 2), 4),
+        _f("dt", pa.date32(), 5),
+        _f("st", pa.struct([_f("a", pa.int32(), 7)]), 6),
+        _f("tags", pa.list_(_f("element", pa.string(), 9)), 8),
+        _f(
+            "props",
+            pa.map_(_f("key", pa.string(), 11, False), _f("value", pa.int32(), 12)),
+            10,
+        ),
+    ]
+)
+ROWS = {
+    "id": [0, 1, 2, 3, 4, 5],
+    "data": ["a", None, "c", "ab", "b", "a"],
+    "f": [1.5, float("nan"), None, -2.0, 3.0, 0.0],
+    "dec": [decimal.Decimal("1.10"), None, decimal.Decimal("-3.25"), None, None, None],
+    "dt": [dt.date(2024, 1, 1 + i) for i in range(6)],
+    "st": [{"a": 1}, None, {"a": None}, {"a": 4}, {"a": 5}, {"a": 6}],
+    "tags": [["x"], None, [], ["y", "z"], None, ["w"]],
+    "props": [[("k", 1)], None, [], [("q", 2)], None, None],
+}
+
+# The table schema now: renamed data -> payload, id int -> long, f float -> double,
+# dec(5,2) -> dec(9,2), dt date -> timestamp (v3), st gained b (default 'dflt'), a new column
+# `added` (initial-default 42), tags/props unchanged, and identity-partitioned `cat` that the
+# file lacks.
+TABLE_SCHEMA = Schema(
+    NestedField(1, "id", LongType(), required=True),
+    NestedField(2, "payload", StringType()),
+    NestedField(3, "f", DoubleType()),
+    NestedField(4, "dec", DecimalType(9, 2)),
+    NestedField(5, "dt", TimestampType()),
+    NestedField(
+        6,
+        "st",
+        StructType(
+            NestedField(7, "a", IntegerType()),
+            NestedField(13, "b", StringType(), initial_default="dflt"),
+        ),
+    ),
+    NestedField(8, "tags", ListType(9, StringType(), element_required=False)),
+    NestedField(10, "props", MapType(11, StringType(), 12, IntegerType(), value_required=False)),
+    NestedField(14, "added", IntegerType(), initial_default=42),
+    NestedField(15, "cat", StringType()),
+    schema_id=1,
+)
+SPEC = PartitionSpec(PartitionField(15, 1000, transform("identity"), "cat"), spec_id=0)
+
+
+def _write(path: Path, table: pa.Table, **kwargs: Any) -> str:
+    pq.write_table(table, path, **kwargs)
+    return str(path)
+
+
+@pytest.fixture
+def data_file(tmp_path: Path) -> DataFile:
+    path = _write(tmp_path / "data.parquet", pa.table(ROWS, schema=FILE_SCHEMA))
+    f = DataFile(path, "PARQUET", ("x",), 6, Path(path).stat().st_size, spec_id=0)
+    f.extra["sequence_number"] = 7
+    return f
+
+
+def _read(task: FileScanTask, schema: Schema = TABLE_SCHEMA, **kwargs: Any) -> pa.Table:
+    batches = list(read_task(task, IO, schema, **kwargs))
+    if not batches:
+        return pa.table({})
+    return pa.Table.from_batches(batches)
+
+
+def test_projection_by_id_with_evolution(data_file: DataFile) -> None:
+    t = _read(FileScanTask(data_file, spec=SPEC))
+    assert t.schema.names == [f.name for f in TABLE_SCHEMA.fields]
+    assert t.schema.field("id").type == pa.int64()
+    assert t.schema.field("dec").type == pa.decimal128(9, 2)
+    assert t.schema.field("dt").type == pa.timestamp("us")
+    rows = t.to_pylist()
+    assert [r["payload"] for r in rows] == ROWS["data"]
+    assert rows[0]["dt"] == dt.datetime(2024, 1, 1)
+    assert rows[0]["st"] == {"a": 1, "b": "dflt"} and rows[1]["st"] is None
+    assert rows[2]["st"] == {"a": None, "b": "dflt"}
+    assert {r["added"] for r in rows} == {42}
+    assert {r["cat"] for r in rows} == {"x"}  # identity partition value, not in the file
+    assert rows[3]["tags"] == ["y", "z"] and rows[1]["tags"] is None
+    assert rows[3]["props"] == [("q", 2)]
+    assert math.isnan(rows[1]["f"]) and rows[0]["f"] == 1.5
+
+
+def test_name_mapping_for_files_without_ids(tmp_path: Path) -> None:
+    plain = pa.table({"id": pa.array([1, 2], pa.int32()), "data": ["p", "q"]})
+    path = _write(tmp_path / "noids.parquet", plain)
+    f = DataFile(path, "PARQUET", ("x",), 2, 1, spec_id=0)
+    schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "payload", StringType()))
+    with pytest.raises(ValidationError, match="no field ids"):
+        _read(FileScanTask(f), schema)
+    mapping = create_mapping_from_schema(
+        Schema(NestedField(1, "id", LongType()), NestedField(2, "data", StringType()))
+    )
+    t = _read(FileScanTask(f), schema, name_mapping=mapping)
+    assert t.to_pylist() == [{"id": 1, "payload": "p"}, {"id": 2, "payload": "q"}]
+
+
+def test_metadata_columns_and_lineage_inheritance(tmp_path: Path) -> None:
+    rows = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int64()),
+            "_row_id": pa.array([None, 500, None], pa.int64()),
+            "_last_updated_sequence_number": pa.array([None, 3, None], pa.int64()),
+        },
+        schema=pa.schema(
+            [
+                _f("id", pa.int64(), 1),
+                _f("_row_id", pa.int64(), 2147483540),
+                _f("_last_updated_sequence_number", pa.int64(), 2147483539),
+            ]
+        ),
+    )
+    path = _write(tmp_path / "lineage.parquet", rows)
+    f = DataFile(path, "PARQUET", (), 3, 1, spec_id=0, first_row_id=100)
+    f.extra["sequence_number"] = 9
+    schema = Schema(NestedField(1, "id", LongType()))
+    cols = ("_file", "_pos", "_spec_id", "_row_id", "_last_updated_sequence_number")
+    t = _read(FileScanTask(f, spec=PartitionSpec()), schema, metadata_columns=cols)
+    assert t.column("_pos").to_pylist() == [0, 1, 2]
+    assert t.column("_file").to_pylist() == [path] * 3
+    assert t.column("_spec_id").to_pylist() == [0] * 3
+    # null in the file: first_row_id + _pos and the file's data sequence number
+    assert t.column("_row_id").to_pylist() == [100, 500, 102]
+    assert t.column("_last_updated_sequence_number").to_pylist() == [9, 3, 9]
+
+
+def test_position_deletes_and_dv_supersedes(tmp_path: Path, data_file: DataFile) -> None:
+    pos_schema = pa.schema(
+        [_f("file_path", pa.string(), 2147483546, False), _f("pos", pa.int64(), 2147483545, False)]
+    )
+    other = str(tmp_path / "other.parquet")
+    deletes = pa.table(
+        {"file_path": [data_file.file_path, other, data_file.file_path], "pos": [4, 0, 1]},
+        schema=pos_schema,
+    )
+    pos_path = _write(tmp_path / "pos.parquet", deletes)
+    pos = DataFile(pos_path, "PARQUET", ("x",), 3, 1, DataFileContent.POSITION_DELETES)
+    t = _read(FileScanTask(data_file, [pos], spec=SPEC), metadata_columns=("_pos",))
+    assert t.column("_pos").to_pylist() == [0, 2, 3, 5]
+
+    blob = DeletionVector.from_positions([0, 5]).to_puffin_blob()
+    puffin = tmp_path / "dv.puffin"
+    puffin.write_bytes(b"PFA1" + blob)
+    dv = DataFile(
+        str(puffin),
+        "PUFFIN",
+        ("x",),
+        2,
+        len(blob) + 4,
+        DataFileContent.POSITION_DELETES,
+        referenced_data_file=data_file.file_path,
+        content_offset=4,
+        content_size_in_bytes=len(blob),
+    )
+    t = _read(FileScanTask(data_file, [pos, dv], spec=SPEC), metadata_columns=("_pos",))
+    assert t.column("_pos").to_pylist() == [1, 2, 3, 4]  # the DV alone applies
+
+    corrupt = bytearray(puffin.read_bytes())
+    corrupt[-6] ^= 0x01
+    bad = tmp_path / "bad.puffin"
+    bad.write_bytes(bytes(corrupt))
+    bad_dv = DataFile(**{**dv.__dict__, "file_path": str(bad), "extra": {}})
+    with pytest.raises(DecodeError, match=r"bad\.puffin"):
+        _read(FileScanTask(data_file, [bad_dv], spec=SPEC))
+    stray = DataFile(**{**dv.__dict__, "referenced_data_file": other, "extra": {}})
+    with pytest.raises(ValidationError, match=r"other\.parquet"):
+        _read(FileScanTask(data_file, [stray], spec=SPEC))
+    beyond = DeletionVector.from_positions([6]).to_puffin_blob()
+    puffin.write_bytes(b"PFA1" + beyond)
+    past_end = DataFile(**{**dv.__dict__, "content_size_in_bytes": len(beyond), "extra": {}})
+    with pytest.raises(ValidationError, match="beyond"):
+        _read(FileScanTask(data_file, [past_end], spec=SPEC))
+
+
+def test_equality_deletes_null_safe_on_renamed_columns(tmp_path: Path, data_file: DataFile) -> None:
+    # written when the column was still called "data": matched by field id 2
+    one = pa.table(
+        {"data": pa.array(["a", None], pa.string())},
+        schema=pa.schema([_f("data", pa.string(), 2)]),
+    )
+    eq1 = DataFile(
+        _write(tmp_path / "eq1.parquet", one),
+        "PARQUET",
+        (),
+        2,
+        1,
+        DataFileContent.EQUALITY_DELETES,
+        equality_ids=(2,),
+    )
+    t = _read(FileScanTask(data_file, [eq1], spec=SPEC))
+    assert t.column("id").to_pylist() == [2, 3, 4]  # 'a' twice and the null row deleted
+
+    two = pa.table(
+        {"id": pa.array([3, 1, 0], pa.int32()), "data": pa.array(["ab", None, "zz"])},
+        schema=pa.schema([_f("id", pa.int32(), 1), _f("data", pa.string(), 2)]),
+    )
+    eq2 = DataFile(
+        _write(tmp_path / "eq2.parquet", two),
+        "PARQUET",
+        (),
+        3,
+        1,
+        DataFileContent.EQUALITY_DELETES,
+        equality_ids=(1, 2),
+    )
+    t = _read(FileScanTask(data_file, [eq2], spec=SPEC))
+    assert t.column("id").to_pylist() == [0, 2, 4, 5]  # (3,'ab') and (1,null) deleted
+
+
+def test_residual_after_deletes_and_split_and_streaming(tmp_path: Path) -> None:
+    n = 1000
+    table = pa.table(
+        {"id": pa.array(range(n), pa.int64())}, schema=pa.schema([_f("id", pa.int64(), 1)])
+    )
+    path = _write(tmp_path / "big.parquet", table, row_group_size=300)
+    f = DataFile(path, "PARQUET", (), n, Path(path).stat().st_size)
+    schema = Schema(NestedField(1, "id", LongType()))
+    residual = bind(schema, parse("id >= 250 AND id < 700"))
+    batches = list(
+        read_task(
+            FileScanTask(f, residual=residual),
+            IO,
+            schema,
+            metadata_columns=("_pos",),
+            batch_size=64,
+        )
+    )
+    assert max(b.num_rows for b in batches) <= 64
+    got = pa.Table.from_batches(batches)
+    assert got.column("id").to_pylist() == list(range(250, 700))
+    assert got.column("_pos").to_pylist() == list(range(250, 700))
+    # a split covering only the second row group keeps file positions
+    md = pq.ParquetFile(path).metadata.row_group(1).column(0)
+    start = md.dictionary_page_offset or md.data_page_offset
+    split = FileScanTask(f, start=start, length=1)
+    got = _read(split, schema, metadata_columns=("_pos",))
+    assert got.column("_pos").to_pylist() == list(range(300, 600))
+
+
+def test_orc_and_avro_are_refused(tmp_path: Path) -> None:
+    schema = Schema(NestedField(1, "id", LongType()))
+    for fmt in ("ORC", "AVRO"):
+        f = DataFile(str(tmp_path / f"x.{fmt.lower()}"), fmt, (), 1, 1)
+        with pytest.raises(UnsupportedError, match=rf"x\.{fmt.lower()}.*not supported yet"):
+            _read(FileScanTask(f), schema)
+
+
+# --------------------------------------------------------------------------------------------
+# residual filter semantics (SQL three-valued logic, NaN as Java's row evaluator and Spark)
+
+FILTER_SCHEMA = Schema(
+    NestedField(1, "x", DoubleType()),
+    NestedField(2, "s", StringType()),
+    NestedField(3, "i", IntegerType()),
+    NestedField(4, "r", FloatType()),
+)
+FILTER_ROWS = pa.record_batch(
+    {
+        "x": pa.array([1.0, float("nan"), None, 3.0], pa.float64()),
+        "s": ["ab", None, "b", "a"],
+        "i": pa.array([1, 2, None, 4], pa.int32()),
+        "r": pa.array([0.5, None, 2.5, float("nan")], pa.float32()),
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("expr", "kept"),
+    [
+        ("x > 2", [1, 3]),  # NaN is greater than every number
+        ("x >= 1", [0, 1, 3]),
+        ("x < 2", [0]),
+        ("x = 1", [0]),
+        ("x != 1", [1, 3]),  # null never satisfies
+        ("NOT x < 2", [1, 3]),  # NOT unknown is unknown
+        ("x IS NULL", [2]),
+        ("x IS NOT NULL", [0, 1, 3]),
+        ("x IS NAN", [1]),
+        ("x IS NOT NAN", [0, 2, 3]),
+        ("s IN ('a', 'b')", [2, 3]),
+        ("s NOT IN ('a', 'b')", [0]),
+        ("s LIKE 'a%'", [0, 3]),
+        ("s NOT LIKE 'a%'", [2]),
+        ("i > 1 OR s = 'ab'", [0, 1, 3]),
+        ("NOT (i > 1 OR s = 'ab')", []),
+        ("NOT (i > 1 AND s = 'b')", [0, 3]),
+        ("r > 1 AND i < 10", [3]),
+    ],
+)
+def test_filter_semantics(expr: str, kept: list[int]) -> None:
+    bound = bind(FILTER_SCHEMA, parse(expr))
+    batch = FILTER_ROWS.append_column("row", pa.array(range(4)))
+    assert batch.filter(expression_to_arrow(bound, FILTER_SCHEMA)).column("row").to_pylist() == (
+        kept
+    )
+
+
+def test_filter_needs_bound_expression() -> None:
+    with pytest.raises(ValidationError):
+        expression_to_arrow(parse("x > 1"), FILTER_SCHEMA)
+    assert FILTER_ROWS.filter(expression_to_arrow(AlwaysTrue(), FILTER_SCHEMA)).num_rows == 4
+
+
+# --------------------------------------------------------------------------------------------
+# task JSON
+
+
+def test_task_json_round_trip(data_file: DataFile) -> None:
+    f = DataFile(
+        **{
+            **data_file.__dict__,
+            "lower_bounds": {1: b"\x00\x00\x00\x00"},
+            "upper_bounds": {1: b"\x05\x00\x00\x00"},
+            "value_counts": {1: 6},
+            "split_offsets": (4,),
+            "first_row_id": 10,
+            "extra": {"sequence_number": 7},
+        }
+    )
+    eq = DataFile("/t/eq.parquet", "PARQUET", ("x",), 1, 10, 2, equality_ids=(2,))
+    residual = bind(TABLE_SCHEMA, parse("id > 2"))
+    task = FileScanTask(f, [eq], residual, TABLE_SCHEMA, SPEC)
+    obj = task.to_json()
+    assert obj["data-file"]["content"] == "data" and obj["data-file"]["file-format"] == "parquet"
+    assert obj["data-file"]["partition"] == ["x"]
+    assert obj["data-file"]["lower-bounds"] == {"keys": [1], "values": ["00000000"]}
+    assert obj["data-file"]["data-sequence-number"] == 7
+    assert obj["delete-files"][0]["content"] == "equality-deletes"
+    assert obj["residual-filter"] == {"type": "gt", "term": "id", "value": 2}
+    back = FileScanTask.from_json(json.loads(json.dumps(obj)))
+    assert back.file == f and back.delete_files == [eq] and back.residual == residual
+    assert back.file.extra["sequence_number"] == 7
+    # Java 1.10's form: upper-case enums, partition keyed by field id
+    old = json.loads(json.dumps(obj))
+    old["data-file"].update(
+        content="DATA", **{"file-format": "PARQUET", "partition": {"1000": "x"}}
+    )
+    assert FileScanTask.from_json(old).file == f
+
+
+def test_delete_cache_reads_each_file_once(tmp_path: Path, data_file: DataFile) -> None:
+    pos_schema = pa.schema(
+        [_f("file_path", pa.string(), 2147483546, False), _f("pos", pa.int64(), 2147483545, False)]
+    )
+    path = _write(
+        tmp_path / "p.parquet",
+        pa.table({"file_path": [data_file.file_path], "pos": [2]}, schema=pos_schema),
+    )
+    pos = DataFile(path, "PARQUET", ("x",), 1, 1, DataFileContent.POSITION_DELETES)
+    cache = DeleteCache(IO)
+    assert cache.positions(pos, data_file.file_path).tolist() == [2]
+    Path(path).unlink()
+    assert cache.positions(pos, data_file.file_path).tolist() == [2]
