@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray};
-use arrow_buffer::{bit_util, BooleanBuffer, Buffer, MutableBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 use frazil_values::{Error, Result};
 
@@ -16,11 +16,24 @@ use crate::bitmap::PositionBitmap;
 /// The keep-mask of rows `[start, start + length)`: bit `i` is false when position
 /// `start + i` is deleted.
 pub fn keep_mask(bitmap: &PositionBitmap, start: u64, length: usize) -> BooleanBuffer {
-    let mut buf = MutableBuffer::from_len_zeroed(bit_util::ceil(length, 8));
+    // Whole 64-bit words, so deleted bits are cleared a word at a time.
+    let words = length.div_ceil(64);
+    let mut buf = MutableBuffer::from_len_zeroed(words * 8);
     buf.as_slice_mut().fill(0xFF);
-    let bits = buf.as_slice_mut();
-    for pos in bitmap.range(start, start.saturating_add(length as u64)) {
-        bit_util::unset_bit(bits, (pos - start) as usize);
+    let bits: &mut [u64] = buf.typed_data_mut();
+    let (mut word, mut cleared) = (usize::MAX, 0u64);
+    bitmap.for_each_in_range(start, start.saturating_add(length as u64), |pos| {
+        let i = (pos - start) as usize;
+        if i >> 6 != word {
+            if word != usize::MAX {
+                bits[word] &= !cleared;
+            }
+            (word, cleared) = (i >> 6, 0);
+        }
+        cleared |= 1 << (i & 63);
+    });
+    if word != usize::MAX {
+        bits[word] &= !cleared;
     }
     BooleanBuffer::new(buf.into(), 0, length)
 }
@@ -32,11 +45,11 @@ pub fn keep_indices(bitmap: &PositionBitmap, start: u64, length: usize) -> Scala
     let deleted = bitmap.range_cardinality(start, end) as usize;
     let mut out: Vec<i64> = Vec::with_capacity(length.saturating_sub(deleted));
     let mut next = 0i64;
-    for pos in bitmap.range(start, end) {
+    bitmap.for_each_in_range(start, end, |pos| {
         let i = (pos - start) as i64;
         out.extend(next..i);
         next = i + 1;
-    }
+    });
     out.extend(next..length as i64);
     ScalarBuffer::from(out)
 }

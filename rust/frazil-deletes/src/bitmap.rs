@@ -140,6 +140,22 @@ impl PositionBitmap {
         })
     }
 
+    /// Calls `f` with each position in `[start, end)`, ascending. Internal iteration (roaring's
+    /// `fold`) is several times faster than driving [`Self::range`] by `next`.
+    pub fn for_each_in_range(&self, start: u64, end: u64, mut f: impl FnMut(u64)) {
+        if end <= start {
+            return;
+        }
+        let (first_key, first_low) = split(start);
+        let (last_key, last_low) = split(end - 1);
+        for (&key, m) in self.maps.range(first_key..=last_key) {
+            let lo = if key == first_key { first_low } else { 0 };
+            let hi = if key == last_key { last_low } else { u32::MAX };
+            let base = u64::from(key) << 32;
+            m.range(lo..=hi).for_each(|low| f(base | u64::from(low)));
+        }
+    }
+
     /// How many positions fall in `[start, end)`.
     pub fn range_cardinality(&self, start: u64, end: u64) -> u64 {
         if end <= start {
