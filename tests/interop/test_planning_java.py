@@ -185,6 +185,10 @@ def test_planned_tasks_equal_pyiceberg(spark: Any, name: str) -> None:
     from pyiceberg.expressions import parser as pyi_parser
     from pyiceberg.table import StaticTable
 
+    if name == "pdv":
+        # its DataFile has no referenced_data_file, so it scopes DVs by partition (Java and
+        # frazil agree on this table, see test_planned_tasks_equal_java)
+        pytest.skip("PyIceberg 0.12 cannot attach deletion vectors to their data file")
     location = _metadata_location(spark, name)
     try:
         table = StaticTable.from_metadata(location)
