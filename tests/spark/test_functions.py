@@ -579,3 +579,18 @@ def test_sql_errors(data, spark):
         spark.sql("SELECT frazil_hours(c_date) FROM frazil_sql_values").collect()
     with pytest.raises(Exception, match="takes 2 arguments"):
         spark.sql("SELECT frazil_bucket(c_int) FROM frazil_sql_values").collect()
+
+
+def test_columns_in_where_and_group_by(data):
+    raws, df = data
+    bucket = fs.bucket(4, "c_int")
+    got = df.where(bucket.isNotNull()).groupBy(bucket.alias("b")).count().collect()
+    want: dict[int, int] = {}
+    for v in raws["c_int"]:
+        if v is not None:
+            b = spec_bucket("int", 4, v)
+            want[b] = want.get(b, 0) + 1
+    assert {r["b"]: r["count"] for r in got} == want
+    assert df.where(fs.truncate(2, "c_string") == "ab").count() == sum(
+        1 for v in raws["c_string"] if v is not None and v[:2] == "ab"
+    )
