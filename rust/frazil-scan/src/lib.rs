@@ -23,9 +23,19 @@
 //! - `eval`: manifest-list summary pruning, partition tuple filter, inclusive and strict
 //!   metrics evaluation (truncated string/binary bounds, NaN rules, value/null/NaN counts).
 //! - `residual`: residual per partition tuple, grouped so each distinct residual is built once.
-//! - `plan`: `ScanPlanner` (JSON in) -> manifest mask and per-manifest entry mask plus residual
-//!   index and residual JSON; manifests planned on a scoped thread pool (the workspace has no
-//!   rayon).
+//! - `plan`: `ScanPlanner` (JSON in) -> manifest mask; `plan_files` decodes (through a
+//!   caller's loader) and plans data and delete manifests on a scoped thread pool (the
+//!   workspace has no rayon), returns each manifest's selected entries (filtered natively), a
+//!   residual index into one list of distinct residual JSONs, and attached deletes.
+//! - `delete`: delete files attached per the spec's scope rules and Java's `DeleteFileIndex`
+//!   (DVs by `referenced_data_file`, replacing position deletes for that file; position deletes
+//!   by partition with `file_path` bounds or by referenced file, data seq <= delete seq;
+//!   equality deletes by partition or global, data seq < delete seq, spared by metrics that do
+//!   not overlap); delete entries are selected by the filter, equality deletes on their
+//!   equality fields only.
+//! - not-eq / not-in never prune on bounds or summaries, as in Java 1.10 (checked against
+//!   its bytecode), so planned file sets equal the reference's
+//!   (tests/interop/test_planning_java.py).
 //!
 //! Not done yet:
 //! - Predicates on transformed terms (`bucket(16, id) = 3`, Java's
@@ -33,22 +43,10 @@
 //! - Strict projection is exposed (`project::project(.., strict = true)`) and used for
 //!   residuals, but no planner API uses strict metrics yet (deletes/overwrites will).
 //! - v4 `content_stats`, variant/geo bounds: those fields are never pruned.
-//! - Delete-file attachment, see the TODO below.
-//!
-//! # TODO: delete files (follow-up)
-//! Delete manifests can already be pruned with `prune_manifests` and their entries selected
-//! with `plan_manifest` (delete files are filtered by their own metrics just like data files).
-//! What remains is attaching them to data files, per the spec's scope rules:
-//! - deletion vectors (puffin `content_offset`/`content_size_in_bytes`): apply to the data file
-//!   whose `file_path` equals `referenced_data_file`, when data seq <= DV seq; when a DV
-//!   applies, position delete files for that data file are ignored;
-//! - position delete files: data seq <= delete seq, same spec id and partition tuple, and
-//!   `referenced_data_file` (when set) equal to the data file's path;
-//! - equality delete files: data seq < delete seq, and same spec id and partition tuple, or the
-//!   delete file's spec is unpartitioned (a global delete).
-//!
-//! Partition equality must compare floats by bits (normalized NaN) and ignore nothing but must
-//! include fields with unknown transforms.
+//! - Delete files whose sequence number is below every data manifest's minimum are still
+//!   decoded and indexed (Java skips them early); results are the same.
+//! - Decoding dominates a plan (`frazil-manifest`: inflate and Avro reads are ~75% of the
+//!   samples on 1M entries); nothing here is above 2%.
 
 pub mod delete;
 pub mod eval;
