@@ -166,3 +166,29 @@ def test_expiry_keeps_what_the_policy_keeps(catalog: Any, tmp_path: Path) -> Non
     assert [s.snapshot_id for s in table.snapshots()] == [history[-1]]
     assert not os.path.exists(files[0]) and not os.path.exists(files[1])
     assert all(os.path.exists(f) for f in files[2:])
+
+
+def test_scan_through_the_catalog_and_read_only_static_tables(catalog: Any, tmp_path: Path) -> None:
+    from frazil.exceptions import UnsupportedError
+    from frazil.table.static import StaticTable
+
+    schema = Schema(NestedField(1, "id", LongType(), required=False))
+    table = catalog.create_table("db.t", schema)
+    table.append(pa.table({"id": pa.array([3, 1, 2], pa.int64())}))
+    first = table.current_snapshot()
+    table.append(pa.table({"id": pa.array([10], pa.int64())}))
+
+    assert sorted(table.scan().to_arrow().column("id").to_pylist()) == [1, 2, 3, 10]
+    assert table.scan(row_filter="id >= 3").to_arrow().column("id").to_pylist() in (
+        [3, 10],
+        [10, 3],
+    )
+    assert table.scan(snapshot_id=first.snapshot_id).count() == 3
+    assert table.snapshot_as_of_timestamp(first.timestamp_ms).snapshot_id == first.snapshot_id
+
+    static = StaticTable.from_metadata(table.metadata_location)
+    assert static.scan().count() == 4
+    with pytest.raises(UnsupportedError, match="read-only"):
+        static.update_schema()
+    with pytest.raises(UnsupportedError, match="read-only"):
+        static.transaction()

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from frazil.io import FileIO
     from frazil.table.expire_snapshots import ExpireSnapshots
     from frazil.table.manage_snapshots import ManageSnapshots
+    from frazil.table.scan import DataScan
     from frazil.table.snapshot_producer import UpdateSnapshot
     from frazil.table.sorting import ReplaceSortOrder
     from frazil.table.update_schema import UpdateSchema
@@ -137,31 +138,71 @@ class Table:
         return self
 
     def transaction(self) -> Transaction:
-        return Transaction(self)
+        return self._transaction(autocommit=False)
+
+    def _transaction(self, autocommit: bool) -> Transaction:
+        """Every change starts here (a read-only table refuses it here)."""
+        return Transaction(self, autocommit=autocommit)
 
     def update_schema(
         self, allow_incompatible_changes: bool = False, case_sensitive: bool = True
     ) -> UpdateSchema:
-        return Transaction(self, autocommit=True).update_schema(
+        return self._transaction(autocommit=True).update_schema(
             allow_incompatible_changes=allow_incompatible_changes, case_sensitive=case_sensitive
         )
 
     def update_spec(self, case_sensitive: bool = True) -> UpdateSpec:
-        return Transaction(self, autocommit=True).update_spec(case_sensitive=case_sensitive)
+        return self._transaction(autocommit=True).update_spec(case_sensitive=case_sensitive)
 
     def replace_sort_order(self, case_sensitive: bool = True) -> ReplaceSortOrder:
-        return Transaction(self, autocommit=True).replace_sort_order(case_sensitive=case_sensitive)
+        return self._transaction(autocommit=True).replace_sort_order(case_sensitive=case_sensitive)
 
     def update_snapshot(
         self, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None
     ) -> UpdateSnapshot:
-        return Transaction(self, autocommit=True).update_snapshot(snapshot_properties, branch)
+        return self._transaction(autocommit=True).update_snapshot(snapshot_properties, branch)
 
     def manage_snapshots(self) -> ManageSnapshots:
-        return Transaction(self, autocommit=True).manage_snapshots()
+        return self._transaction(autocommit=True).manage_snapshots()
 
     def expire_snapshots(self) -> ExpireSnapshots:
-        return Transaction(self, autocommit=True).expire_snapshots()
+        return self._transaction(autocommit=True).expire_snapshots()
+
+    # ---- reads
+
+    def scan(
+        self,
+        row_filter: Any = None,
+        selected_fields: tuple[str, ...] = ("*",),
+        case_sensitive: bool = True,
+        snapshot_id: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> DataScan:
+        """A scan of the table (PyIceberg's arguments); ``row_filter`` is an expression or a
+        filter string such as ``"id > 5 AND day < '2024-01-02'"``."""
+        from frazil.expressions import AlwaysTrue
+        from frazil.table.scan import scan
+
+        return scan(
+            self,
+            AlwaysTrue() if row_filter is None else row_filter,
+            selected_fields,
+            case_sensitive,
+            snapshot_id,
+            options,
+            limit,
+        )
+
+    def snapshot_as_of_timestamp(
+        self, timestamp_ms: int, inclusive: bool = True
+    ) -> Snapshot | None:
+        """The snapshot that was current on ``main`` at ``timestamp_ms``."""
+        from frazil.table.scan import snapshot_as_of_timestamp
+
+        return snapshot_as_of_timestamp(self.metadata, timestamp_ms, inclusive)
+
+    # ---- writes
 
     def append(
         self,

@@ -91,13 +91,8 @@ class StaticTable(Table):
             f"table {self.metadata_location} is static: load a newer metadata file instead"
         )
 
-    def transaction(self) -> Any:
+    def _transaction(self, autocommit: bool) -> Any:
         raise UnsupportedError(
             f"table {self.metadata_location} was opened with StaticTable.from_metadata and "
             "is read-only (no catalog to commit to)"
         )
-
-    def scan(self, *args: Any, **kwargs: Any) -> Any:
-        from frazil.table.scan import scan
-
-        return scan(self, *args, **kwargs)
