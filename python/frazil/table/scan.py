@@ -10,10 +10,10 @@ the snapshot current at a time (:func:`snapshot_as_of_timestamp`). A scan of a s
 tag reads with that snapshot's schema; a branch or the current snapshot with the table's
 (as the Java reference and Spark do).
 
-:func:`_plan` selects every live data file of the snapshot and attaches delete files by the
-spec's rules, without pruning; ``options={"planner": "native"}`` plans with
-:mod:`frazil.table.planning` instead (manifest and metrics pruning), which is to become the
-default once its Python binding settles. Tasks are
+Planning is native (:mod:`frazil.table.planning`: manifests pruned by partition summaries,
+files by partition values and column metrics, delete files attached, with the GIL released).
+``options={"planner": "python"}`` selects :func:`_plan`, a plain reference planner that keeps
+every live data file and attaches delete files by the same spec rules. Tasks are
 :class:`FileScanTask` objects that serialize to the JSON the Java reference's
 ``ScanTaskParser`` writes (since Iceberg 1.11: lower-case ``content``/``file-format`` and
 partition tuples as arrays, the REST catalog's form); :meth:`FileScanTask.from_json` also reads
@@ -456,12 +456,10 @@ def _plan_native(
     snapshot: Snapshot | None,
     bound_filter: BooleanExpression,
     schema: Schema,
-) -> list[FileScanTask] | None:
-    """Tasks from the native planner, or ``None`` when it is not available."""
-    try:
-        from frazil.table import planning
-    except ImportError:
-        return None
+) -> list[FileScanTask]:
+    """Tasks from the native planner."""
+    from frazil.table import planning
+
     planned = planning.plan_files(io, metadata, snapshot, bound_filter, schema=schema)
     specs = metadata.specs()
     delete_files = planned.delete_files
@@ -613,11 +611,9 @@ class DataScan:
         bound = self._bound_filter()
         schema = self.table_schema()
         snapshot = self.snapshot()
-        if self.options.get("planner", "python") == "native":
-            tasks = _plan_native(self.io, self.table_metadata, snapshot, bound, schema)
-            if tasks is not None:
-                return tasks
-        return _plan(self.io, self.table_metadata, snapshot, bound, schema)
+        if self.options.get("planner", "native") == "python":
+            return _plan(self.io, self.table_metadata, snapshot, bound, schema)
+        return _plan_native(self.io, self.table_metadata, snapshot, bound, schema)
 
     # ---- reading
 
