@@ -335,3 +335,11 @@ def test_arbitrary_vectors_with_a_valid_crc(vector):
         DeletionVector.from_puffin_blob(frame(vector))
     except FrazilError:
         pass
+
+
+def test_module_examples():
+    import doctest
+
+    import frazil.deletes
+
+    assert doctest.testmod(frazil.deletes).failed == 0

@@ -258,3 +258,11 @@ def test_arbitrary_bytes_with_valid_magics(body):
         _read_everything(MAGIC + body + MAGIC)
     except FrazilError:
         pass
+
+
+def test_module_examples():
+    import doctest
+
+    import frazil.puffin
+
+    assert doctest.testmod(frazil.puffin).failed == 0
