@@ -506,3 +506,71 @@ def test_new_delete_file_against_a_deleted_file_conflicts(tmp_path: Any) -> None
             r.delete_data_file(a)
             r.append_data_file(data(tmp_path, "b", [1, 2]))
     assert peer_ids(t.refresh()) == [2]
+
+
+def test_replacing_one_of_two_deletion_vectors_in_a_puffin_file(tmp_path: Any) -> None:
+    """DVs share Puffin files, so removing one is by file and offset: the other stays live."""
+    import pyarrow as pa
+
+    from frazil.deletes import DeletionVector, write_deletion_vectors
+
+    _, t = make_table(tmp_path, version=3)
+    a = data(tmp_path, "a", [10, 11, 12])
+    b = data(tmp_path, "b", [20, 21, 22])
+    append(t, a, b)
+
+    def dv_files(path: str, dvs: dict[str, list[int]]) -> list[DataFile]:
+        blob, written = write_deletion_vectors(
+            {p: DeletionVector.from_positions(pa.array(v, pa.int64())) for p, v in dvs.items()}
+        )
+        with open(path, "wb") as f:
+            f.write(blob)
+        return [
+            DataFile(
+                file_path=path,
+                file_format="PUFFIN",
+                partition=(),
+                record_count=w.record_count,
+                file_size_in_bytes=len(blob),
+                content=1,
+                referenced_data_file=w.referenced_data_file,
+                content_offset=w.content_offset,
+                content_size_in_bytes=w.content_size_in_bytes,
+            )
+            for w in written
+        ]
+
+    shared = dv_files(
+        str(tmp_path / "t" / "data" / "dvs-1.puffin"), {a.file_path: [0], b.file_path: [1]}
+    )
+    with t.transaction() as tx, tx.update_snapshot().row_delta() as rd:
+        for f in shared:
+            rd.add_delete_file(f)
+    assert sorted(peer_ids(t)) == [11, 12, 20, 22]
+
+    # a's DV is merged with a new deletion and replaced; b's DV in the same file stays
+    (merged,) = dv_files(str(tmp_path / "t" / "data" / "dvs-2.puffin"), {a.file_path: [0, 2]})
+    old_a = next(f for f in shared if f.referenced_data_file == a.file_path)
+    with t.transaction() as tx, tx.update_snapshot().row_delta() as rd:
+        rd.delete_delete_file(old_a)
+        rd.add_delete_file(merged)
+    live = []
+    for row in manifest_list(t):
+        if row["content"] == 1:
+            _, entries, _ = avro(row["manifest_path"])
+            live += [
+                (e["data_file"]["file_path"], e["data_file"]["content_offset"])
+                for e in entries
+                if e["status"] != 2
+            ]
+    old_b = next(f for f in shared if f.referenced_data_file == b.file_path)
+    assert sorted(live) == sorted(
+        [(old_b.file_path, old_b.content_offset), (merged.file_path, merged.content_offset)]
+    )
+    s = t.current_snapshot().summary
+    assert (s["added-delete-files"], s["removed-delete-files"]) == ("1", "1")
+
+    # removing a DV that is no longer live is a validation error naming its offset
+    with pytest.raises(ValidationError, match="offset"):
+        with t.transaction() as tx, tx.update_snapshot().row_delta() as rd:
+            rd.delete_delete_file(old_a)

@@ -126,6 +126,13 @@ MANIFEST_FILE_SCHEMA = pa.schema(
 )
 
 
+_DV_KEY_SEPARATOR = "\x00@"
+
+
+def _dv_key(path: str, offset: int) -> str:
+    return f"{path}{_DV_KEY_SEPARATOR}{offset}"
+
+
 def _path_of(f: DataFile | str) -> str:
     return f if isinstance(f, str) else f.file_path
 
@@ -153,10 +160,13 @@ class _SnapshotProducer(TransactionStep):
         self._manifest_count = 0
         self._list_attempt = 0
         # the change
-        self._added: dict[str, DataFile] = {}
+        # keyed by path, and blob offset for deletion vectors (several share a Puffin file)
+        self._added: dict[tuple[str, int | None], DataFile] = {}
         self._delete_paths: dict[str, None] = {}
         self._delete_predicates: list[DataFilePredicate] = []
         self._delete_delete_paths: dict[str, None] = {}
+        # Deletion vectors share Puffin files: one is named by its file and blob offset.
+        self._delete_dv_keys: dict[tuple[str, int], None] = {}
         self._validate_from: int | None = None
         self._validate_from_known = False
         self._conflict_filter: DataFilePredicate | None = None
@@ -206,8 +216,9 @@ class _SnapshotProducer(TransactionStep):
             raise InvalidArgumentError(
                 f"{f.file_path}: the table has no partition spec with id {f.spec_id}"
             )
-        if f.file_path not in self._added:
-            self._added[f.file_path] = f
+        key = (f.file_path, f.content_offset)
+        if key not in self._added:
+            self._added[key] = f
             self._changed()
 
     def _check_content(self, f: DataFile, data: bool) -> None:
@@ -395,7 +406,12 @@ class _SnapshotProducer(TransactionStep):
         return rows
 
     def _deletes_anything(self) -> bool:
-        return bool(self._delete_paths or self._delete_predicates or self._delete_delete_paths)
+        return bool(
+            self._delete_paths
+            or self._delete_predicates
+            or self._delete_delete_paths
+            or self._delete_dv_keys
+        )
 
     def _filter_manifests(
         self,
@@ -403,17 +419,19 @@ class _SnapshotProducer(TransactionStep):
         rows: list[dict[str, Any]],
         paths: Mapping[str, None],
         predicates: Sequence[DataFilePredicate],
+        dv_keys: Mapping[tuple[str, int], None] | None = None,
     ) -> tuple[list[dict[str, Any]], list[DataFile], set[str]]:
         """The manifests with the selected live files marked DELETED: (manifest rows, files
-        deleted, paths found)."""
-        if not rows or not (paths or predicates):
+        deleted, paths found). ``dv_keys`` select deletion vectors by file and blob offset."""
+        if not rows or not (paths or predicates or dv_keys):
             return list(rows), [], set()
         todo = [r for r in rows if r["manifest_path"] not in self._filtered]
         if todo:
             path_set = pa.array(list(paths), pa.string())
+            dv_set = pa.array([_dv_key(p, o) for p, o in dv_keys or {}], pa.string())
             for row, entries in zip(todo, self._entries(todo), strict=True):
                 self._filtered[row["manifest_path"]] = self._filter_one(
-                    base, row, entries, path_set, predicates
+                    base, row, entries, path_set, predicates, dv_set
                 )
         out, removed = [], []
         found: set[str] = set()
@@ -431,11 +449,20 @@ class _SnapshotProducer(TransactionStep):
         entries: pa.Table,
         path_set: pa.Array,
         predicates: Sequence[DataFilePredicate],
+        dv_set: pa.Array | None = None,
     ) -> tuple[dict[str, Any], list[DataFile]]:
         status = entries.column("status")
         live = pc.not_equal(status, DELETED)
         file_paths = pc.struct_field(entries.column("data_file"), "file_path")
         match = pc.and_(live, pc.is_in(file_paths, value_set=path_set))
+        if dv_set is not None and len(dv_set):
+            offsets = pc.struct_field(entries.column("data_file"), "content_offset")
+            keys = pc.binary_join_element_wise(
+                file_paths, pc.cast(offsets, pa.string()), _DV_KEY_SEPARATOR
+            )
+            match = pc.or_(
+                match, pc.and_(live, pc.fill_null(pc.is_in(keys, value_set=dv_set), False))
+            )
         if predicates:
             files = data_files_from_entries(entries, row["partition_spec_id"])
             flags = [any(p(f) for p in predicates) for f in files]
@@ -524,10 +551,16 @@ class _SnapshotProducer(TransactionStep):
             base, data_rows, self._delete_paths, self._delete_predicates
         )
         delete_rows, removed_deletes, found_deletes = self._filter_manifests(
-            base, delete_rows, self._delete_delete_paths, ()
+            base, delete_rows, self._delete_delete_paths, (), self._delete_dv_keys
         )
         missing = [p for p in self._delete_paths if p not in found]
         missing += [p for p in self._delete_delete_paths if p not in found_deletes]
+        found_dvs = {(f.file_path, f.content_offset) for f in removed_deletes}
+        missing += [
+            f"{p} (deletion vector at offset {o})"
+            for p, o in self._delete_dv_keys
+            if (p, o) not in found_dvs
+        ]
         if missing:
             raise ValidationError(self._missing_message(name, missing))
         for f in (*removed, *removed_deletes):
@@ -854,6 +887,14 @@ class _ChangesDeleteFiles(_Deleting):
         return self
 
     def delete_delete_file(self: _D, delete_file: DataFile | str) -> _D:
+        """Removes a delete file; a deletion vector (a DataFile with ``content_offset``) is
+        matched by its Puffin file and offset, since several share one file."""
+        if isinstance(delete_file, DataFile) and delete_file.content_offset is not None:
+            key = (delete_file.file_path, delete_file.content_offset)
+            if key not in self._delete_dv_keys:
+                self._delete_dv_keys[key] = None
+                self._changed()
+            return self
         path = _path_of(delete_file)
         if path not in self._delete_delete_paths:
             self._delete_delete_paths[path] = None
