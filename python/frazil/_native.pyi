@@ -115,9 +115,7 @@ class ScanPlanner:
         threads: int | None = None,
     ) -> tuple[
         list[
-            tuple[
-                int, int, RecordBatchExport, ArrowArrayExport, ArrowArrayExport, ArrowArrayExport
-            ]
+            tuple[int, int, RecordBatchExport, ArrowArrayExport, ArrowArrayExport, ArrowArrayExport]
         ],
         list[str],
     ]: ...
