@@ -23,7 +23,9 @@ the 1.10 form (upper-case enums, partition objects keyed by field id).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -623,8 +625,7 @@ class DataScan:
         meta = [metadata_field(n, ptype) for n in self._metadata_columns()]
         return pa.schema(list(schema) + list(schema_to_arrow(Schema(*meta))))
 
-    def _batches(self, tasks: Iterable[FileScanTask] | None = None) -> Iterator[pa.RecordBatch]:
-        tasks = self.plan_files() if tasks is None else tasks
+    def _task_reader(self) -> Callable[[FileScanTask], Iterator[pa.RecordBatch]]:
         schema = self.table_schema()
         projected = self.projection()
         ptype = table_partition_type(self.table_metadata, schema)
@@ -632,11 +633,9 @@ class DataScan:
         cache = DeleteCache(self.io, mapping)
         meta = self._metadata_columns()
         batch_size = int(self.options.get("batch-size", DEFAULT_BATCH_SIZE))
-        remaining = self.limit
-        for task in tasks:
-            if remaining is not None and remaining <= 0:
-                return
-            for batch in read_task(
+
+        def read(task: FileScanTask) -> Iterator[pa.RecordBatch]:
+            return read_task(
                 task,
                 self.io,
                 schema,
@@ -646,7 +645,18 @@ class DataScan:
                 name_mapping=mapping,
                 delete_cache=cache,
                 batch_size=batch_size,
-            ):
+            )
+
+        return read
+
+    def _batches(self, tasks: Iterable[FileScanTask] | None = None) -> Iterator[pa.RecordBatch]:
+        tasks = self.plan_files() if tasks is None else tasks
+        read = self._task_reader()
+        remaining = self.limit
+        for task in tasks:
+            if remaining is not None and remaining <= 0:
+                return
+            for batch in read(task):
                 if remaining is not None:
                     if batch.num_rows >= remaining:
                         yield batch.slice(0, remaining)
@@ -660,7 +670,20 @@ class DataScan:
         return pa.RecordBatchReader.from_batches(self.arrow_schema(), self._batches())
 
     def to_arrow(self) -> pa.Table:
-        return pa.Table.from_batches(list(self._batches()), schema=self.arrow_schema())
+        """Every row at once. Without a limit, tasks are read concurrently (pyarrow decodes
+        with the GIL released), in task order."""
+        if self.limit is not None:
+            return pa.Table.from_batches(list(self._batches()), schema=self.arrow_schema())
+        tasks = list(self.plan_files())
+        read = self._task_reader()
+        workers = int(self.options.get("read-threads", min(8, os.cpu_count() or 1)))
+        if workers <= 1 or len(tasks) <= 1:
+            batches = [b for t in tasks for b in read(t)]
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                parts = list(pool.map(lambda t: list(read(t)), tasks))
+            batches = [b for part in parts for b in part]
+        return pa.Table.from_batches(batches, schema=self.arrow_schema())
 
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
         return self.to_arrow().to_pandas(**kwargs)
