@@ -224,3 +224,50 @@ class Table:
         """Appends existing Parquet files to the table, in one snapshot."""
         with self.transaction() as tx:
             tx.add_files(file_paths, snapshot_properties, branch, check_duplicate_files)
+
+    def overwrite(
+        self,
+        df: Any,
+        overwrite_filter: Any = None,
+        snapshot_properties: Mapping[str, str] | None = None,
+        case_sensitive: bool = True,
+        branch: str | None = None,
+    ) -> None:
+        """Deletes the rows matching ``overwrite_filter`` (default: all) and appends ``df``, in
+        one snapshot."""
+        with self.transaction() as tx:
+            tx.overwrite(df, overwrite_filter, snapshot_properties, case_sensitive, branch)
+
+    def delete(
+        self,
+        delete_filter: Any,
+        snapshot_properties: Mapping[str, str] | None = None,
+        case_sensitive: bool = True,
+        branch: str | None = None,
+    ) -> None:
+        """Deletes the rows for which ``delete_filter`` is true, in one snapshot."""
+        with self.transaction() as tx:
+            tx.delete(delete_filter, snapshot_properties, case_sensitive, branch)
+
+    def upsert(
+        self,
+        df: Any,
+        join_cols: Sequence[str] | None = None,
+        when_matched_update_all: bool = True,
+        when_not_matched_insert_all: bool = True,
+        case_sensitive: bool = True,
+        branch: str | None = None,
+        snapshot_properties: Mapping[str, str] | None = None,
+    ) -> Any:
+        """Updates rows matching ``df`` on ``join_cols`` and inserts the others (PyIceberg's
+        ``upsert``), in one snapshot; returns an ``UpsertResult``."""
+        with self.transaction() as tx:
+            return tx.upsert(
+                df,
+                join_cols,
+                when_matched_update_all,
+                when_not_matched_insert_all,
+                case_sensitive,
+                branch,
+                snapshot_properties,
+            )

@@ -333,6 +333,59 @@ class Transaction:
                 append.append_data_file(f)
         return self
 
+    def overwrite(
+        self,
+        df: Any,
+        overwrite_filter: Any = None,
+        snapshot_properties: Mapping[str, str] | None = None,
+        case_sensitive: bool = True,
+        branch: str | None = None,
+    ) -> Transaction:
+        """Deletes the rows matching ``overwrite_filter`` (default: all) and appends ``df``, in
+        one snapshot (:mod:`frazil.table.row_delta`)."""
+        from frazil.table.row_delta import overwrite
+
+        overwrite(self, df, overwrite_filter, snapshot_properties, case_sensitive, branch)
+        return self
+
+    def delete(
+        self,
+        delete_filter: Any,
+        snapshot_properties: Mapping[str, str] | None = None,
+        case_sensitive: bool = True,
+        branch: str | None = None,
+    ) -> Transaction:
+        """Deletes the rows for which ``delete_filter`` is true, per ``write.delete.mode``."""
+        from frazil.table.row_delta import delete
+
+        delete(self, delete_filter, snapshot_properties, case_sensitive, branch)
+        return self
+
+    def upsert(
+        self,
+        df: Any,
+        join_cols: Sequence[str] | None = None,
+        when_matched_update_all: bool = True,
+        when_not_matched_insert_all: bool = True,
+        case_sensitive: bool = True,
+        branch: str | None = None,
+        snapshot_properties: Mapping[str, str] | None = None,
+    ) -> Any:
+        """Updates matching rows and inserts new ones, in one snapshot; returns an
+        ``UpsertResult``."""
+        from frazil.table.row_delta import upsert
+
+        return upsert(
+            self,
+            df,
+            join_cols,
+            when_matched_update_all,
+            when_not_matched_insert_all,
+            case_sensitive,
+            branch,
+            snapshot_properties,
+        )
+
     # ---- commit
 
     def __enter__(self) -> Transaction:
