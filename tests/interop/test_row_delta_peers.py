@@ -168,7 +168,7 @@ def test_pyiceberg_reads_the_same_rows(
     st = StaticTable.from_metadata(t.metadata_location)
     try:
         got = st.scan().to_arrow()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         if version == 3 and has_dvs(t):
             pytest.skip(f"PyIceberg 0.12 cannot read deletion vectors: {e}")
         raise
