@@ -47,3 +47,9 @@ def spark(request):
     session = make_session(f"frazil-{request.module.__name__}")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_factory():
+    """``make_session`` for modules that need their own configuration (one session each)."""
+    return make_session

@@ -129,3 +129,10 @@ class _Builder:
 
     class Java:
         implements: ClassVar[list[str]] = ["scala.Function1"]
+
+
+# Distributed write and read (frazil.spark.write, frazil.spark.read).
+from frazil.spark.read import read  # noqa: E402
+from frazil.spark.write import write  # noqa: E402
+
+__all__ += ["read", "write"]

@@ -1,0 +1,350 @@
+"""Distributed reads: planned natively on the driver, read natively on the executors.
+
+:func:`read` plans the scan on the driver (:meth:`frazil.table.Table.scan`: manifests and files
+pruned, delete files attached, residuals computed), ships each file scan task to the executors
+as the JSON of the spec's Appendix C (:meth:`FileScanTask.to_json`, one row of a DataFrame per
+task), and reads each there with :func:`frazil.table.read.read_task` (projection by field id,
+deletes and the residual applied natively), streaming Arrow batches back to Spark through
+``mapInArrow``. The rows are exactly those of ``table.scan(...).to_arrow()`` with the same
+arguments.
+
+Iceberg types in Spark (as the Java reference's Spark integration maps them): timestamptz is
+``timestamp``, timestamp is ``timestamp_ntz``; nanosecond timestamps become microseconds (Spark
+has no finer unit); uuid is a string (its canonical form), fixed a binary; time is refused, as
+Spark has no time type; unknown is ``void``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from frazil.exceptions import UnsupportedError
+
+__all__ = ["arrow_to_spark_type", "read", "spark_arrow_schema", "to_spark_batch"]
+
+log = logging.getLogger(__name__)
+
+# Most tasks per Spark partition (beyond this many tasks, tasks share partitions).
+MAX_PARTITIONS = 10_000
+
+
+# ---------------------------------------------------------------------------------------------
+# types
+
+
+def _is_uuid(t: pa.DataType) -> bool:
+    return isinstance(t, pa.BaseExtensionType) and t.extension_name == "arrow.uuid"
+
+
+def arrow_to_spark_type(t: pa.DataType, where: str = "column") -> Any:
+    """The Spark type of a column of Arrow type ``t`` as frazil reads it."""
+    from pyspark.sql import types as T
+
+    if _is_uuid(t):
+        return T.StringType()
+    if isinstance(t, pa.BaseExtensionType):
+        return arrow_to_spark_type(t.storage_type, where)
+    if pa.types.is_boolean(t):
+        return T.BooleanType()
+    if pa.types.is_int8(t):
+        return T.ByteType()
+    if pa.types.is_int16(t):
+        return T.ShortType()
+    if pa.types.is_int32(t):
+        return T.IntegerType()
+    if pa.types.is_int64(t):
+        return T.LongType()
+    if pa.types.is_float32(t):
+        return T.FloatType()
+    if pa.types.is_float64(t):
+        return T.DoubleType()
+    if pa.types.is_decimal(t):
+        return T.DecimalType(t.precision, t.scale)
+    if pa.types.is_date32(t):
+        return T.DateType()
+    if pa.types.is_timestamp(t):
+        return T.TimestampType() if t.tz is not None else T.TimestampNTZType()
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return T.StringType()
+    if (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or pa.types.is_binary_view(t)
+    ):
+        return T.BinaryType()
+    if pa.types.is_null(t):
+        return T.NullType()
+    if pa.types.is_map(t):
+        return T.MapType(
+            arrow_to_spark_type(t.key_type, f"{where} key"),
+            arrow_to_spark_type(t.item_type, f"{where} value"),
+            t.item_field.nullable,
+        )
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return T.ArrayType(
+            arrow_to_spark_type(t.value_type, f"{where} element"), t.value_field.nullable
+        )
+    if pa.types.is_struct(t):
+        return T.StructType(
+            [
+                T.StructField(f.name, arrow_to_spark_type(f.type, f"{where}.{f.name}"), f.nullable)
+                for f in t
+            ]
+        )
+    if pa.types.is_time(t):
+        raise UnsupportedError(f"{where}: Spark has no type for Iceberg time values")
+    raise UnsupportedError(f"{where}: no Spark type for Arrow type {t}")
+
+
+def spark_schema(arrow_schema: pa.Schema) -> Any:
+    from pyspark.sql import types as T
+
+    return T.StructType(
+        [
+            T.StructField(f.name, arrow_to_spark_type(f.type, f.name), f.nullable)
+            for f in arrow_schema
+        ]
+    )
+
+
+def _spark_arrow_type(t: pa.DataType) -> pa.DataType:
+    """The Arrow type Spark exchanges for a column of Arrow type ``t`` read by frazil."""
+    if _is_uuid(t):
+        return pa.string()
+    if isinstance(t, pa.BaseExtensionType):
+        return _spark_arrow_type(t.storage_type)
+    if pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return pa.binary()
+    if pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("us", tz="UTC" if t.tz is not None else None)
+    if pa.types.is_map(t):
+        return pa.map_(
+            pa.field(t.key_field.name, _spark_arrow_type(t.key_type), nullable=False),
+            pa.field(t.item_field.name, _spark_arrow_type(t.item_type), t.item_field.nullable),
+        )
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(
+            pa.field("element", _spark_arrow_type(t.value_type), t.value_field.nullable)
+        )
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _spark_arrow_type(f.type), f.nullable) for f in t])
+    return t
+
+
+def spark_arrow_schema(arrow_schema: pa.Schema) -> pa.Schema:
+    """The Arrow schema of the batches handed to Spark (plain strings, binaries and lists,
+    microsecond timestamps, uuids as strings; no field-id metadata)."""
+    return pa.schema(
+        [pa.field(f.name, _spark_arrow_type(f.type), f.nullable) for f in arrow_schema]
+    )
+
+
+_HEX = np.array([list(f"{i:02x}".encode()) for i in range(256)], dtype=np.uint8)
+_DASHES = (4, 6, 8, 10)  # byte offsets before which the canonical form has a '-'
+
+
+def _uuid_strings(arr: pa.Array) -> pa.Array:
+    """Canonical uuid strings of an ``arrow.uuid`` (or fixed[16]) array, vectorized."""
+    storage = arr.storage if isinstance(arr, pa.ExtensionArray) else arr
+    n = len(storage)
+    raw = np.frombuffer(storage.buffers()[1], dtype=np.uint8)
+    raw = raw[storage.offset * 16 : (storage.offset + n) * 16].reshape(n, 16)
+    hexed = _HEX[raw].reshape(n, 32)
+    out = np.full((n, 36), ord("-"), dtype=np.uint8)
+    src = 0
+    dst = 0
+    for end in (*_DASHES, 16):
+        width = (end - src) * 2
+        out[:, dst : dst + width] = hexed[:, src * 2 : src * 2 + width]
+        dst += width + 1
+        src = end
+    fixed = pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(36), n, [None, pa.py_buffer(out.tobytes())]
+    )
+    strings = fixed.cast(pa.binary()).cast(pa.string())
+    if storage.null_count:
+        strings = pc.if_else(storage.is_valid(), strings, pa.scalar(None, pa.string()))
+    return strings
+
+
+def _to_spark_array(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    t = arr.type
+    if _is_uuid(t):
+        return _uuid_strings(arr)
+    if isinstance(t, pa.BaseExtensionType):
+        return _to_spark_array(arr.storage, target)
+    if pa.types.is_struct(t):
+        children = [
+            _to_spark_array(arr.field(i), target.field(i).type) for i in range(t.num_fields)
+        ]
+        mask = arr.is_null() if arr.null_count else None
+        return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
+    if (pa.types.is_list(t) or pa.types.is_large_list(t)) and _needs_work(t.value_type):
+        arr = arr.cast(pa.large_list(t.value_field)) if pa.types.is_list(t) else arr
+        values = _to_spark_array(arr.values, target.value_type)
+        offsets = arr.offsets.cast(pa.int32())
+        if arr.null_count:
+            return pa.ListArray.from_arrays(offsets, values, type=target, mask=arr.is_null())
+        return pa.ListArray.from_arrays(offsets, values, type=target)
+    if pa.types.is_map(t) and (_needs_work(t.key_type) or _needs_work(t.item_type)):
+        keys = _to_spark_array(arr.keys, target.key_type)
+        items = _to_spark_array(arr.items, target.item_type)
+        return pa.MapArray.from_arrays(
+            arr.offsets, keys, items, type=target, mask=arr.is_null() if arr.null_count else None
+        )
+    if t == target:
+        return arr
+    return arr.cast(target, safe=False) if pa.types.is_timestamp(t) else arr.cast(target)
+
+
+def _needs_work(t: pa.DataType) -> bool:
+    if _is_uuid(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(_needs_work(f.type) for f in t)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _needs_work(t.value_type)
+    if pa.types.is_map(t):
+        return _needs_work(t.key_type) or _needs_work(t.item_type)
+    return False
+
+
+def to_spark_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    """A batch of frazil's read schema in Spark's Arrow types (``target`` from
+    :func:`spark_arrow_schema`)."""
+    arrays = []
+    for i, f in enumerate(target):
+        column = batch.column(i)
+        if isinstance(column, pa.ChunkedArray):  # pragma: no cover - batches hold arrays
+            column = column.combine_chunks()
+        arrays.append(_to_spark_array(column, f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+# ---------------------------------------------------------------------------------------------
+# executor side
+
+
+def read_tasks(context: dict[str, Any], task_jsons: Sequence[str]) -> Iterator[pa.RecordBatch]:
+    """Reads serialized file scan tasks with frazil's reader, in Spark's Arrow types."""
+    from frazil.io import load_file_io
+    from frazil.table.read import DeleteCache, read_task
+    from frazil.table.scan import FileScanTask
+
+    io = load_file_io(context["io_props"], context["io_location"])
+    cache = DeleteCache(io, context["name_mapping"])
+    target = context["spark_arrow_schema"]
+    for text in task_jsons:
+        task = FileScanTask.from_json(json.loads(text), context["case_sensitive"])
+        for batch in read_task(
+            task,
+            io,
+            task.schema,
+            context["projection"],
+            metadata_columns=context["metadata_columns"],
+            partition_type=context["partition_type"],
+            name_mapping=context["name_mapping"],
+            delete_cache=cache,
+            batch_size=context["batch_size"],
+        ):
+            yield to_spark_batch(batch, target)
+
+
+def _read_partition(context: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Any:
+    for b in batches:
+        yield from read_tasks(context, b.column(0).to_pylist())
+
+
+# ---------------------------------------------------------------------------------------------
+# driver side
+
+
+def plan(
+    table: Any,
+    row_filter: Any = None,
+    snapshot_id: int | None = None,
+    ref: str | None = None,
+    selected_fields: Sequence[str] | None = None,
+    case_sensitive: bool = True,
+) -> tuple[list[str], dict[str, Any], pa.Schema]:
+    """Plans a scan on the driver: (task JSON strings, what executors need, read schema)."""
+    from frazil.expressions import AlwaysTrue
+    from frazil.spark.write import io_spec
+    from frazil.table.read import DEFAULT_BATCH_SIZE
+    from frazil.table.scan import table_partition_type
+
+    fields = ("*",) if selected_fields is None else tuple(selected_fields)
+    scan = table.scan(
+        row_filter=AlwaysTrue() if row_filter is None else row_filter,
+        selected_fields=fields,
+        case_sensitive=case_sensitive,
+        snapshot_id=snapshot_id,
+    )
+    if ref is not None:
+        scan = scan.use_ref(ref)
+    arrow_schema = scan.arrow_schema()
+    target = spark_arrow_schema(arrow_schema)
+    tasks = [json.dumps(t.to_json()) for t in scan.plan_files()]
+    io_props, io_location = io_spec(table)
+    schema = scan.table_schema()
+    context = {
+        "io_props": io_props,
+        "io_location": io_location,
+        "projection": scan.projection(),
+        "metadata_columns": scan._metadata_columns(),
+        "partition_type": table_partition_type(table.metadata, schema),
+        "name_mapping": table.metadata.name_mapping(),
+        "case_sensitive": case_sensitive,
+        "batch_size": DEFAULT_BATCH_SIZE,
+        "spark_arrow_schema": target,
+    }
+    return tasks, context, arrow_schema
+
+
+def read(
+    spark: Any,
+    identifier: str | tuple[str, ...],
+    catalog: Any,
+    row_filter: Any = None,
+    snapshot_id: int | None = None,
+    ref: str | None = None,
+    selected_fields: Sequence[str] | None = None,
+) -> Any:
+    """A Spark DataFrame of a table's rows: planned on the driver, read on the executors.
+
+    ``row_filter`` is an expression or a filter string; ``snapshot_id`` or ``ref`` (a branch or
+    tag) time-travel; ``selected_fields`` picks columns (metadata columns such as ``_file`` and
+    ``_pos`` included). ``catalog`` is a frazil Catalog, a catalog name or a dict of catalog
+    properties."""
+    from frazil.spark.write import quiet_pyspark_warnings, resolve_catalog
+
+    table = resolve_catalog(catalog).load_table(identifier)
+    tasks, context, arrow_schema = plan(table, row_filter, snapshot_id, ref, selected_fields)
+    schema = spark_schema(arrow_schema)
+    log.info("%s: %d file scan tasks", table.name(), len(tasks))
+    if not tasks:
+        return spark.createDataFrame([], schema)
+    sc = spark.sparkContext
+    slices = min(len(tasks), MAX_PARTITIONS)
+    rdd = sc.parallelize([(t,) for t in tasks], slices)
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    tasks_df = spark.createDataFrame(rdd, StructType([StructField("task", StringType(), False)]))
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Any:
+        return _read_partition(context, batches)
+
+    with quiet_pyspark_warnings():
+        return tasks_df.mapInArrow(run, schema)

@@ -1,0 +1,526 @@
+"""Distributed writes: Spark executors write the Parquet files, the driver commits them once.
+
+:func:`write` is the path of a DataFrame into a frazil table:
+
+1. On the driver, the table is loaded and its metadata serialized (JSON) for the executors,
+   with the FileIO's properties (each executor rebuilds the FileIO with
+   :func:`frazil.io.load_file_io`).
+2. With ``write.distribution-mode`` ``hash`` (the default for partitioned tables, as in the
+   Java reference) the rows are repartitioned by their partition values, computed on the
+   executors by :mod:`frazil.spark.functions`' native kernels, so each task writes few
+   partitions; ``range`` range-partitions by them; ``none`` keeps Spark's partitioning.
+3. Each task streams its Arrow batches (``mapInArrow``) through frazil's
+   :class:`~frazil.table.write.DataFileWriter` (field ids, metrics, rolling, the table's sort
+   order and location provider) and returns one row per data file: its description as the
+   spec's content-file JSON (:func:`frazil.table.scan.content_file_to_json`).
+4. The driver collects those rows and commits them in ONE transaction (a merge or fast append,
+   or an overwrite), which retries on conflicts by itself.
+
+Failed and speculative task attempts: only rows of the successful attempt of each partition
+reach the driver (Spark keeps one result per partition), so only those files are committed.
+Files of other attempts are removed three ways: a task that raises deletes what it wrote
+before failing (the writer's ``abort``); files are named ``...-<write id>-<task attempt id>-...``
+so that, when any partition needed more than one attempt (or speculation is on), the driver
+lists the directories the committed files landed in (a retry of a partition writes the same
+partition values, so the same directories) and deletes files of this write that were not
+committed, which also catches attempts killed without a chance to clean up; and when the Spark
+job or the commit fails, the files reported by the successful tasks (a Spark accumulator, which
+counts successful attempts only) are deleted. With the object-storage layout
+(``write.object-storage.enabled``) file directories are hashed, so the directory sweep is not
+possible: killed attempts may leave orphan files, which orphan-file removal collects.
+
+Overwrites: ``mode="overwrite"`` without a filter replaces every live file of the branch;
+with ``overwrite_filter`` it deletes the files whose live rows all match the filter (a file
+whose partition proves it, or whose rows were read and all match), keeps the files none of
+whose rows match, and, as the Java reference's ``overwriteByRowFilter``, refuses files where
+only some rows match, unless the transaction offers row-level deletes (``Transaction.delete``),
+which is then used for the whole filter. Concurrent commits that add files whose partition may
+match the filter fail the overwrite (serializable isolation).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import posixpath
+import uuid
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from frazil.exceptions import InvalidArgumentError, UnsupportedError
+
+if TYPE_CHECKING:
+    from frazil.catalog import Catalog
+    from frazil.metadata import Snapshot, TableMetadata
+    from frazil.table import Table
+
+__all__ = ["resolve_catalog", "write"]
+
+log = logging.getLogger(__name__)
+
+DISTRIBUTION_MODE = "write.distribution-mode"
+_RESULT_SCHEMA = "file string, partition int, attempt int, task_attempt_id long"
+
+
+# ---------------------------------------------------------------------------------------------
+# driver helpers
+
+
+def resolve_catalog(catalog: Any) -> Catalog:
+    """A frazil Catalog from a Catalog, a catalog name (:func:`frazil.catalog.load_catalog`) or a
+    dict of catalog properties (``name`` names it, default ``"spark"``)."""
+    from frazil.catalog import Catalog, load_catalog
+
+    if isinstance(catalog, Catalog):
+        return catalog
+    if isinstance(catalog, str):
+        return load_catalog(catalog)
+    if isinstance(catalog, Mapping):
+        props = {str(k): str(v) for k, v in catalog.items()}
+        name = props.pop("name", "spark")
+        return load_catalog(name, **props)
+    raise InvalidArgumentError(
+        f"catalog must be a frazil Catalog, a catalog name or a dict of properties, "
+        f"got {type(catalog).__name__}"
+    )
+
+
+@contextlib.contextmanager
+def quiet_pyspark_warnings() -> Iterator[None]:
+    """PySpark 3.5 checks pandas and pyarrow versions with distutils' deprecated LooseVersion."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
+        yield
+
+
+def io_spec(table: Table) -> tuple[dict[str, str], str | None]:
+    """What an executor needs to rebuild the table's FileIO."""
+    return dict(table.io.properties), table.metadata_location or table.location()
+
+
+def _partition_keys(df: Any, metadata: TableMetadata) -> list[Any]:
+    """The partition values of the default spec as Spark Columns (frazil's native kernels)."""
+    from pyspark.sql import functions as F
+
+    from frazil.partitioning import is_void
+    from frazil.spark import functions as fs
+
+    schema = metadata.schema()
+    keys = []
+    for pf in metadata.spec().fields:
+        if is_void(pf.transform):
+            continue
+        name = schema.find_column_name(pf.source_id)
+        if name is None:
+            continue
+        try:
+            col = df[name]
+        except Exception:  # nested names and case differences: let Spark resolve
+            col = F.col(name)
+        t = str(pf.transform)
+        if t == "identity":
+            keys.append(col)
+        elif t.startswith("bucket["):
+            keys.append(fs.bucket(int(t[7:-1]), col))
+        elif t.startswith("truncate["):
+            keys.append(fs.truncate(int(t[9:-1]), col))
+        elif t in ("year", "month", "day", "hour"):
+            keys.append(getattr(fs, t + "s")(col))
+        else:
+            raise UnsupportedError(f"cannot cluster by partition transform {t} of {name!r}")
+    return keys
+
+
+def _cluster(df: Any, metadata: TableMetadata) -> Any:
+    spec = metadata.spec()
+    default = "hash" if spec.fields else "none"
+    mode = metadata.properties.get(DISTRIBUTION_MODE, default).strip().lower()
+    if mode not in ("none", "hash", "range"):
+        raise InvalidArgumentError(f"{DISTRIBUTION_MODE}={mode!r}: expected none, hash or range")
+    if mode == "none" or not spec.fields:
+        return df
+    keys = _partition_keys(df, metadata)
+    if not keys:
+        return df
+    return df.repartitionByRange(*keys) if mode == "range" else df.repartition(*keys)
+
+
+# ---------------------------------------------------------------------------------------------
+# executor side
+
+
+def _list_param() -> Any:
+    from pyspark.accumulators import AccumulatorParam
+
+    class _Paths(AccumulatorParam):
+        def zero(self, value: list[str]) -> list[str]:
+            return []
+
+        def addInPlace(self, a: list[str], b: list[str]) -> list[str]:
+            a.extend(b)
+            return a
+
+    return _Paths()
+
+
+def write_task_files(
+    meta_json: str,
+    io_props: Mapping[str, str],
+    io_location: str | None,
+    write_id: str,
+    batches: Iterator[pa.RecordBatch],
+    *,
+    hook: Callable[[list[Any]], None] | None = None,
+) -> tuple[list[Any], int, int, int]:
+    """Writes one Spark task's rows as data files of the table: (data files, partition id,
+    attempt number, task attempt id). On any error the files are deleted before re-raising."""
+    from frazil.io import load_file_io
+    from frazil.metadata import TableMetadata
+    from frazil.table.write import DataFileWriter
+
+    try:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+    except ImportError:  # pragma: no cover - outside Spark
+        ctx = None
+    partition = ctx.partitionId() if ctx is not None else 0
+    attempt = ctx.attemptNumber() if ctx is not None else 0
+    task_attempt_id = ctx.taskAttemptId() if ctx is not None else 0
+    first = next(batches, None)
+    if first is None:
+        return [], partition, attempt, task_attempt_id
+
+    def chain() -> Iterator[pa.RecordBatch]:
+        yield first
+        yield from batches
+
+    metadata = TableMetadata.from_json(meta_json)
+    io = load_file_io(io_props, io_location)
+    # File names carry the write id and the task attempt id (Java's OutputFileFactory names
+    # files <partition>-<task id>-<operation id>-<count>; see write_file_prefix)
+    writer = DataFileWriter(io, metadata, operation_id=_operation_id(write_id, task_attempt_id))
+    files = writer.write(chain())
+    try:
+        if hook is not None:
+            hook(files)
+    except BaseException:
+        writer.abort()
+        raise
+    return files, partition, attempt, task_attempt_id
+
+
+def _operation_id(write_id: str, task_attempt_id: int) -> Any:
+    return f"{write_id}-{task_attempt_id}"
+
+
+def _write_partition(
+    meta_json: str,
+    io_props: Mapping[str, str],
+    io_location: str | None,
+    write_id: str,
+    hook: Callable[[list[Any]], None] | None,
+    accumulator: Any,
+    batches: Iterator[pa.RecordBatch],
+) -> Iterator[pa.RecordBatch]:
+    from frazil.metadata import TableMetadata
+    from frazil.table.scan import content_file_to_json
+
+    files, partition, attempt, task_attempt_id = write_task_files(
+        meta_json, io_props, io_location, write_id, batches, hook=hook
+    )
+    if not files:
+        return
+    metadata = TableMetadata.from_json(meta_json)
+    schema = metadata.schema()
+    specs = metadata.specs()
+    texts = [json.dumps(content_file_to_json(f, specs[f.spec_id], schema)) for f in files]
+    if accumulator is not None:
+        accumulator.add([f.file_path for f in files])
+    n = len(texts)
+    yield pa.RecordBatch.from_arrays(
+        [
+            pa.array(texts, pa.string()),
+            pa.array([partition] * n, pa.int32()),
+            pa.array([attempt] * n, pa.int32()),
+            pa.array([task_attempt_id] * n, pa.int64()),
+        ],
+        names=["file", "partition", "attempt", "task_attempt_id"],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# overwrite planning
+
+
+def _overwrite_plan(
+    table: Table, branch: str | None, overwrite_filter: Any
+) -> tuple[list[str], bool, Any]:
+    """(paths of files to delete whole, whether some file matches only partly, bound filter)."""
+    from frazil.expressions import AlwaysFalse, AlwaysTrue, bind
+    from frazil.table.read import read_task
+    from frazil.table.scan import DataScan
+
+    md = table.metadata
+    scan = DataScan(md, table.io, row_filter=overwrite_filter)
+    if branch is not None and branch in md.refs:
+        scan = scan.use_ref(branch)
+    elif branch is not None:  # a new branch starts empty
+        return [], False, AlwaysTrue()
+    if scan.snapshot() is None:
+        return [], False, AlwaysTrue()
+    schema = scan.table_schema()
+    bound = bind(schema, scan.row_filter, scan.case_sensitive)
+    if isinstance(bound, AlwaysFalse):
+        return [], False, bound
+    whole: list[str] = []
+    partial = False
+    mapping = md.name_mapping()
+    from frazil.schema import Schema
+
+    for task in scan.plan_files():
+        if isinstance(task.residual, AlwaysTrue):
+            whole.append(task.file.file_path)
+            continue
+        if isinstance(task.residual, AlwaysFalse):
+            continue
+
+        def count(residual: Any, task: Any = task) -> int:
+            batches = read_task(
+                task,
+                table.io,
+                schema,
+                Schema(),
+                metadata_columns=["_pos"],
+                name_mapping=mapping,
+                residual=residual,
+            )
+            return sum(b.num_rows for b in batches)
+
+        matching = count(task.residual)
+        if matching == 0:
+            continue
+        if matching == count(AlwaysTrue()):
+            whole.append(task.file.file_path)
+        else:
+            partial = True
+    return whole, partial, bound
+
+
+def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
+    """A predicate over data files: may the file hold rows matching ``bound`` (by its partition
+    values and the filter's inclusive projection)? True when unsure."""
+    from frazil.expressions import AlwaysTrue, from_json
+    from frazil.schema import Schema
+    from frazil.table.arrow_filter import expression_to_arrow
+    from frazil.table.planning import planner_for
+
+    if isinstance(bound, AlwaysTrue):
+        return lambda f: True
+    schema = metadata.schema()
+    try:
+        planner = planner_for(metadata, schema, bound)
+    except Exception:
+        log.debug("no partition projection for %s", bound, exc_info=True)
+        return lambda f: True
+    specs = metadata.specs()
+
+    def check(f: Any) -> bool:
+        try:
+            spec = specs[f.spec_id]
+            pschema = Schema(*spec.partition_type(schema).fields)
+            expr = from_json(json.loads(planner.partition_filter_json(f.spec_id)), pschema)
+            if isinstance(expr, AlwaysTrue):
+                return True
+            from frazil.arrow_schema import schema_to_arrow
+
+            arrow_schema = schema_to_arrow(pschema)
+            row = pa.Table.from_pylist(
+                [dict(zip(arrow_schema.names, f.partition, strict=True))], schema=arrow_schema
+            )
+            return row.filter(expression_to_arrow(expr, pschema)).num_rows > 0
+        except Exception:
+            log.debug("conflict check of %s: assuming a match", f.file_path, exc_info=True)
+            return True
+
+    return check
+
+
+# ---------------------------------------------------------------------------------------------
+# cleanup
+
+
+def _sweep(table: Table, write_id: str, committed: set[str]) -> int:
+    """Deletes files of this write (named with ``write_id``) that were not committed, in the
+    directories the committed files landed in. Returns how many were deleted."""
+    from frazil.table.locations import OBJECT_STORE_ENABLED
+
+    if table.properties.get(OBJECT_STORE_ENABLED, "false").strip().lower() == "true":
+        log.info("object-storage layout: files of failed attempts are left for orphan removal")
+        return 0
+    io = table.io
+    dirs = {posixpath.dirname(p) for p in committed}
+    deleted = 0
+    for d in sorted(dirs):
+        try:
+            listed = io.list_prefix(d)
+        except Exception:
+            log.warning("could not list %s to remove files of failed attempts", d, exc_info=True)
+            continue
+        for path in listed:
+            if posixpath.dirname(path) != d or write_id not in posixpath.basename(path):
+                continue
+            if path not in committed:
+                io.delete(path)
+                deleted += 1
+    if deleted:
+        log.info("deleted %d files of failed or speculative task attempts", deleted)
+    return deleted
+
+
+def _delete_quietly(table: Table, paths: list[str]) -> None:
+    for p in paths:
+        try:
+            table.io.delete(p)
+        except Exception:
+            log.warning("could not delete %s", p, exc_info=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# the write
+
+
+def write(
+    df: Any,
+    identifier: str | tuple[str, ...],
+    catalog: Any,
+    mode: str = "append",
+    overwrite_filter: Any = None,
+    snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
+    *,
+    _executor_hook: Callable[[list[Any]], None] | None = None,
+) -> Snapshot:
+    """Writes a Spark DataFrame into a table: Parquet files written by the executors, one commit
+    on the driver. Returns the snapshot committed.
+
+    ``mode`` is ``"append"`` or ``"overwrite"``; an overwrite without ``overwrite_filter``
+    replaces the table's (or branch's) rows, with one (an expression or a filter string) the
+    rows matching it (see the module docstring for which files qualify). ``catalog`` is a
+    frazil Catalog, a catalog name or a dict of catalog properties.
+    """
+    from frazil.content_file import DataFileContent
+    from frazil.expressions import AlwaysTrue
+    from frazil.io import property_bool
+    from frazil.table.scan import content_file_from_json
+    from frazil.table.write import MANIFEST_MERGE_ENABLED
+
+    mode = mode.lower()
+    if mode not in ("append", "overwrite"):
+        raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
+    if overwrite_filter is not None and mode != "overwrite":
+        raise InvalidArgumentError("overwrite_filter needs mode='overwrite'")
+    cat = resolve_catalog(catalog)
+    table = cat.load_table(identifier)
+    md = table.metadata
+
+    to_delete: list[str] = []
+    row_level = False
+    bound: Any = AlwaysTrue()
+    filt: Any = AlwaysTrue() if overwrite_filter is None else overwrite_filter
+    if mode == "overwrite":
+        to_delete, partial, bound = _overwrite_plan(table, branch, filt)
+        if partial:
+            if not hasattr(table.transaction(), "delete"):
+                raise UnsupportedError(
+                    f"{table.name()}: cannot overwrite by {filt}: some data files hold rows "
+                    "both matching and not matching it, and only whole files can be deleted "
+                    "(use a filter on partition columns)"
+                )
+            row_level = True
+    base_snapshot = md.snapshot_by_name(branch) if branch else md.current_snapshot()
+
+    spark = df.sparkSession
+    sc = spark.sparkContext
+    write_id = str(uuid.uuid4())
+    io_props, io_location = io_spec(table)
+    accumulator = sc.accumulator([], _list_param())
+    fn = _bind(
+        _write_partition,
+        md.to_json(),
+        io_props,
+        io_location,
+        write_id,
+        _executor_hook,
+        accumulator,
+    )
+    clustered = _cluster(df, md)
+    rows: list[Any] = []
+    try:
+        with quiet_pyspark_warnings():
+            rows = clustered.mapInArrow(fn, _RESULT_SCHEMA).collect()
+    except BaseException:
+        _delete_quietly(table, list(accumulator.value or []))
+        raise
+
+    schema = md.schema()
+    specs = md.specs()
+    files = [content_file_from_json(json.loads(r["file"]), specs, schema) for r in rows]
+    committed = {f.file_path for f in files}
+    retried = any(r["attempt"] > 0 for r in rows) or (
+        sc.getConf().get("spark.speculation", "false").lower() == "true"
+    )
+    reported = set(accumulator.value or [])
+    log.info(
+        "%s: %d data files written by %d tasks",
+        table.name(),
+        len(files),
+        len({r["partition"] for r in rows}),
+    )
+
+    try:
+        with table.transaction() as tx:
+            if mode == "overwrite" and row_level:
+                tx.delete(filt, snapshot_properties=snapshot_properties, branch=branch)
+            if mode == "overwrite" and not row_level and (to_delete or files):
+                producer: Any = tx.update_snapshot(snapshot_properties, branch).overwrite()
+                for p in to_delete:
+                    producer.delete_data_file(p)
+                producer.validate_from_snapshot(
+                    base_snapshot.snapshot_id if base_snapshot is not None else None
+                )
+                producer.conflict_detection(_might_match(md, bound))
+            else:
+                update = tx.update_snapshot(snapshot_properties, branch)
+                merge = property_bool(md.properties, MANIFEST_MERGE_ENABLED)
+                producer = update.merge_append() if merge is None or merge else update.fast_append()
+            if producer is not None:
+                for f in files:
+                    if f.content == DataFileContent.DATA:
+                        producer.append_data_file(f)
+                tx.stage(producer)
+    except BaseException:
+        _delete_quietly(table, sorted(committed | reported))
+        raise
+
+    if retried:
+        _sweep(table, write_id, committed)
+    stray = reported - committed
+    if stray:
+        _delete_quietly(table, sorted(stray))
+    table.refresh()
+    snap = table.metadata.snapshot_by_name(branch) if branch else table.current_snapshot()
+    if snap is None:
+        raise InvalidArgumentError(f"{table.name()}: nothing was written")
+    return snap
+
+
+def _bind(fn: Callable[..., Any], *args: Any) -> Callable[[Iterator[pa.RecordBatch]], Any]:
+    def run(batches: Iterator[pa.RecordBatch]) -> Any:
+        return fn(*args, batches)
+
+    return run
