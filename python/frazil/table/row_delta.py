@@ -735,10 +735,6 @@ class _Change:
             producer.add_delete_file(d)
 
 
-def _live_rows(table: pa.Table) -> int:
-    return table.num_rows
-
-
 def _matched_positions(rows: pa.Table, bound: BooleanExpression, schema: Schema) -> np.ndarray:
     """``_pos`` of the rows the filter makes true (null is not true)."""
     if isinstance(bound, AlwaysTrue):
