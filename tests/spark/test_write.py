@@ -152,7 +152,7 @@ def test_overwrite(spark: Any, catalog: Any) -> None:
 
     make_table(catalog, 2)
     fspark.write(to_df(spark, events(300)), "db.events", catalog)
-    new = events(50, 1000)
+    new = events(200, 50)
     snap = fspark.write(to_df(spark, new), "db.events", catalog, mode="overwrite")
     assert snap.operation == "overwrite"
     table = catalog.load_table("db.events")
@@ -296,6 +296,8 @@ def test_branch_and_properties(spark: Any, catalog: Any) -> None:
     assert snap.summary["app"] == "test"
     assert table.refs()["audit"].snapshot_id == snap.snapshot_id
     assert table.scan().count() == 20
-    assert table.scan().use_ref("audit").count() == 25
-    got = fspark.read(spark, "db.events", catalog, ref="audit").count()
-    assert got == 25
+    # a new branch starts without a parent (Java's SnapshotProducer), then grows from its head
+    assert table.scan().use_ref("audit").count() == 5
+    fspark.write(to_df(spark, events(7, 200)), "db.events", catalog, branch="audit")
+    assert fspark.read(spark, "db.events", catalog, ref="audit").count() == 12
+    assert fspark.read(spark, "db.events", catalog).count() == 20

@@ -136,3 +136,14 @@ from frazil.spark.read import read  # noqa: E402
 from frazil.spark.write import write  # noqa: E402
 
 __all__ += ["read", "write"]
+
+
+def register_data_source(spark) -> None:
+    """Registers the ``frazil`` Python data source with ``spark`` (PySpark 4.0+):
+    ``spark.read.format("frazil")`` and ``df.write.format("frazil")``."""
+    from frazil.spark.datasource import register_data_source as _register
+
+    _register(spark)
+
+
+__all__ += ["register_data_source"]

@@ -47,6 +47,7 @@ import posixpath
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from frazil.metadata import Snapshot, TableMetadata
     from frazil.table import Table
 
-__all__ = ["resolve_catalog", "write"]
+__all__ = ["commit_files", "prepare_commit", "resolve_catalog", "write"]
 
 log = logging.getLogger(__name__)
 
@@ -413,11 +414,6 @@ def write(
     rows matching it (see the module docstring for which files qualify). ``catalog`` is a
     frazil Catalog, a catalog name or a dict of catalog properties.
     """
-    from frazil.content_file import DataFileContent
-    from frazil.expressions import AlwaysTrue
-    from frazil.io import property_bool
-    from frazil.table.scan import content_file_from_json
-    from frazil.table.write import MANIFEST_MERGE_ENABLED
 
     mode = mode.lower()
     if mode not in ("append", "overwrite"):
@@ -428,21 +424,7 @@ def write(
     table = cat.load_table(identifier)
     md = table.metadata
 
-    to_delete: list[str] = []
-    row_level = False
-    bound: Any = AlwaysTrue()
-    filt: Any = AlwaysTrue() if overwrite_filter is None else overwrite_filter
-    if mode == "overwrite":
-        to_delete, partial, bound = _overwrite_plan(table, branch, filt)
-        if partial:
-            if not hasattr(table.transaction(), "delete"):
-                raise UnsupportedError(
-                    f"{table.name()}: cannot overwrite by {filt}: some data files hold rows "
-                    "both matching and not matching it, and only whole files can be deleted "
-                    "(use a filter on partition columns)"
-                )
-            row_level = True
-    base_snapshot = md.snapshot_by_name(branch) if branch else md.current_snapshot()
+    prepared = prepare_commit(table, mode, overwrite_filter, branch)
 
     spark = df.sparkSession
     sc = spark.sparkContext
@@ -467,10 +449,7 @@ def write(
         _delete_quietly(table, list(accumulator.value or []))
         raise
 
-    schema = md.schema()
-    specs = md.specs()
-    files = [content_file_from_json(json.loads(r["file"]), specs, schema) for r in rows]
-    committed = {f.file_path for f in files}
+    texts = [r["file"] for r in rows]
     retried = any(r["attempt"] > 0 for r in rows) or (
         sc.getConf().get("spark.speculation", "false").lower() == "true"
     )
@@ -478,44 +457,110 @@ def write(
     log.info(
         "%s: %d data files written by %d tasks",
         table.name(),
-        len(files),
+        len(texts),
         len({r["partition"] for r in rows}),
     )
-
     try:
-        with table.transaction() as tx:
-            if mode == "overwrite" and row_level:
-                tx.delete(filt, snapshot_properties=snapshot_properties, branch=branch)
-            if mode == "overwrite" and not row_level and (to_delete or files):
-                producer: Any = tx.update_snapshot(snapshot_properties, branch).overwrite()
-                for p in to_delete:
-                    producer.delete_data_file(p)
-                producer.validate_from_snapshot(
-                    base_snapshot.snapshot_id if base_snapshot is not None else None
-                )
-                producer.conflict_detection(_might_match(md, bound))
-            else:
-                update = tx.update_snapshot(snapshot_properties, branch)
-                merge = property_bool(md.properties, MANIFEST_MERGE_ENABLED)
-                producer = update.merge_append() if merge is None or merge else update.fast_append()
-            if producer is not None:
-                for f in files:
-                    if f.content == DataFileContent.DATA:
-                        producer.append_data_file(f)
-                tx.stage(producer)
+        snap = commit_files(
+            table, texts, mode, overwrite_filter, snapshot_properties, branch, prepared
+        )
     except BaseException:
-        _delete_quietly(table, sorted(committed | reported))
+        _delete_quietly(table, sorted(reported))
         raise
-
+    committed = {_file_path(t) for t in texts}
     if retried:
         _sweep(table, write_id, committed)
     stray = reported - committed
     if stray:
         _delete_quietly(table, sorted(stray))
-    table.refresh()
+    return snap
+
+
+def _file_path(text: str) -> str:
+    return json.loads(text)["file-path"]
+
+
+@dataclass
+class PreparedCommit:
+    """What an overwrite deletes, decided against the table before the files are written."""
+
+    to_delete: list[str]
+    row_level: bool
+    bound: Any
+    base_snapshot_id: int | None
+
+
+def prepare_commit(
+    table: Table, mode: str, overwrite_filter: Any = None, branch: str | None = None
+) -> PreparedCommit:
+    """Plans an overwrite's deletes (refusing a filter that splits files when the table has no
+    row-level deletes); nothing for an append."""
+    from frazil.expressions import AlwaysTrue
+
+    md = table.metadata
+    base = md.snapshot_by_name(branch) if branch else md.current_snapshot()
+    base_id = base.snapshot_id if base is not None else None
+    if mode != "overwrite":
+        return PreparedCommit([], False, AlwaysTrue(), base_id)
+    filt: Any = AlwaysTrue() if overwrite_filter is None else overwrite_filter
+    to_delete, partial, bound = _overwrite_plan(table, branch, filt)
+    if partial and not hasattr(table.transaction(), "delete"):
+        raise UnsupportedError(
+            f"{table.name()}: cannot overwrite by {filt}: some data files hold rows both "
+            "matching and not matching it, and only whole files can be deleted (use a filter "
+            "on partition columns)"
+        )
+    return PreparedCommit(to_delete, partial, bound, base_id)
+
+
+def commit_files(
+    table: Table,
+    file_texts: list[str],
+    mode: str = "append",
+    overwrite_filter: Any = None,
+    snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
+    prepared: PreparedCommit | None = None,
+) -> Snapshot:
+    """Commits data files (content-file JSON) written for ``table`` in one transaction: an
+    append (merge or fast, per ``commit.manifest-merge.enabled``) or an overwrite. On failure
+    the files are deleted. Returns the snapshot committed."""
+    from frazil.content_file import DataFileContent
+    from frazil.expressions import AlwaysTrue
+    from frazil.io import property_bool
+    from frazil.table.scan import content_file_from_json
+    from frazil.table.write import MANIFEST_MERGE_ENABLED
+
+    md = table.metadata
+    files = [content_file_from_json(json.loads(t), md.specs(), md.schema()) for t in file_texts]
+    try:
+        if prepared is None:
+            prepared = prepare_commit(table, mode, overwrite_filter, branch)
+        filt: Any = AlwaysTrue() if overwrite_filter is None else overwrite_filter
+        with table.transaction() as tx:
+            producer: Any
+            if mode == "overwrite" and prepared.row_level:
+                tx.delete(filt, snapshot_properties=snapshot_properties, branch=branch)
+            if mode == "overwrite" and not prepared.row_level and (prepared.to_delete or files):
+                producer = tx.update_snapshot(snapshot_properties, branch).overwrite()
+                for p in prepared.to_delete:
+                    producer.delete_data_file(p)
+                producer.validate_from_snapshot(prepared.base_snapshot_id)
+                producer.conflict_detection(_might_match(md, prepared.bound))
+            else:
+                update = tx.update_snapshot(snapshot_properties, branch)
+                merge = property_bool(md.properties, MANIFEST_MERGE_ENABLED)
+                producer = update.merge_append() if merge is None or merge else update.fast_append()
+            for f in files:
+                if f.content == DataFileContent.DATA:
+                    producer.append_data_file(f)
+            tx.stage(producer)
+    except BaseException:
+        _delete_quietly(table, [f.file_path for f in files])
+        raise
     snap = table.metadata.snapshot_by_name(branch) if branch else table.current_snapshot()
-    if snap is None:
-        raise InvalidArgumentError(f"{table.name()}: nothing was written")
+    if snap is None:  # pragma: no cover - a commit always makes a snapshot
+        raise InvalidArgumentError(f"{table.name()}: nothing was committed")
     return snap
 
 

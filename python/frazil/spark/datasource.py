@@ -1,0 +1,302 @@
+"""frazil as a PySpark 4.x Python data source: ``spark.read.format("frazil")`` and
+``df.write.format("frazil")``.
+
+::
+
+    frazil.spark.register_data_source(spark)
+    df = (
+        spark.read.format("frazil")
+        .option("catalog", "prod")                      # a configured catalog, or:
+        .option("catalog.warehouse", "/data/warehouse")  # catalog properties, "catalog." + key
+        .load("db.events")
+    )
+    df.write.format("frazil").option("catalog", "prod").mode("append").save("db.events")
+
+Read options: ``snapshot-id``, ``ref`` (or ``branch``/``tag``), ``filter`` (a frazil filter
+string), ``selected-fields`` (comma-separated). On PySpark 4.1+ Spark's filters are pushed down
+(``DataSourceReader.pushFilters``): those frazil can translate prune manifests and files and
+are applied exactly by the reader; comparisons on float and timestamp columns are also handed
+back for Spark to evaluate (Spark's coercions of their literals are its own). Each file scan
+task is one Spark partition.
+
+Writes: ``mode("append")`` appends, ``mode("overwrite")`` replaces the table's rows; options
+``branch`` and ``snapshot-property.<key>``. Executors write with frazil's writer and report the
+files in their commit messages; Spark calls ``commit`` once with the messages of the successful
+attempts (files of failed attempts are never committed; ``abort`` deletes the reported files).
+The data source API gives no way to ask Spark for a distribution, so rows are not clustered by
+partition as :func:`frazil.spark.write` clusters them (each task writes every partition it
+sees).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+
+from frazil.exceptions import InvalidArgumentError
+
+__all__ = ["FrazilDataSource", "register_data_source"]
+
+log = logging.getLogger(__name__)
+
+CATALOG_PREFIX = "catalog."
+
+
+def register_data_source(spark: Any) -> None:
+    """Registers the ``frazil`` format with ``spark`` (PySpark 4.0+)."""
+    spark.dataSource.register(FrazilDataSource)
+
+
+def _catalog(options: Any) -> Any:
+    from frazil.catalog import load_catalog
+
+    props = {
+        k[len(CATALOG_PREFIX) :]: v
+        for k, v in options.items()
+        if k.lower().startswith(CATALOG_PREFIX)
+    }
+    name = options.get("catalog") or props.pop("name", None) or "spark"
+    return load_catalog(name, **props)
+
+
+def _identifier(options: Any) -> str:
+    ident = options.get("path") or options.get("table")
+    if not ident:
+        raise InvalidArgumentError("the frazil data source needs a table: load('db.table')")
+    return ident
+
+
+def _read_args(options: Any) -> dict[str, Any]:
+    snapshot = options.get("snapshot-id")
+    ref = options.get("ref") or options.get("branch") or options.get("tag")
+    fields = options.get("selected-fields")
+    return {
+        "row_filter": options.get("filter") or None,
+        "snapshot_id": int(snapshot) if snapshot else None,
+        "ref": ref or None,
+        "selected_fields": [f.strip() for f in fields.split(",")] if fields else None,
+    }
+
+
+class FrazilDataSource(DataSource):
+    """The ``frazil`` format (see the module docstring)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "frazil"
+
+    def _table(self) -> Any:
+        return _catalog(self.options).load_table(_identifier(self.options))
+
+    def schema(self) -> Any:
+        from frazil.spark.read import plan, spark_schema
+
+        args = _read_args(self.options)
+        args["row_filter"] = None
+        _, _, arrow_schema = plan(self._table(), **args)
+        return spark_schema(arrow_schema)
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return FrazilReader(dict(self.options))
+
+    def writer(self, schema: Any, overwrite: bool) -> FrazilWriter:
+        return FrazilWriter(dict(self.options), overwrite)
+
+
+# ---------------------------------------------------------------------------------------------
+# reads
+
+
+_EXACT_TYPES = ("int", "long", "string", "date", "decimal", "boolean", "binary")
+
+
+def translate_filter(f: Any, types: dict[str, str]) -> tuple[Any, bool] | None:
+    """A Spark data source filter as a frazil expression, and whether frazil's result is exactly
+    Spark's (else Spark evaluates it again); None when it cannot be translated."""
+    import datetime as dt
+    from decimal import Decimal
+
+    from pyspark.sql import datasource as ds
+
+    from frazil import expressions as E
+
+    def name_of(attr: Any) -> str | None:
+        parts = tuple(attr)
+        if not parts or any("." in p for p in parts):
+            return None
+        return ".".join(parts)
+
+    def plain(v: Any) -> bool:
+        if isinstance(v, dt.datetime):
+            return False  # Spark's timestamp literals and zones: left to Spark
+        return isinstance(v, (bool, int, float, str, bytes, Decimal, dt.date))
+
+    if isinstance(f, ds.Not):
+        inner = translate_filter(f.child, types)
+        return None if inner is None else (E.Not(inner[0]), inner[1])
+    name = name_of(getattr(f, "attribute", ()))
+    if name is None:
+        return None
+    exact = types.get(name, "").split("(")[0] in _EXACT_TYPES
+    if isinstance(f, ds.IsNull):
+        return E.IsNull(name), True
+    if isinstance(f, ds.IsNotNull):
+        return E.NotNull(name), True
+    if isinstance(f, ds.In):
+        values = tuple(f.value)
+        if not values or not all(plain(v) and v is not None for v in values):
+            return None
+        return E.In(name, values), exact
+    ops = {
+        ds.EqualTo: E.EqualTo,
+        ds.GreaterThan: E.GreaterThan,
+        ds.GreaterThanOrEqual: E.GreaterThanOrEqual,
+        ds.LessThan: E.LessThan,
+        ds.LessThanOrEqual: E.LessThanOrEqual,
+        ds.StringStartsWith: E.StartsWith,
+    }
+    make = ops.get(type(f))
+    if make is None or f.value is None or not plain(f.value):
+        return None
+    return make(name, f.value), exact
+
+
+class FrazilReader(DataSourceReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self.options = options
+        self.pushed: list[Any] = []
+        self._context: dict[str, Any] | None = None
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
+        table = _catalog(self.options).load_table(_identifier(self.options))
+        types = {
+            table.schema().find_column_name(fid) or "": str(f.field_type)
+            for fid, f in _all_fields(table.schema())
+        }
+        for f in filters:
+            try:
+                translated = translate_filter(f, types)
+            except Exception:
+                log.debug("cannot push %s", f, exc_info=True)
+                translated = None
+            if translated is None:
+                yield f
+                continue
+            expr, exact = translated
+            self.pushed.append(expr)
+            if not exact:
+                yield f
+
+    def partitions(self) -> list[InputPartition]:
+        from frazil.expressions import And
+        from frazil.spark.read import plan
+
+        table = _catalog(self.options).load_table(_identifier(self.options))
+        args = _read_args(self.options)
+        filters = list(self.pushed)
+        if args["row_filter"] is not None:
+            from frazil.expressions import parse
+
+            filters.append(parse(args["row_filter"]))
+        args["row_filter"] = None
+        if filters:
+            args["row_filter"] = filters[0] if len(filters) == 1 else And(*filters)
+        tasks, context, _ = plan(table, **args)
+        self._context = context
+        log.info("%s: %d tasks, filters %s", table.name(), len(tasks), args["row_filter"])
+        return [InputPartition(t) for t in tasks]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        from frazil.spark.read import read_tasks
+
+        assert self._context is not None
+        yield from read_tasks(self._context, [partition.value])
+
+
+def _all_fields(schema: Any) -> Iterator[tuple[int, Any]]:
+    def walk(fields: Any) -> Iterator[tuple[int, Any]]:
+        for f in fields:
+            yield f.field_id, f
+            inner = getattr(f.field_type, "fields", None)
+            if inner is not None and str(f.field_type).startswith("struct"):
+                yield from walk(inner)
+
+    yield from walk(schema.fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# writes
+
+
+@dataclass
+class FrazilCommitMessage(WriterCommitMessage):
+    files: list[str]  # content-file JSON
+    paths: list[str]
+
+
+class FrazilWriter(DataSourceArrowWriter):
+    def __init__(self, options: dict[str, str], overwrite: bool) -> None:
+        from frazil.spark.write import io_spec
+
+        self.options = options
+        self.overwrite = overwrite
+        table = _catalog(options).load_table(_identifier(options))
+        self.metadata_json = table.metadata.to_json()
+        self.io_props, self.io_location = io_spec(table)
+        self.write_id = str(uuid.uuid4())
+
+    def write(self, iterator: Iterator[Any]) -> FrazilCommitMessage:
+        from frazil.metadata import TableMetadata
+        from frazil.spark.write import write_task_files
+        from frazil.table.scan import content_file_to_json
+
+        files, _, _, _ = write_task_files(
+            self.metadata_json, self.io_props, self.io_location, self.write_id, iterator
+        )
+        md = TableMetadata.from_json(self.metadata_json)
+        schema, specs = md.schema(), md.specs()
+        return FrazilCommitMessage(
+            [json.dumps(content_file_to_json(f, specs[f.spec_id], schema)) for f in files],
+            [f.file_path for f in files],
+        )
+
+    def commit(self, messages: list[Any]) -> None:
+        from frazil.spark.write import commit_files
+
+        table = _catalog(self.options).load_table(_identifier(self.options))
+        texts = [t for m in messages if m is not None for t in m.files]
+        props = {
+            k[len("snapshot-property.") :]: v
+            for k, v in self.options.items()
+            if k.lower().startswith("snapshot-property.")
+        }
+        commit_files(
+            table,
+            texts,
+            mode="overwrite" if self.overwrite else "append",
+            snapshot_properties=props or None,
+            branch=self.options.get("branch") or None,
+        )
+
+    def abort(self, messages: list[Any]) -> None:
+        from frazil.io import load_file_io
+
+        io = load_file_io(self.io_props, self.io_location)
+        for m in messages:
+            for p in getattr(m, "paths", None) or []:
+                try:
+                    io.delete(p)
+                except Exception:
+                    log.warning("could not delete %s", p, exc_info=True)
