@@ -271,3 +271,16 @@ class Table:
                 branch,
                 snapshot_properties,
             )
+
+    def rewrite_data_files(
+        self,
+        target_file_size_bytes: int | None = None,
+        row_filter: Any = None,
+        min_input_files: int = 2,
+        branch: str | None = None,
+    ) -> Any:
+        """Compacts small data files (deletes applied, row lineage kept) in one ``replace``
+        snapshot; returns a ``RewriteDataFilesResult`` (see :mod:`frazil.table.maintenance`)."""
+        from frazil.table.maintenance import rewrite_data_files
+
+        return rewrite_data_files(self, target_file_size_bytes, row_filter, min_input_files, branch)
