@@ -1,0 +1,912 @@
+"""The main job: an event pipeline on local Spark, end to end (``python -m frazil demo``).
+
+On the embedded default (a local warehouse directory, the SQLite catalog, Spark ``local[2]``) it:
+
+1. creates namespace ``demo`` and a v3 table ``demo.events`` partitioned by ``day(ts)`` and
+   ``bucket(16, user_id)``, with merge-on-read deletes (deletion vectors);
+2. generates an event stream in Spark (``spark.range`` and column expressions, no Python per
+   row): skewed user ids, two weeks of timestamps, event types, decimal amounts, countries and a
+   nullable device column, deterministic for a seed;
+3. writes it with :func:`frazil.spark.write` in time-ordered commits, two of them concurrently
+   from two driver threads, so one of them retries its commit (counted from the
+   ``frazil.table.transaction`` log and the attempt number in the snapshot's manifest list name);
+4. tags the current snapshot, deletes the refunds of two countries (deletion vectors in Puffin
+   files) and lists the DVs;
+5. adds a column, switches the spec from ``day(ts)`` to ``hour(ts)`` and writes newer events;
+6. plans filtered scans and counts the manifests and data files they prune;
+7. time-travels to the tag and to the first snapshot and compares counts;
+8. reads the table with :func:`frazil.spark.read` and checks rows written - rows deleted = rows
+   read, then prints a summary.
+
+:func:`run` does it and returns a :class:`DemoSummary`; :func:`print_summary` prints that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from frazil.exceptions import FrazilError
+
+__all__ = ["DemoError", "DemoOptions", "DemoSummary", "check_java", "print_summary", "run"]
+
+log = logging.getLogger(__name__)
+
+DAY_US = 86_400_000_000
+START_US = 1_709_251_200_000_000  # 2024-03-01T00:00:00Z
+DAYS = 14
+DEFAULT_ROWS = 3_000_000
+QUICK_ROWS = 40_000
+
+# The commits, in time order: (label, first day, last day (exclusive), concurrent group).
+# Rows are split in proportion to the days each covers. Batches 3 and 4 are written at once.
+BATCHES: tuple[tuple[str, float, float, int | None], ...] = (
+    ("batch 1", 0.0, 3.5, None),
+    ("batch 2", 3.5, 7.0, None),
+    ("batch 3", 7.0, 10.0, 1),
+    ("batch 4", 10.0, 13.0, 1),
+)
+# Written after the schema and spec evolve: the newest day, with the new column, partitioned
+# by hour and by 4 user buckets (so the hourly files are not tiny).
+EVOLVED_BATCH = ("batch 5 (evolved)", 13.0, 14.0)
+DELETE_FILTER = "event_type = 'refund' AND country IN ('US', 'GB')"
+TAG = "before-delete"
+
+EVENT_TYPES = (("view", 0.55), ("click", 0.80), ("add_to_cart", 0.90), ("purchase", 0.97))
+COUNTRIES = ("US", "DE", "GB", "FR", "IN", "BR", "JP", "NO", "CA", "ES", "NL", "KR")
+DEVICES = ("ios", "android", "web")
+CHANNELS = ("organic", "ads", "email", "social")
+
+
+class DemoError(FrazilError):
+    """The demo cannot run here (Java or PySpark missing) or a check failed."""
+
+
+@dataclass
+class DemoOptions:
+    warehouse: str = "warehouse"
+    rows: int = DEFAULT_ROWS
+    catalog_type: str = "sql"  # or "filesystem" (the Java Hadoop catalog's layout)
+    namespace: str = "demo"
+    table: str = "events"
+    seed: int = 7
+    master: str = "local[2]"
+
+    @property
+    def identifier(self) -> str:
+        return f"{self.namespace}.{self.table}"
+
+
+@dataclass
+class BatchResult:
+    label: str
+    rows: int
+    snapshot_id: int
+    seconds: float
+    data_files: int
+    retries: int  # commit attempts after the first (from the manifest list's name)
+
+
+@dataclass
+class PruneResult:
+    description: str
+    row_filter: str
+    manifests_total: int
+    manifests_kept: int
+    files_total: int
+    files_planned: int
+    deletes_attached: int
+    rows: int
+    plan_ms: float
+
+    @property
+    def manifests_pruned(self) -> int:
+        return self.manifests_total - self.manifests_kept
+
+    @property
+    def files_pruned(self) -> int:
+        return self.files_total - self.files_planned
+
+
+@dataclass
+class TimeTravel:
+    label: str
+    snapshot_id: int
+    expected: int
+    read: int
+
+
+@dataclass
+class DvFile:
+    path: str
+    dvs: int
+    rows: int
+    size: int
+
+
+@dataclass
+class DemoSummary:
+    identifier: str
+    catalog_type: str
+    warehouse: str
+    metadata_location: str
+    table_location: str
+    batches: list[BatchResult] = field(default_factory=list)
+    rows_written: int = 0
+    rows_matching_delete: int = 0
+    rows_deleted: int = 0  # the delete snapshot's added-position-deletes
+    rows_read: int = 0  # frazil.spark.read, on the executors
+    rows_read_local: int = 0  # frazil's own scan in this process
+    retries_logged: int = 0
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
+    dv_files: list[DvFile] = field(default_factory=list)
+    data_files_by_spec: dict[int, int] = field(default_factory=dict)  # live files, at the end
+    data_bytes: int = 0
+    pruning: list[PruneResult] = field(default_factory=list)
+    time_travel: list[TimeTravel] = field(default_factory=list)
+    by_event_type: list[tuple[str, int, str]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    spark_version: str = ""
+    schema_columns: list[str] = field(default_factory=list)
+    spec: str = ""
+
+    @property
+    def operations(self) -> list[str]:
+        return [s["operation"] for s in self.snapshots]
+
+    @property
+    def consistent(self) -> bool:
+        return (
+            self.rows_written - self.rows_deleted == self.rows_read == self.rows_read_local
+            and self.rows_deleted == self.rows_matching_delete
+            and all(t.expected == t.read for t in self.time_travel)
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# the environment
+
+
+def check_java() -> str:
+    """The ``java -version`` banner's first line; :class:`DemoError` saying what to install
+    when there is no working Java (Spark runs on the JVM)."""
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    how = (
+        "Spark runs on the JVM: install Java 17 (PySpark 3.5 also runs on 8 and 11), e.g. "
+        "`sudo apt-get install openjdk-17-jre-headless` (Debian/Ubuntu), `brew install openjdk@17` "
+        "(macOS) or from https://adoptium.net, then put `java` on PATH or set JAVA_HOME."
+    )
+    if not java or not os.access(java, os.X_OK):
+        where = f"JAVA_HOME={home} has no bin/java" if home else "`java` is not on PATH"
+        raise DemoError(f"the demo needs Java, and {where}. {how}")
+    try:
+        out = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        raise DemoError(f"`{java} -version` failed ({e}). {how}") from None
+    banner = (out.stderr or out.stdout).strip().splitlines()
+    if out.returncode != 0 or not banner:
+        raise DemoError(f"`{java} -version` failed (exit {out.returncode}). {how}")
+    return banner[0]
+
+
+def start_spark(master: str = "local[2]", app: str = "frazil-demo"):
+    """A local SparkSession whose Python workers run this interpreter (where frazil is)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise DemoError(
+            "the demo needs PySpark: pip install 'pyspark==3.5.9' pandas (or pyspark 4.x)"
+        ) from None
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master.startswith("local"):
+        # a local run needs no network address (and Spark warns when it guesses one)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    spark = (
+        SparkSession.builder.master(master)
+        .appName(app)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+# --------------------------------------------------------------------------------------------
+# the data
+
+
+def table_schema():
+    """The events table: every column optional except the event id (Spark's expressions are
+    nullable, and a nullable column may not be written into a required one)."""
+    from frazil.schema import Schema
+    from frazil.types import DecimalType, LongType, NestedField, StringType, TimestamptzType
+
+    return Schema(
+        NestedField(1, "event_id", LongType(), required=True),
+        NestedField(2, "user_id", LongType()),
+        NestedField(3, "ts", TimestamptzType()),
+        NestedField(4, "event_type", StringType()),
+        NestedField(5, "amount", DecimalType(10, 2)),
+        NestedField(6, "country", StringType()),
+        NestedField(7, "device", StringType(), doc="null when the client sent none"),
+    )
+
+
+def partition_spec():
+    from frazil.partitioning import PartitionField, PartitionSpec
+    from frazil.transforms import parse
+
+    return PartitionSpec(
+        PartitionField(3, 1000, parse("day"), "ts_day"),
+        PartitionField(2, 1001, parse("bucket[16]"), "user_bucket"),
+    )
+
+
+def events(spark, first_id: int, rows: int, day_from: float, day_to: float, seed: int, *,
+           channel: bool = False, partitions: int = 4):  # fmt: skip
+    """``rows`` events with ids from ``first_id``, timestamps uniform in [day_from, day_to) of
+    March 2024. Every value is a hash of (id, seed, column), so the rows are the same for any
+    number of partitions; Spark SQL expressions only, no Python per row."""
+
+    def u(k: int) -> str:  # uniform in [0, 1)
+        return f"(abs(xxhash64(id, {seed}, {k}) % 1000003) / 1000003.0)"
+
+    def pick(values: Sequence[str], k: int, skew: float = 1.0) -> str:
+        items = ", ".join(f"'{v}'" for v in values)
+        index = f"cast(floor(pow({u(k)}, {skew}) * {len(values)}) AS int) + 1"
+        return f"element_at(array({items}), {index})"
+
+    kind = "CASE " + " ".join(f"WHEN {u(3)} < {upto} THEN '{name}'" for name, upto in EVENT_TYPES)
+    kind += " ELSE 'refund' END"
+    start = START_US + int(day_from * DAY_US)
+    span = int((day_to - day_from) * DAY_US)
+    columns = [
+        "id AS event_id",
+        # a few heavy users: the cube pulls ids towards 1
+        f"cast(floor(pow({u(1)}, 3) * 200000) + 1 AS bigint) AS user_id",
+        f"timestamp_micros({start} + cast({u(2)} * {span} AS bigint)) AS ts",
+        f"{kind} AS event_type",
+        f"CASE WHEN {u(3)} >= {EVENT_TYPES[-2][1]} "
+        f"THEN cast(round(2 + pow({u(4)}, 2) * 498, 2) AS decimal(10, 2)) END AS amount",
+        f"{pick(COUNTRIES, 5, 1.6)} AS country",
+        f"CASE WHEN {u(6)} >= 0.12 THEN {pick(DEVICES, 7)} END AS device",
+    ]
+    if channel:
+        columns.append(f"{pick(CHANNELS, 8, 1.3)} AS channel")
+    return spark.range(first_id, first_id + rows, numPartitions=partitions).selectExpr(*columns)
+
+
+def batch_rows(total: int) -> list[int]:
+    """How many rows each commit writes (proportional to its days; the evolved batch last)."""
+    spans = [b[2] - b[1] for b in BATCHES] + [EVOLVED_BATCH[2] - EVOLVED_BATCH[1]]
+    rows = [int(total * s / DAYS) for s in spans]
+    rows[-1] += total - sum(rows)
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# observing the run
+
+
+class _RetryCounter(logging.Handler):
+    """Counts the transaction log's "commit ... failed; retry" records for one table."""
+
+    def __init__(self, table_name: str) -> None:
+        super().__init__(logging.INFO)
+        self.table_name = table_name
+        self.count = 0
+        self._lock2 = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if msg.startswith(f"commit to {self.table_name} failed"):
+            with self._lock2:
+                self.count += 1
+
+
+@contextlib.contextmanager
+def _counting_retries(table_name: str) -> Iterator[_RetryCounter]:
+    logger = logging.getLogger("frazil.table.transaction")
+    counter = _RetryCounter(table_name)
+    old_level = logger.level
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    logger.addHandler(counter)
+    try:
+        yield counter
+    finally:
+        logger.removeHandler(counter)
+        logger.setLevel(old_level)
+
+
+_ATTEMPT = re.compile(r"snap-\d+-(\d+)-[0-9a-f-]+\.avro$")
+
+
+def commit_attempts(snapshot) -> int | None:
+    """The attempt that committed a frazil snapshot (1 = first try): its manifest list is named
+    ``snap-<snapshot id>-<attempt>-<commit uuid>.avro``."""
+    m = _ATTEMPT.search(snapshot.manifest_list or "")
+    return int(m.group(1)) if m else None
+
+
+class _SparkTasks:
+    """Feeds a progress bar from Spark's status tracker: tasks done over tasks of the stages
+    that ran since it started (polled on a thread)."""
+
+    def __init__(self, spark, update: Callable[[int, int], None]) -> None:
+        self._tracker = spark.sparkContext.statusTracker()
+        self._update = update
+        self._seen: dict[int, tuple[int, int]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True, name="demo-progress")
+
+    def _poll(self) -> None:
+        while not self._stop.wait(0.25):
+            try:
+                for sid in self._tracker.getActiveStageIds():
+                    info = self._tracker.getStageInfo(sid)
+                    if info is not None:
+                        self._seen[sid] = (info.numCompletedTasks, info.numTasks)
+                done = sum(d for d, _ in self._seen.values())
+                total = sum(t for _, t in self._seen.values())
+                self._update(done, total)
+            except Exception:  # the session may be stopping; progress is cosmetic
+                log.debug("progress polling failed", exc_info=True)
+
+    def __enter__(self) -> _SparkTasks:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+
+# --------------------------------------------------------------------------------------------
+# the pipeline
+
+
+class _Steps:
+    """Timings and a progress bar per step; prints one line when a step ends."""
+
+    def __init__(self, console, spark=None) -> None:
+        self.console = console
+        self.spark = spark
+        self.timings: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def step(self, name: str, spark_tasks: bool = False) -> Iterator[dict[str, str]]:
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        note: dict[str, str] = {}
+        columns = [SpinnerColumn(), TextColumn("{task.description}")]
+        if spark_tasks:
+            columns += [BarColumn(), TextColumn("{task.completed}/{task.total} Spark tasks")]
+        columns.append(TimeElapsedColumn())
+        t0 = time.perf_counter()
+        with Progress(*columns, console=self.console, transient=True) as progress:
+            task = progress.add_task(name, total=None)
+            poller: Any = contextlib.nullcontext()
+            if spark_tasks and self.spark is not None:
+
+                def update(done: int, total: int) -> None:
+                    progress.update(task, completed=done, total=max(total, 1))
+
+                poller = _SparkTasks(self.spark, update)
+            with poller:
+                yield note
+        seconds = time.perf_counter() - t0
+        self.timings[name] = seconds
+        extra = f": {note['result']}" if note.get("result") else ""
+        self.console.print(f"[green]✓[/] {name}{extra} [dim]({seconds:.1f} s)[/]")
+
+
+def _load_catalog(options: DemoOptions):
+    from frazil.catalog import load_catalog
+
+    warehouse = str(Path(options.warehouse).expanduser().resolve())
+    Path(warehouse).mkdir(parents=True, exist_ok=True)
+    kind = options.catalog_type.lower()
+    if kind not in ("sql", "filesystem", "hadoop"):
+        raise DemoError(f"unknown catalog type {options.catalog_type!r} (sql or filesystem)")
+    return load_catalog("demo", type=kind, warehouse=warehouse), warehouse
+
+
+def _spark_write(df, identifier: str, catalog, label: str):
+    import frazil.spark
+
+    return frazil.spark.write(
+        df, identifier, catalog, mode="append", snapshot_properties={"demo.batch": label}
+    )
+
+
+def _snapshot_of(table, label: str):
+    for s in table.snapshots():
+        if (s.summary or {}).get("demo.batch") == label:
+            return s
+    raise DemoError(f"no snapshot of {table.name()} has demo.batch={label!r}")
+
+
+def _data_files(table) -> int:
+    return len(list(table.scan().plan_files()))
+
+
+def _count_manifests(table, row_filter: str | None) -> tuple[int, int]:
+    """(manifests in the current snapshot's list, manifests a filter keeps by their partition
+    summaries), as the native planner decides."""
+    from frazil.expressions import AlwaysTrue, bind, parse
+    from frazil.manifest import read_manifest_list
+    from frazil.table.planning import planner_for
+
+    md = table.metadata
+    snapshot = md.current_snapshot()
+    if snapshot is None or snapshot.manifest_list is None:
+        return 0, 0
+    schema = md.schema()
+    bound = bind(schema, AlwaysTrue() if row_filter is None else parse(row_filter), True)
+    path = md.resolve(snapshot.manifest_list)
+    manifests = read_manifest_list(table.io.read(path), path=path)
+    if manifests.num_rows == 0:
+        return 0, 0
+    batch = manifests.combine_chunks().to_batches()[0]
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keep = pa.array(planner_for(md, schema, bound).prune_manifests(batch))
+    return manifests.num_rows, int(pc.sum(keep.cast(pa.int64())).as_py() or 0)
+
+
+def _prune(spark, table, catalog, description: str, row_filter: str) -> PruneResult:
+    import frazil.spark
+
+    manifests_total, manifests_kept = _count_manifests(table, row_filter)
+    all_tasks = list(table.scan().plan_files())
+    t0 = time.perf_counter()
+    tasks = list(table.scan(row_filter=row_filter).plan_files())
+    plan_ms = (time.perf_counter() - t0) * 1e3
+    rows = frazil.spark.read(spark, table.identifier, catalog, row_filter=row_filter).count()
+    return PruneResult(
+        description,
+        row_filter,
+        manifests_total,
+        manifests_kept,
+        len(all_tasks),
+        len(tasks),
+        sum(len(t.delete_files) for t in tasks),
+        rows,
+        plan_ms,
+    )
+
+
+def _dv_files(table) -> list[DvFile]:
+    from frazil.content_file import FileFormat
+
+    by_path: dict[str, DvFile] = {}
+    seen: set[tuple[str, int | None]] = set()
+    for task in table.scan().plan_files():
+        for d in task.delete_files:
+            if (d.file_format or "").upper() != FileFormat.PUFFIN:
+                continue
+            key = (d.file_path, d.content_offset)
+            if key in seen:
+                continue
+            seen.add(key)
+            entry = by_path.setdefault(d.file_path, DvFile(d.file_path, 0, 0, d.file_size_in_bytes))
+            entry.dvs += 1
+            entry.rows += d.record_count
+    return list(by_path.values())
+
+
+def _snapshot_rows(table) -> list[dict[str, Any]]:
+    rows = []
+    for s in table.snapshots():
+        summary = dict(s.summary or {})
+        rows.append(
+            {
+                "snapshot_id": s.snapshot_id,
+                "parent_id": s.parent_snapshot_id,
+                "sequence_number": s.sequence_number,
+                "timestamp_ms": s.timestamp_ms,
+                "operation": summary.get("operation", "?"),
+                "label": summary.get("demo.batch", ""),
+                "attempt": commit_attempts(s),
+                "summary": summary,
+            }
+        )
+    return rows
+
+
+def run(options: DemoOptions, console=None, spark=None) -> DemoSummary:
+    """Runs the pipeline (see the module docstring) and returns what happened. Starts a local
+    SparkSession unless ``spark`` is given (which is then left running)."""
+    from rich.console import Console
+
+    console = console or Console()
+    steps = _Steps(console)
+    own_spark = spark is None
+    if own_spark:
+        with steps.step("checking Java") as note:
+            note["result"] = check_java()
+        with steps.step("starting Spark") as note:
+            spark = start_spark(options.master)
+            note["result"] = f"PySpark {spark.version}, {options.master}"
+    steps.spark = spark
+    try:
+        return _pipeline(options, console, spark, steps)
+    finally:
+        if own_spark:
+            spark.stop()
+
+
+def _pipeline(options: DemoOptions, console, spark, steps: _Steps) -> DemoSummary:
+    import frazil.spark
+    from frazil.types import StringType
+
+    catalog, warehouse = _load_catalog(options)
+    ident = options.identifier
+    rows = batch_rows(options.rows)
+    partitions = max(2, min(16, options.rows // 250_000))
+
+    with steps.step("creating the table") as note:
+        catalog.create_namespace_if_not_exists(options.namespace)
+        if catalog.table_exists(ident):
+            catalog.drop_table(ident, purge=True)
+        table = catalog.create_table(
+            ident,
+            table_schema(),
+            partition_spec=partition_spec(),
+            properties={
+                "format-version": "3",
+                "write.delete.mode": "merge-on-read",
+                "write.update.mode": "merge-on-read",
+                "write.merge.mode": "merge-on-read",
+            },
+        )
+        note["result"] = f"{ident} (v3) at {table.location()}, spec {_spec_text(table)}"
+
+    summary = DemoSummary(
+        ident, options.catalog_type, warehouse, "", table.location(), spark_version=spark.version
+    )
+    first_ids = [0]
+    for n in rows:
+        first_ids.append(first_ids[-1] + n)
+
+    def frame(i: int):
+        _, day_from, day_to = BATCHES[i][:3] if i < len(BATCHES) else EVOLVED_BATCH
+        return events(
+            spark,
+            first_ids[i],
+            rows[i],
+            day_from,
+            day_to,
+            options.seed,
+            channel=i == len(BATCHES),
+            partitions=partitions,
+        )
+
+    with _counting_retries(table.name()) as retries:
+        # sequential commits, then two at once from two driver threads
+        for i, (label, _a, _b, group) in enumerate(BATCHES):
+            if group is not None:
+                continue
+            with steps.step(f"writing {label}", spark_tasks=True) as note:
+                t0 = time.perf_counter()
+                _spark_write(frame(i), ident, catalog, label)
+                note["result"] = f"{rows[i]:,} rows"
+                summary.batches.append(
+                    BatchResult(label, rows[i], 0, time.perf_counter() - t0, 0, 0)
+                )
+        concurrent = [i for i, b in enumerate(BATCHES) if b[3] is not None]
+        labels = [BATCHES[i][0] for i in concurrent]
+        with steps.step(f"writing {' and '.join(labels)} concurrently", spark_tasks=True) as note:
+            errors: list[BaseException] = []
+            seconds: dict[int, float] = {}
+
+            def write_one(i: int) -> None:
+                t0 = time.perf_counter()
+                try:
+                    _spark_write(frame(i), ident, catalog, BATCHES[i][0])
+                except BaseException as e:  # reported on the main thread
+                    errors.append(e)
+                seconds[i] = time.perf_counter() - t0
+
+            threads = [
+                threading.Thread(target=write_one, args=(i,), name=f"demo-{BATCHES[i][0]}")
+                for i in concurrent
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if errors:
+                raise errors[0]
+            for i in concurrent:
+                summary.batches.append(BatchResult(BATCHES[i][0], rows[i], 0, seconds[i], 0, 0))
+            note["result"] = (
+                f"{sum(rows[i] for i in concurrent):,} rows; {retries.count} commit retr"
+                f"{'y' if retries.count == 1 else 'ies'} (frazil.table.transaction log)"
+            )
+        table.refresh()
+        before_delete = table.current_snapshot()
+        assert before_delete is not None
+        table.manage_snapshots().create_tag(before_delete.snapshot_id, TAG).commit()
+
+        with steps.step("deleting rows (deletion vectors)") as note:
+            summary.rows_matching_delete = table.scan(row_filter=DELETE_FILTER).count()
+            table.delete(DELETE_FILTER)
+            table.refresh()
+            snap = table.current_snapshot()
+            assert snap is not None
+            s = snap.summary or {}
+            summary.rows_deleted = int(s.get("added-position-deletes", 0))
+            summary.dv_files = _dv_files(table)
+            note["result"] = (
+                f"{DELETE_FILTER}: {summary.rows_deleted:,} rows in "
+                f"{sum(d.dvs for d in summary.dv_files):,} DVs, "
+                f"{len(summary.dv_files)} Puffin file(s)"
+            )
+
+        with steps.step("evolving schema and partition spec") as note:
+            with table.update_schema() as update:
+                update.add_column("channel", StringType(), doc="marketing channel, from batch 5")
+            table.refresh()
+            with table.update_spec() as update:
+                update.remove_field("ts_day")
+                update.remove_field("user_bucket")
+                update.add_field("ts", "hour", "ts_hour")
+                update.add_field("user_id", "bucket[4]", "user_bucket4")
+            table.refresh()
+            note["result"] = f"+ channel; spec {_spec_text(table)}"
+
+        i = len(BATCHES)
+        with steps.step(f"writing {EVOLVED_BATCH[0]}", spark_tasks=True) as note:
+            t0 = time.perf_counter()
+            _spark_write(frame(i), ident, catalog, EVOLVED_BATCH[0])
+            summary.batches.append(
+                BatchResult(EVOLVED_BATCH[0], rows[i], 0, time.perf_counter() - t0, 0, 0)
+            )
+            note["result"] = f"{rows[i]:,} rows, hourly partitions"
+        summary.retries_logged = retries.count
+
+    table.refresh()
+    summary.rows_written = sum(rows)
+    for b in summary.batches:
+        s = _snapshot_of(table, b.label)
+        b.snapshot_id = s.snapshot_id
+        b.data_files = int((s.summary or {}).get("added-data-files", 0))
+        attempt = commit_attempts(s)
+        b.retries = (attempt - 1) if attempt else 0
+
+    with steps.step("planning filtered scans") as note:
+        day = f"ts >= '{_iso(START_US + 4 * DAY_US)}' AND ts < '{_iso(START_US + 5 * DAY_US)}'"
+        hours = (
+            f"ts >= '{_iso(START_US + 13 * DAY_US + 6 * 3_600_000_000)}' AND "
+            f"ts < '{_iso(START_US + 13 * DAY_US + 12 * 3_600_000_000)}'"
+        )
+        filters = [
+            ("one day (day partitions)", day),
+            ("one user (bucket partitions)", "user_id = 4242"),
+            ("six hours (hour partitions)", hours),
+            ("one day and one user", f"{day} AND user_id = 4242"),
+        ]
+        summary.pruning = [_prune(spark, table, catalog, d, f) for d, f in filters]
+        note["result"] = ", ".join(
+            f"{p.files_planned}/{p.files_total} files" for p in summary.pruning
+        )
+
+    with steps.step("time travel") as note:
+        tag_read = frazil.spark.read(spark, ident, catalog, ref=TAG).count()
+        first = summary.batches[0]
+        first_read = frazil.spark.read(spark, ident, catalog, snapshot_id=first.snapshot_id).count()
+        summary.time_travel = [
+            TimeTravel(f"tag {TAG}", before_delete.snapshot_id, sum(rows[:-1]), tag_read),
+            TimeTravel(f"snapshot of {first.label}", first.snapshot_id, first.rows, first_read),
+        ]
+        note["result"] = f"{tag_read:,} rows at {TAG}, {first_read:,} after {first.label}"
+
+    with steps.step("reading the table (frazil.spark.read)", spark_tasks=True) as note:
+        from pyspark.sql import functions as F
+
+        grouped = (
+            frazil.spark.read(spark, ident, catalog)
+            .groupBy("event_type")
+            .agg(F.count("*").alias("n"), F.sum("amount").alias("amount"))
+            .orderBy(F.desc("n"))
+            .collect()
+        )
+        summary.by_event_type = [
+            (r["event_type"], int(r["n"]), "" if r["amount"] is None else f"{r['amount']:,}")
+            for r in grouped
+        ]
+        summary.rows_read = sum(n for _, n, _ in summary.by_event_type)
+        note["result"] = f"{summary.rows_read:,} rows"
+
+    with steps.step("counting with frazil's own reader") as note:
+        summary.rows_read_local = table.scan().count()
+        for task in table.scan().plan_files():
+            spec_id = task.file.spec_id
+            summary.data_files_by_spec[spec_id] = summary.data_files_by_spec.get(spec_id, 0) + 1
+            summary.data_bytes += task.file.file_size_in_bytes
+        note["result"] = f"{summary.rows_read_local:,} rows"
+
+    summary.snapshots = _snapshot_rows(table)
+    summary.metadata_location = table.metadata_location or ""
+    summary.schema_columns = [f.name for f in table.schema().fields]
+    summary.spec = _spec_text(table)
+    summary.timings = dict(steps.timings)
+    return summary
+
+
+def _iso(us: int) -> str:
+    import datetime as dt
+
+    t = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=us)
+    return t.isoformat()
+
+
+def _spec_text(table) -> str:
+    schema = table.schema()
+    parts = []
+    for f in table.spec().fields:
+        source = schema.find_column_name(f.source_id)
+        parts.append(f"{f.transform}({source}) AS {f.name}")
+    return ", ".join(parts) or "unpartitioned"
+
+
+# --------------------------------------------------------------------------------------------
+# the summary
+
+
+def _short(path: str, keep: int = 2) -> str:
+    parts = path.rstrip("/").split("/")
+    return "…/" + "/".join(parts[-keep:]) if len(parts) > keep else path
+
+
+def print_summary(summary: DemoSummary, console=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    console.print()
+    snaps = Table(title=f"snapshots of {summary.identifier}", title_justify="left")
+    for name, justify in (
+        ("snapshot", "right"),
+        ("operation", "left"),
+        ("demo step", "left"),
+        ("+ data files", "right"),
+        ("+ rows", "right"),
+        ("+ DVs", "right"),
+        ("rows deleted", "right"),
+        ("total rows", "right"),
+        ("commit attempt", "right"),
+    ):
+        snaps.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for s in summary.snapshots:
+        m = s["summary"]
+        label = s["label"] or ("delete refunds (US, GB)" if s["operation"] == "delete" else "")
+        snaps.add_row(
+            str(s["snapshot_id"]),
+            s["operation"],
+            label,
+            m.get("added-data-files", ""),
+            _num(m.get("added-records")),
+            m.get("added-dvs", ""),
+            _num(m.get("added-position-deletes")),
+            _num(m.get("total-records")),
+            "" if s["attempt"] is None else str(s["attempt"]),
+        )
+    console.print(snaps)
+
+    if summary.dv_files:
+        dvs = Table(title="deletion vectors (Puffin files)", title_justify="left")
+        dvs.add_column("file")
+        dvs.add_column("DVs", justify="right")
+        dvs.add_column("rows deleted", justify="right")
+        dvs.add_column("bytes", justify="right")
+        for d in summary.dv_files:
+            dvs.add_row(_short(d.path), f"{d.dvs:,}", f"{d.rows:,}", f"{d.size:,}")
+        console.print(dvs)
+
+    prune = Table(title="filtered scan planning (pruning)", title_justify="left")
+    for name in ("filter", "manifests kept", "data files planned", "DVs attached", "rows", "ms"):
+        prune.add_column(name, justify="left" if name == "filter" else "right")
+    for p in summary.pruning:
+        prune.add_row(
+            f"{p.description}\n[dim]{p.row_filter}[/]",
+            f"{p.manifests_kept}/{p.manifests_total} ({p.manifests_pruned} pruned)",
+            f"{p.files_planned}/{p.files_total} ({p.files_pruned} pruned)",
+            f"{p.deletes_attached:,}",
+            f"{p.rows:,}",
+            f"{p.plan_ms:.1f}",
+        )
+    console.print(prune)
+
+    travel = Table(title="time travel", title_justify="left")
+    for name in ("as of", "snapshot", "expected rows", "rows read", ""):
+        travel.add_column(name, justify="left" if name == "as of" else "right")
+    for t in summary.time_travel:
+        ok = "[green]✓[/]" if t.expected == t.read else "[red]✗[/]"
+        travel.add_row(t.label, str(t.snapshot_id), f"{t.expected:,}", f"{t.read:,}", ok)
+    console.print(travel)
+
+    if summary.by_event_type:
+        types = Table(title="current rows by event type (Spark over frazil.spark.read)")
+        types.title_justify = "left"
+        types.add_column("event_type")
+        types.add_column("rows", justify="right")
+        types.add_column("sum(amount)", justify="right")
+        for kind, n, amount in summary.by_event_type:
+            types.add_row(kind, f"{n:,}", amount)
+        console.print(types)
+
+    totals = Table(title="rows", title_justify="left")
+    totals.add_column("what")
+    totals.add_column("rows", justify="right")
+    totals.add_row(f"written ({len(summary.batches)} Spark writes)", f"{summary.rows_written:,}")
+    totals.add_row("deleted (DVs; rows matching the filter before)", f"{summary.rows_deleted:,}")
+    totals.add_row("read by frazil.spark.read", f"{summary.rows_read:,}")
+    totals.add_row("counted by frazil's scan", f"{summary.rows_read_local:,}")
+    totals.add_row(
+        "written - deleted = read",
+        "[green]✓ consistent[/]" if summary.consistent else "[red]✗ INCONSISTENT[/]",
+    )
+    totals.add_row("commit retries (transaction log)", str(summary.retries_logged))
+    files = ", ".join(f"{n:,} of spec {k}" for k, n in sorted(summary.data_files_by_spec.items()))
+    totals.add_row(
+        f"live data files ({files})",
+        f"{sum(summary.data_files_by_spec.values()):,} files, {summary.data_bytes / 1e6:,.1f} MB",
+    )
+    console.print(totals)
+
+    timing = Table(title="timings", title_justify="left")
+    timing.add_column("step")
+    timing.add_column("s", justify="right")
+    timing.add_column("rows/s", justify="right")
+    by_label = {f"writing {b.label}": b.rows for b in summary.batches}
+    concurrent = sum(b.rows for b in summary.batches if b.label in _concurrent_labels())
+    for name, seconds in summary.timings.items():
+        n = by_label.get(name) or (concurrent if "concurrently" in name else None)
+        if name.startswith("reading the table"):
+            n = summary.rows_read
+        rate = f"{n / seconds:,.0f}" if n and seconds > 0 else ""
+        timing.add_row(name, f"{seconds:.1f}", rate)
+    timing.add_row("[bold]total[/]", f"{sum(summary.timings.values()):.1f}", "")
+    console.print(timing)
+    console.print(
+        f"table {summary.identifier} ({summary.catalog_type} catalog, warehouse "
+        f"{summary.warehouse})\nmetadata {summary.metadata_location}\n"
+        f"columns {', '.join(summary.schema_columns)}; spec {summary.spec}"
+    )
+
+
+def _concurrent_labels() -> set[str]:
+    return {b[0] for b in BATCHES if b[3] is not None}
+
+
+def _num(value: str | None) -> str:
+    if value is None or value == "":
+        return ""
+    try:
+        return f"{int(value):,}"
+    except ValueError:
+        return value
