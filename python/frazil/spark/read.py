@@ -31,8 +31,9 @@ __all__ = ["arrow_to_spark_type", "read", "spark_arrow_schema", "to_spark_batch"
 
 log = logging.getLogger(__name__)
 
-# Most tasks per Spark partition (beyond this many tasks, tasks share partitions).
-MAX_PARTITIONS = 10_000
+SPLIT_SIZE = "read.split.target-size"
+DEFAULT_SPLIT_SIZE = 128 * 1024 * 1024  # the Java reference's default
+OPEN_FILE_COST = 4 * 1024 * 1024  # read.split.open-file-cost's default
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,7 +265,8 @@ def read_tasks(context: dict[str, Any], task_jsons: Sequence[str]) -> Iterator[p
 
 def _read_partition(context: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Any:
     for b in batches:
-        yield from read_tasks(context, b.column(0).to_pylist())
+        for group in b.column(0).to_pylist():
+            yield from read_tasks(context, json.loads(group))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,7 +298,8 @@ def plan(
         scan = scan.use_ref(ref)
     arrow_schema = scan.arrow_schema()
     target = spark_arrow_schema(arrow_schema)
-    tasks = [json.dumps(t.to_json()) for t in scan.plan_files()]
+    planned = list(scan.plan_files())
+    tasks = [json.dumps(t.to_json()) for t in planned]
     io_props, io_location = io_spec(table)
     schema = scan.table_schema()
     context = {
@@ -309,8 +312,43 @@ def plan(
         "case_sensitive": case_sensitive,
         "batch_size": DEFAULT_BATCH_SIZE,
         "spark_arrow_schema": target,
+        "task_sizes": [_task_size(t) for t in planned],
     }
     return tasks, context, arrow_schema
+
+
+def _task_size(task: Any) -> int:
+    size = task.length if task.length is not None else task.file.file_size_in_bytes
+    return size + sum(d.file_size_in_bytes for d in task.delete_files)
+
+
+def _split_size(table: Any) -> int:
+    try:
+        return max(int(table.properties.get(SPLIT_SIZE, DEFAULT_SPLIT_SIZE)), 1)
+    except ValueError:
+        return DEFAULT_SPLIT_SIZE
+
+
+def group_tasks(
+    tasks: Sequence[str], sizes: Sequence[int], target: int, parallelism: int
+) -> list[list[str]]:
+    """File scan tasks packed into Spark partitions of about ``target`` bytes (each task
+    weighing at least the open-file cost, as Java's split planning), in plan order, and into at
+    least ``parallelism`` partitions when there are that many tasks, so every core reads."""
+    if not tasks:
+        return []
+    total = sum(max(s, OPEN_FILE_COST) for s in sizes)
+    per = min(target, max(total // max(parallelism, 1), 1))
+    groups: list[list[str]] = [[]]
+    weight = 0
+    for task, size in zip(tasks, sizes, strict=True):
+        w = max(size, OPEN_FILE_COST)
+        if groups[-1] and weight + w > per:
+            groups.append([])
+            weight = 0
+        groups[-1].append(task)
+        weight += w
+    return groups
 
 
 def read(
@@ -332,16 +370,17 @@ def read(
 
     table = resolve_catalog(catalog).load_table(identifier)
     tasks, context, arrow_schema = plan(table, row_filter, snapshot_id, ref, selected_fields)
+    sizes = context.pop("task_sizes")
     schema = spark_schema(arrow_schema)
     log.info("%s: %d file scan tasks", table.name(), len(tasks))
     if not tasks:
         return spark.createDataFrame([], schema)
-    sc = spark.sparkContext
-    slices = min(len(tasks), MAX_PARTITIONS)
-    rdd = sc.parallelize([(t,) for t in tasks], slices)
+    groups = group_tasks(tasks, sizes, _split_size(table), spark.sparkContext.defaultParallelism)
+    rows = [(json.dumps(g),) for g in groups]
+    rdd = spark.sparkContext.parallelize(rows, len(rows))
     from pyspark.sql.types import StringType, StructField, StructType
 
-    tasks_df = spark.createDataFrame(rdd, StructType([StructField("task", StringType(), False)]))
+    tasks_df = spark.createDataFrame(rdd, StructType([StructField("tasks", StringType(), False)]))
 
     def run(batches: Iterator[pa.RecordBatch]) -> Any:
         return _read_partition(context, batches)
