@@ -113,6 +113,7 @@ class ScanPlanner:
         datas: list[bytes],
         inherits: list[tuple[int | None, int | None, int | None] | None],
         threads: int | None = None,
+        include_column_stats: bool = True,
     ) -> tuple[
         list[
             tuple[int, int, RecordBatchExport, ArrowArrayExport, ArrowArrayExport, ArrowArrayExport]

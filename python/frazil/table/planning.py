@@ -143,12 +143,21 @@ def plan_files(
     threads: int | None = None,
     *,
     schema: Schema | None = None,
+    include_column_stats: bool = True,
 ) -> PlannedFiles:
     """Plans a scan of ``snapshot`` (``None``: an empty table) with a row filter.
 
     ``bound_filter`` may be bound already (to ``schema``) or unbound (bound here with
     ``case_sensitive``). ``schema`` defaults to the snapshot's schema. ``threads`` bounds the
-    native decoding/planning threads (default: all cores).
+    native decoding/planning threads (default: all cores); when fewer manifests survive
+    pruning than there are threads, each manifest's blocks are split over the spare threads.
+
+    ``include_column_stats=False`` (the Java reference's default for a scan, whose
+    ``includeColumnStats()`` is opt-in) leaves the column stats maps (``column_sizes``,
+    ``value_counts``, ``null_value_counts``, ``nan_value_counts``, ``distinct_counts``,
+    ``lower_bounds``, ``upper_bounds``) out of the data entries, and, when neither the filter
+    nor equality deletes need them, out of decoding: most of a manifest's bytes are stats.
+    Delete files keep theirs.
     """
     schema = schema if schema is not None else _schema_for(metadata, snapshot)
     bound = bind(schema, bound_filter, case_sensitive)
@@ -175,7 +184,9 @@ def plan_files(
     paths = [metadata.resolve(m["manifest_path"]) for m in kept]
     datas = io.read_many(paths)
     try:
-        planned = planner.plan_files(batch, rows, datas, [_inherit(m) for m in kept], threads)
+        planned = planner.plan_files(
+            batch, rows, datas, [_inherit(m) for m in kept], threads, include_column_stats
+        )
     except FrazilError as e:
         raise type(e)(f"planning a scan of {list_path}: {e}") from None
 

@@ -1,14 +1,21 @@
 //! Times decoding every manifest in a directory, natively:
-//! `cargo run --release -p frazil-manifest --example decode_speed -- <dir>`.
+//! `cargo run --release -p frazil-manifest --example decode_speed -- <dir> [cases]`, where
+//! `cases` is a comma-separated subset of `inflate,full,projected,threads,split` (all by
+//! default): parse and inflate only; `read_manifest` on one thread; the same with the planning
+//! projection (no stats maps); `read_manifests` on 2 threads; one manifest split over 2 threads.
 #![allow(clippy::unwrap_used)]
 
 use std::time::Instant;
 
 use frazil_manifest::avro::Container;
-use frazil_manifest::{read_manifest, ReadOptions};
+use frazil_manifest::{read_manifest, read_manifests, ReadOptions};
 
 fn main() {
     let dir = std::env::args().nth(1).expect("a directory of manifests");
+    let cases = std::env::args()
+        .nth(2)
+        .unwrap_or_else(|| "inflate,full,projected,threads,split".into());
+    let wants = |c: &str| cases.split(',').any(|x| x == c);
     let mut files: Vec<Vec<u8>> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| std::fs::read(e.unwrap().path()).unwrap())
@@ -18,30 +25,102 @@ fn main() {
     println!("{} files, {:.1} MB", files.len(), total as f64 / 1e6);
     let best = |f: &dyn Fn()| {
         f();
-        (0..5)
+        let mut times: Vec<f64> = (0..5)
             .map(|_| {
                 let t = Instant::now();
                 f();
                 t.elapsed().as_secs_f64()
             })
-            .fold(f64::MAX, f64::min)
+            .collect();
+        times.sort_by(f64::total_cmp);
+        (times[0], times[2])
     };
-    let inflate = best(&|| {
-        for data in &files {
-            let container = Container::parse(data).unwrap();
-            container
-                .for_each_block(|block| {
-                    std::hint::black_box(block.bytes);
-                    Ok(())
-                })
-                .unwrap();
-        }
-    });
-    println!("parse + inflate blocks: {inflate:.3} s");
-    let decode = best(&|| {
-        for data in &files {
-            std::hint::black_box(read_manifest(data, &ReadOptions::default()).unwrap());
-        }
-    });
-    println!("read_manifest, 1 thread: {decode:.3} s");
+    let show = |name: &str, (min, median): (f64, f64)| {
+        println!("{name}: min {min:.3} s, median {median:.3} s");
+    };
+    if wants("inflate") {
+        show(
+            "parse + inflate blocks",
+            best(&|| {
+                for data in &files {
+                    let container = Container::parse(data).unwrap();
+                    container
+                        .for_each_block(|block| {
+                            std::hint::black_box(block.bytes);
+                            Ok(())
+                        })
+                        .unwrap();
+                }
+            }),
+        );
+    }
+    let one = ReadOptions {
+        threads: Some(1),
+        ..ReadOptions::default()
+    };
+    if wants("full") {
+        show(
+            "read_manifest, 1 thread",
+            best(&|| {
+                for data in &files {
+                    std::hint::black_box(read_manifest(data, &one).unwrap());
+                }
+            }),
+        );
+    }
+    if wants("projected") {
+        let projected = ReadOptions {
+            columns: Some(
+                [
+                    "data_file.file_path",
+                    "data_file.file_format",
+                    "data_file.partition",
+                    "data_file.file_size_in_bytes",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ),
+            threads: Some(1),
+            ..ReadOptions::default()
+        };
+        show(
+            "read_manifest, planning columns, 1 thread",
+            best(&|| {
+                for data in &files {
+                    std::hint::black_box(read_manifest(data, &projected).unwrap());
+                }
+            }),
+        );
+    }
+    if wants("threads") {
+        let jobs: Vec<(&[u8], ReadOptions)> = files
+            .iter()
+            .map(|d| (d.as_slice(), ReadOptions::default()))
+            .collect();
+        show(
+            "read_manifests, 2 threads",
+            best(&|| {
+                std::hint::black_box(read_manifests(&jobs, Some(2)).unwrap());
+            }),
+        );
+    }
+    if wants("split") {
+        let two = ReadOptions {
+            threads: Some(2),
+            ..ReadOptions::default()
+        };
+        let (min1, med1) = best(&|| {
+            std::hint::black_box(read_manifest(&files[0], &one).unwrap());
+        });
+        let (min2, med2) = best(&|| {
+            std::hint::black_box(read_manifest(&files[0], &two).unwrap());
+        });
+        println!(
+            "one manifest: 1 thread min {:.1} ms median {:.1} ms; 2 threads min {:.1} ms median {:.1} ms",
+            min1 * 1e3,
+            med1 * 1e3,
+            min2 * 1e3,
+            med2 * 1e3
+        );
+    }
 }

@@ -257,6 +257,144 @@ impl Builder {
         }
     }
 
+    /// Appends the values of `other`, a builder of the same type (a later run of blocks).
+    fn append(&mut self, other: Builder) -> Result<()> {
+        fn nulls_from(into: &mut NullBufferBuilder, mut from: NullBufferBuilder) {
+            let n = from.len();
+            match from.finish() {
+                Some(buffer) => into.append_buffer(&buffer),
+                None => into.append_n_non_nulls(n),
+            }
+        }
+        /// `from`'s offsets after the leading 0, moved past `base` children.
+        fn offsets_from(into: &mut Vec<i32>, from: &[i32], base: usize) -> Result<()> {
+            let base = offset(base)?;
+            into.reserve(from.len().saturating_sub(1));
+            for &o in from.get(1..).unwrap_or_default() {
+                into.push(
+                    o.checked_add(base)
+                        .ok_or_else(|| Error::unsupported("a column exceeds 2 GiB"))?,
+                );
+            }
+            Ok(())
+        }
+        match (self, other) {
+            (Builder::Null(a), Builder::Null(b)) => *a += b,
+            (Builder::Bool(a, an), Builder::Bool(mut b, bn)) => {
+                a.append_buffer(&b.finish());
+                nulls_from(an, bn);
+            }
+            (Builder::I32(a, an), Builder::I32(b, bn)) => {
+                a.extend_from_slice(&b);
+                nulls_from(an, bn);
+            }
+            (Builder::I64(a, an), Builder::I64(b, bn)) => {
+                a.extend_from_slice(&b);
+                nulls_from(an, bn);
+            }
+            (Builder::F32(a, an), Builder::F32(b, bn)) => {
+                a.extend_from_slice(&b);
+                nulls_from(an, bn);
+            }
+            (Builder::F64(a, an), Builder::F64(b, bn)) => {
+                a.extend_from_slice(&b);
+                nulls_from(an, bn);
+            }
+            (Builder::I128(a, an), Builder::I128(b, bn)) => {
+                a.extend_from_slice(&b);
+                nulls_from(an, bn);
+            }
+            (
+                Builder::Bytes {
+                    offsets,
+                    data,
+                    nulls,
+                },
+                Builder::Bytes {
+                    offsets: bo,
+                    data: bd,
+                    nulls: bn,
+                },
+            ) => {
+                offsets_from(offsets, &bo, data.len())?;
+                data.extend_from_slice(&bd);
+                nulls_from(nulls, bn);
+            }
+            (
+                Builder::Fixed { size, data, nulls },
+                Builder::Fixed {
+                    size: bs,
+                    data: bd,
+                    nulls: bn,
+                },
+            ) if *size == bs => {
+                data.extend_from_slice(&bd);
+                nulls_from(nulls, bn);
+            }
+            (
+                Builder::Struct {
+                    children,
+                    nulls,
+                    len,
+                    ..
+                },
+                Builder::Struct {
+                    children: bc,
+                    nulls: bn,
+                    len: bl,
+                    ..
+                },
+            ) if children.len() == bc.len() => {
+                for (c, b) in children.iter_mut().zip(bc) {
+                    c.append(b)?;
+                }
+                nulls_from(nulls, bn);
+                *len += bl;
+            }
+            (
+                Builder::List {
+                    offsets,
+                    child,
+                    nulls,
+                    ..
+                },
+                Builder::List {
+                    offsets: bo,
+                    child: bc,
+                    nulls: bn,
+                    ..
+                },
+            ) => {
+                offsets_from(offsets, &bo, child.len())?;
+                child.append(*bc)?;
+                nulls_from(nulls, bn);
+            }
+            (
+                Builder::Map {
+                    offsets,
+                    keys,
+                    values,
+                    nulls,
+                    ..
+                },
+                Builder::Map {
+                    offsets: bo,
+                    keys: bk,
+                    values: bv,
+                    nulls: bn,
+                    ..
+                },
+            ) => {
+                offsets_from(offsets, &bo, keys.len())?;
+                keys.append(*bk)?;
+                values.append(*bv)?;
+                nulls_from(nulls, bn);
+            }
+            _ => return Err(internal()),
+        }
+        Ok(())
+    }
+
     fn append_null(&mut self) {
         match self {
             Builder::Null(n) => *n += 1,
@@ -544,6 +682,18 @@ impl Columns {
         for b in &mut self.builders {
             b.reserve(n, budget);
         }
+    }
+
+    /// Appends the records of `other` (columns of the same plan, decoded from later blocks).
+    pub fn append(&mut self, other: Columns) -> Result<()> {
+        if self.builders.len() != other.builders.len() {
+            return Err(internal());
+        }
+        for (a, b) in self.builders.iter_mut().zip(other.builders) {
+            a.append(b)?;
+        }
+        self.len += other.len;
+        Ok(())
     }
 
     pub fn finish(self, fields: &Fields, metadata: HashMap<String, String>) -> Result<RecordBatch> {

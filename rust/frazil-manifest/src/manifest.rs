@@ -84,6 +84,35 @@ const INHERITANCE_COLUMNS: [&str; 7] = [
     "data_file.first_row_id",
 ];
 
+/// The `data_file` fields that hold column stats (Java's `ContentFile.copyWithoutStats`
+/// drops the same).
+pub const COLUMN_STATS: [&str; 7] = [
+    "column_sizes",
+    "value_counts",
+    "null_value_counts",
+    "nan_value_counts",
+    "distinct_counts",
+    "lower_bounds",
+    "upper_bounds",
+];
+
+/// Column paths for [`ReadOptions::columns`]: every `manifest_entry` column but the column
+/// stats maps, whose decoding is most of a manifest's.
+pub fn without_column_stats() -> Vec<String> {
+    let mut paths: Vec<String> = manifest_entry()
+        .iter()
+        .filter(|f| f.name != "data_file")
+        .map(|f| f.name.to_string())
+        .collect();
+    paths.extend(
+        data_file()
+            .iter()
+            .filter(|f| !COLUMN_STATS.contains(&f.name))
+            .map(|f| format!("data_file.{}", f.name)),
+    );
+    paths
+}
+
 /// Options of [`read_manifest`].
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
@@ -92,6 +121,9 @@ pub struct ReadOptions {
     /// Dotted column paths to decode (`data_file.file_path`, `data_file` for all of it); all
     /// columns when `None`. The columns inheritance needs are always decoded.
     pub columns: Option<Vec<String>>,
+    /// Threads this one manifest's blocks may be decoded on (1 when `None`): worth more than
+    /// one only when there are fewer manifests to decode than cores.
+    pub threads: Option<usize>,
 }
 
 /// Decodes a manifest into one record batch of `manifest_entry` columns; the file's key-value
@@ -106,21 +138,37 @@ pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> 
             project(&manifest_entry(), &paths, "")
         }
     };
-    let batch = read_container(data, &target)?;
+    let batch = read_container(data, &target, options.threads.unwrap_or(1))?;
     match &options.manifest_file {
         Some(m) => inherit(batch, m),
         None => Ok(batch),
     }
 }
 
-/// Decodes many manifests on up to `threads` threads (all cores when `None`), in order.
+/// Decodes many manifests on up to `threads` threads (all cores when `None`), in order; with
+/// fewer manifests than threads, each one's blocks are split over the spare threads (unless
+/// its options say how many threads it may use).
 pub fn read_manifests(
     jobs: &[(&[u8], ReadOptions)],
     threads: Option<usize>,
 ) -> Result<Vec<RecordBatch>> {
-    let threads = threads
+    let all = threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .clamp(1, jobs.len().max(1));
+        .max(1);
+    let threads = all.min(jobs.len().max(1));
+    // fewer manifests than threads: each splits its blocks over the spare ones
+    let spare = all / jobs.len().max(1);
+    let read_manifest = |d: &[u8], o: &ReadOptions| {
+        if spare > 1 && o.threads.is_none() {
+            let o = ReadOptions {
+                threads: Some(spare),
+                ..o.clone()
+            };
+            read_manifest(d, &o)
+        } else {
+            read_manifest(d, o)
+        }
+    };
     let label = |i: usize, e: frazil_values::Error| {
         frazil_values::Error::new(e.kind, format!("manifest {i}: {e}"))
     };

@@ -51,5 +51,5 @@ pub fn manifest_file() -> Vec<TField> {
 /// Decodes a manifest list into one record batch of `manifest_file` columns; the file's
 /// key-value metadata (`snapshot-id`, `format-version`, ...) becomes the schema's metadata.
 pub fn read_manifest_list(data: &[u8]) -> Result<RecordBatch> {
-    read_container(data, &manifest_file())
+    read_container(data, &manifest_file(), 1)
 }

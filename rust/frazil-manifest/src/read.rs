@@ -1,27 +1,69 @@
 //! One container file into one record batch.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use arrow_array::RecordBatch;
-use frazil_values::Result;
+use frazil_values::{Error, Result};
 
 use crate::avro::Container;
-use crate::columns::{Plan, TField};
+use crate::columns::{Columns, Plan, TField};
 
 /// How many bytes of columns per byte of input a file may reserve up front.
 const RESERVE_PER_INPUT_BYTE: usize = 64;
+/// The fewest compressed bytes per thread worth a thread of its own.
+const MIN_BYTES_PER_THREAD: usize = 256 << 10;
 
-pub fn read_container(data: &[u8], target: &[TField]) -> Result<RecordBatch> {
+/// Decodes a container into one batch of `target` columns, its blocks split over up to
+/// `threads` threads (each decodes a run of consecutive blocks into its own columns, which are
+/// then appended in order).
+pub fn read_container(data: &[u8], target: &[TField], threads: usize) -> Result<RecordBatch> {
+    read_in_parts(data, target, threads.min(data.len() / MIN_BYTES_PER_THREAD))
+}
+
+fn read_in_parts(data: &[u8], target: &[TField], parts: usize) -> Result<RecordBatch> {
     let container = Container::parse(data)?;
     let plan = Plan::resolve(&container.header.schema, target)?;
+    let ranges = container.split(parts.max(1));
+    let columns = match ranges.as_slice() {
+        [] => plan.columns()?,
+        [only] => decode_range(&container, &plan, only.clone())?,
+        [first, rest @ ..] => std::thread::scope(|scope| -> Result<Columns> {
+            let others: Vec<_> = rest
+                .iter()
+                .map(|r| {
+                    let (container, plan) = (&container, &plan);
+                    scope.spawn(move || decode_range(container, plan, r.clone()))
+                })
+                .collect();
+            let mut columns = decode_range(&container, &plan, first.clone())?;
+            for handle in others {
+                let part = handle
+                    .join()
+                    .map_err(|_| Error::decode("a decoder thread failed"))??;
+                columns.append(part)?;
+            }
+            Ok(columns)
+        })?,
+    };
+    let metadata: HashMap<String, String> = container
+        .header
+        .metadata
+        .iter()
+        .filter_map(|(k, v)| Some((k.clone(), String::from_utf8(v.clone()).ok()?)))
+        .collect();
+    columns.finish(&plan.fields, metadata)
+}
+
+fn decode_range(container: &Container<'_>, plan: &Plan, range: Range<usize>) -> Result<Columns> {
     let mut columns = plan.columns()?;
-    // Size the columns for the whole file once the first block shows the shape of a record
+    // Size the columns for the whole range once the first block shows the shape of a record
     // (values per map, bytes per path), instead of regrowing and copying them block by block.
     // The claim is capped so that hostile counts cannot allocate beyond a multiple of the input.
-    let claimed = container.record_count_hint();
-    let budget = data.len().saturating_mul(RESERVE_PER_INPUT_BYTE);
+    let claimed = container.record_count_hint_in(range.clone());
+    let budget = range.len().saturating_mul(RESERVE_PER_INPUT_BYTE);
     let mut first = true;
-    container.for_each_block(|block| {
+    container.for_each_block_in(range, |block| {
         plan.decode_into(&mut columns, block.bytes, block.count)?;
         if first && block.count > 0 {
             first = false;
@@ -31,11 +73,86 @@ pub fn read_container(data: &[u8], target: &[TField]) -> Result<RecordBatch> {
         }
         Ok(())
     })?;
-    let metadata: HashMap<String, String> = container
-        .header
-        .metadata
+    Ok(columns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::manifest_entry;
+
+    fn data(name: &str) -> Vec<u8> {
+        let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read(path).unwrap()
+    }
+
+    /// A manifest of many small blocks: the Java file's entries written again and again.
+    fn many_blocks(codec: crate::avro::Codec, copies: usize) -> Vec<u8> {
+        use crate::write::{write_manifest, WriteOptions};
+        use arrow_array::StructArray;
+        let source = read_in_parts(&data("v2-data.avro"), &manifest_entry(), 1).unwrap();
+        let meta = source.schema().metadata().clone();
+        let metadata = [
+            "schema",
+            "partition-spec",
+            "partition-spec-id",
+            "format-version",
+            "content",
+        ]
         .iter()
-        .filter_map(|(k, v)| Some((k.clone(), String::from_utf8(v.clone()).ok()?)))
+        .filter_map(|k| Some((k.to_string(), meta.get(k)?.clone())))
+        .chain([("schema-id".to_string(), "0".to_string())])
         .collect();
-    columns.finish(&plan.fields, metadata)
+        let options = WriteOptions {
+            format_version: 2,
+            codec,
+            metadata,
+        };
+        let batch = StructArray::from(source);
+        let batches = vec![batch; copies];
+        write_manifest(&batches, &options).unwrap()
+    }
+
+    #[test]
+    fn split_decoding_equals_one_thread() {
+        let bytes = many_blocks(crate::avro::Codec::Null, 3000);
+        let container = Container::parse(&bytes).unwrap();
+        assert!(
+            container.split(8).len() > 2,
+            "the test file has too few blocks"
+        );
+        let one = read_in_parts(&bytes, &manifest_entry(), 1).unwrap();
+        for parts in [2, 3, 8, 1000] {
+            let split = read_in_parts(&bytes, &manifest_entry(), parts).unwrap();
+            assert_eq!(split.schema(), one.schema());
+            for (a, b) in split.columns().iter().zip(one.columns()) {
+                assert_eq!(a.to_data(), b.to_data(), "{parts} parts");
+            }
+        }
+        // the public path splits a file this size over its threads too
+        assert!(bytes.len() >= 2 * MIN_BYTES_PER_THREAD, "{}", bytes.len());
+        let threaded = read_container(&bytes, &manifest_entry(), 2).unwrap();
+        assert_eq!(threaded, one);
+    }
+
+    #[test]
+    fn damaged_files_split_fail_cleanly() {
+        let bytes = many_blocks(crate::avro::Codec::Deflate, 600);
+        let whole = read_in_parts(&bytes, &manifest_entry(), 1).unwrap();
+        let step = bytes.len() / 97;
+        for at in (0..bytes.len()).step_by(step.max(1)) {
+            let cut = read_in_parts(&bytes[..at], &manifest_entry(), 4);
+            assert!(cut.is_err() || at >= bytes.len() - 16, "cut at {at}");
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x5a;
+            let one = read_in_parts(&flipped, &manifest_entry(), 1);
+            let four = read_in_parts(&flipped, &manifest_entry(), 4);
+            // the same verdict either way; a flip may leave a valid (different) file
+            assert_eq!(one.is_ok(), four.is_ok(), "flip at {at}");
+            if let (Ok(a), Ok(b)) = (one, four) {
+                assert_eq!(a, b, "flip at {at}");
+            }
+        }
+        assert_eq!(whole.num_rows() % 600, 0);
+    }
 }

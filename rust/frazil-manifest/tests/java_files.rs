@@ -136,6 +136,7 @@ fn inheritance_fills_what_java_left_null() {
     let options = ReadOptions {
         manifest_file: Some(mf),
         columns: None,
+        threads: None,
     };
     let batch = read_manifest(&data("v3-data.avro"), &options).unwrap();
     for name in ["snapshot_id", "sequence_number", "file_sequence_number"] {
@@ -155,6 +156,7 @@ fn projection_keeps_only_what_is_asked() {
     let options = ReadOptions {
         manifest_file: None,
         columns: Some(vec!["data_file.file_path".into()]),
+        threads: None,
     };
     let batch = read_manifest(&data("v2-data.avro"), &options).unwrap();
     let df = batch.column_by_name("data_file").unwrap().as_struct();

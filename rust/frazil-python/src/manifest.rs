@@ -32,6 +32,7 @@ fn options(inherit: Inherit, columns: Option<Vec<String>>) -> ReadOptions {
             }
         }),
         columns,
+        threads: None,
     }
 }
 

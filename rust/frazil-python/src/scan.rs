@@ -84,7 +84,9 @@ impl PyScanPlanner {
     /// `inherits`: (added_snapshot_id, sequence_number, first_row_id)), decoding and planning
     /// on up to `threads` threads: one tuple per manifest, in `rows` order, and the distinct
     /// residuals (JSON) that the residual indices refer to.
-    #[pyo3(signature = (manifest_list, rows, datas, inherits, threads = None))]
+    /// Data files' column stats maps are in the entries only with `include_column_stats`.
+    #[pyo3(signature = (manifest_list, rows, datas, inherits, threads = None, include_column_stats = true))]
+    #[allow(clippy::too_many_arguments)]
     fn plan_files(
         &self,
         py: Python<'_>,
@@ -93,6 +95,7 @@ impl PyScanPlanner {
         datas: Vec<PyBackedBytes>,
         inherits: Vec<Inherit>,
         threads: Option<usize>,
+        include_column_stats: bool,
     ) -> PyResult<(Vec<Planned>, Vec<String>)> {
         if datas.len() != rows.len() || inherits.len() != rows.len() {
             return Err(invalid(
@@ -111,15 +114,25 @@ impl PyScanPlanner {
                     }
                 }),
                 columns: None,
+                threads: None,
             })
             .collect();
+        let no_stats = frazil_manifest::manifest::without_column_stats();
         let planned = py
             .detach(|| {
                 self.inner.plan_files(
                     &batch,
                     &rows,
-                    |k| frazil_manifest::read_manifest(&datas[k], &options[k]),
+                    |k, load| {
+                        let options = ReadOptions {
+                            columns: (!load.column_stats).then(|| no_stats.clone()),
+                            threads: Some(load.threads),
+                            ..options[k].clone()
+                        };
+                        frazil_manifest::read_manifest(&datas[k], &options)
+                    },
                     threads,
+                    include_column_stats,
                 )
             })
             .py()?;

@@ -8,12 +8,15 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int32Type;
-use arrow_array::{make_array, Array, BooleanArray, Int32Array, RecordBatch, RecordBatchOptions};
+use arrow_array::{
+    make_array, Array, BooleanArray, Int32Array, RecordBatch, RecordBatchOptions, StructArray,
+};
 use arrow_data::transform::MutableArrayData;
+use arrow_schema::{DataType, Field, FieldRef, Fields, Schema as ArrowSchema};
 use frazil_values::{Error, Result};
 
 use crate::delete::{
@@ -67,6 +70,29 @@ pub struct ScanPlanner {
     filter: Expr,
     specs: HashMap<i32, SpecContext>,
 }
+
+/// What a manifest load (see `ScanPlanner::plan_files`) is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Load {
+    /// Threads this one manifest may be decoded on (more than one when there are fewer
+    /// manifests than threads).
+    pub threads: usize,
+    /// Whether the `data_file` column stats maps are needed; when false the load may skip
+    /// them (`frazil_manifest::manifest::without_column_stats`).
+    pub column_stats: bool,
+}
+
+/// The `data_file` columns that hold column stats (as `frazil_manifest::manifest::
+/// COLUMN_STATS`; Java's `ContentFile.copyWithoutStats` drops the same).
+pub const COLUMN_STATS: [&str; 7] = [
+    "column_sizes",
+    "value_counts",
+    "null_value_counts",
+    "nan_value_counts",
+    "distinct_counts",
+    "lower_bounds",
+    "upper_bounds",
+];
 
 /// The plan of one manifest.
 #[derive(Debug, Clone)]
@@ -254,20 +280,30 @@ impl ScanPlanner {
     }
 
     /// Plans a whole scan: the manifests at rows `rows` of `manifest_list` (data and delete
-    /// manifests, per its `content` column), each decoded by `load(k)` for `rows[k]` on the
-    /// worker threads. Delete manifests are planned first and indexed; then each data manifest
-    /// is planned and its selected entries get their delete files. Results are in `rows` order;
-    /// up to `threads` threads (all cores when `None`).
+    /// manifests, per its `content` column), each decoded by `load(k, what)` for `rows[k]` on
+    /// the worker threads. Delete manifests are planned first and indexed; then each data
+    /// manifest is planned and its selected entries get their delete files. Results are in
+    /// `rows` order; up to `threads` threads (all cores when `None`).
+    ///
+    /// Data files' column stats are in the planned entries only with `include_column_stats`
+    /// (as Java's `includeColumnStats()`); when neither the filter nor equality deletes need
+    /// them either, data manifests are loaded without them.
     pub fn plan_files<F>(
         &self,
         manifest_list: &RecordBatch,
         rows: &[usize],
         load: F,
         threads: Option<usize>,
+        include_column_stats: bool,
     ) -> Result<PlannedScan>
     where
-        F: Fn(usize) -> Result<RecordBatch> + Sync,
+        F: Fn(usize, Load) -> Result<RecordBatch> + Sync,
     {
+        let threads = threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1);
+        // threads left over when there are fewer manifests than threads go into each manifest
+        let per_load = |jobs: usize| (threads / jobs.max(1)).max(1);
         let n_list = manifest_list.num_rows();
         let spec_ids = manifest_list
             .column_by_name("partition_spec_id")
@@ -298,10 +334,14 @@ impl ScanPlanner {
         let delete_jobs: Vec<usize> = (0..rows.len()).filter(|k| is_delete(rows[*k])).collect();
         let data_jobs: Vec<usize> = (0..rows.len()).filter(|k| !is_delete(rows[*k])).collect();
 
-        let deletes = parallel_map(&delete_jobs, threads, |&k| {
+        let delete_load = Load {
+            threads: per_load(delete_jobs.len()),
+            column_stats: true,
+        };
+        let deletes = parallel_map(&delete_jobs, Some(threads), |&k| {
             let row = rows[k];
             let run = || -> Result<RecordBatch> {
-                let batch = load(k)?;
+                let batch = load(k, delete_load)?;
                 let selected = self.select_deletes(spec_ids.value(row), &batch)?;
                 filter_batch(&batch, &selected)
             };
@@ -315,11 +355,24 @@ impl ScanPlanner {
                 .collect::<Result<Vec<_>>>()?;
             DeleteIndex::build(&parts)?
         };
-        let data = parallel_map(&data_jobs, threads, |&k| {
+        // equality deletes are matched against data files' stats
+        let mut has_equality_deletes = false;
+        for batch in &deletes {
+            let cols = FileColumns::new(batch)?;
+            has_equality_deletes |=
+                (0..batch.num_rows()).any(|i| cols.content(i) == CONTENT_EQUALITY_DELETES);
+        }
+        let data_load = Load {
+            threads: per_load(data_jobs.len()),
+            column_stats: include_column_stats
+                || !matches!(self.filter, Expr::True)
+                || has_equality_deletes,
+        };
+        let data = parallel_map(&data_jobs, Some(threads), |&k| {
             let row = rows[k];
             let run = || -> Result<(PlannedManifest, Vec<String>)> {
                 let spec_id = spec_ids.value(row);
-                let batch = load(k)?;
+                let batch = load(k, data_load)?;
                 let plan = self.plan_manifest(spec_id, &batch)?;
                 let picked: Vec<usize> = plan.selected.values().set_indices().collect();
                 let deletes =
@@ -327,13 +380,15 @@ impl ScanPlanner {
                 let residual_index = Int32Array::from_iter_values(
                     picked.iter().map(|&i| plan.residual_index.value(i)),
                 );
+                let mut entries =
+                    filter_batch(&batch, &plan.selected.values().iter().collect::<Vec<_>>())?;
+                if !include_column_stats {
+                    entries = without_column_stats(&entries)?;
+                }
                 let planned = PlannedManifest {
                     row,
                     content: 0,
-                    entries: filter_batch(
-                        &batch,
-                        &plan.selected.values().iter().collect::<Vec<_>>(),
-                    )?,
+                    entries,
                     residual_index,
                     deletes,
                 };
@@ -456,6 +511,64 @@ where
         return Err(Error::invalid("planning stopped on an error that was lost"));
     }
     Ok(out)
+}
+
+/// A `manifest_entry` batch without the `data_file` column stats (`COLUMN_STATS`); the same
+/// batch when it has none.
+pub fn without_column_stats(batch: &RecordBatch) -> Result<RecordBatch> {
+    let Some((index, field)) = batch
+        .schema()
+        .column_with_name("data_file")
+        .map(|(i, f)| (i, f.clone()))
+    else {
+        return Ok(batch.clone());
+    };
+    let Some(data_file) = batch.column(index).as_struct_opt() else {
+        return Ok(batch.clone());
+    };
+    let DataType::Struct(fields) = field.data_type() else {
+        return Ok(batch.clone());
+    };
+    if !fields
+        .iter()
+        .any(|f| COLUMN_STATS.contains(&f.name().as_str()))
+    {
+        return Ok(batch.clone());
+    }
+    let (kept_fields, kept_columns): (Vec<_>, Vec<_>) = fields
+        .iter()
+        .zip(data_file.columns())
+        .filter(|(f, _)| !COLUMN_STATS.contains(&f.name().as_str()))
+        .map(|(f, c)| (f.clone(), c.clone()))
+        .unzip();
+    let err = |e: arrow_schema::ArrowError| Error::invalid(format!("dropping column stats: {e}"));
+    let stripped = StructArray::try_new(
+        Fields::from(kept_fields),
+        kept_columns,
+        data_file.nulls().cloned(),
+    )
+    .map_err(err)?;
+    let new_field = Field::new(
+        field.name(),
+        stripped.data_type().clone(),
+        field.is_nullable(),
+    )
+    .with_metadata(field.metadata().clone());
+    let schema = batch.schema();
+    let mut schema_fields: Vec<FieldRef> = schema.fields().iter().cloned().collect();
+    schema_fields[index] = Arc::new(new_field);
+    let mut columns = batch.columns().to_vec();
+    columns[index] = Arc::new(stripped);
+    let options = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    RecordBatch::try_new_with_options(
+        Arc::new(ArrowSchema::new_with_metadata(
+            schema_fields,
+            schema.metadata().clone(),
+        )),
+        columns,
+        &options,
+    )
+    .map_err(err)
 }
 
 /// The rows of `batch` where `keep` is true, in order, in the same schema (runs of kept rows

@@ -106,7 +106,17 @@ impl<'a> Container<'a> {
     }
 
     /// Calls `f` with every block, decompressed, in order.
-    pub fn for_each_block(&self, mut f: impl FnMut(Block<'_>) -> Result<()>) -> Result<()> {
+    pub fn for_each_block(&self, f: impl FnMut(Block<'_>) -> Result<()>) -> Result<()> {
+        self.for_each_block_in(self.body..self.data.len(), f)
+    }
+
+    /// Calls `f` with every block starting in `range` (byte offsets of the file, as
+    /// [`Container::split`] gives them), decompressed, in order.
+    pub fn for_each_block_in(
+        &self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(Block<'_>) -> Result<()>,
+    ) -> Result<()> {
         // One inflate buffer per thread, kept between files: a fresh multi-megabyte buffer per
         // manifest costs more in page faults than inflating into a warm one. Taken out of the
         // thread-local (not borrowed) so a nested call on this thread simply starts its own.
@@ -114,7 +124,7 @@ impl<'a> Container<'a> {
             static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
         }
         let mut scratch = SCRATCH.with(std::cell::Cell::take);
-        let result = self.blocks_into(&mut scratch, &mut f);
+        let result = self.blocks_into(range, &mut scratch, &mut f);
         // Keep a warm buffer, but do not pin an outsized one (a rare huge block) per thread.
         if scratch.capacity() <= KEEP_SCRATCH_BYTES {
             SCRATCH.with(|cell| cell.set(scratch));
@@ -125,9 +135,14 @@ impl<'a> Container<'a> {
     /// The record count the block headers claim, read without inflating anything; a hint
     /// for sizing columns (a corrupt header just ends the count there).
     pub fn record_count_hint(&self) -> usize {
-        let mut pos = self.body;
+        self.record_count_hint_in(self.body..self.data.len())
+    }
+
+    /// [`Container::record_count_hint`] of the blocks starting in `range`.
+    pub fn record_count_hint_in(&self, range: std::ops::Range<usize>) -> usize {
+        let mut pos = range.start;
         let mut total = 0usize;
-        while pos < self.data.len() {
+        while pos < range.end.min(self.data.len()) {
             let mut r = Reader::new(&self.data[pos..]);
             let (Ok(count), Ok(size)) = (r.long(), r.long()) else {
                 break;
@@ -144,13 +159,52 @@ impl<'a> Container<'a> {
         total
     }
 
+    /// Splits the blocks into at most `parts` ranges of consecutive blocks with about equal
+    /// compressed bytes, as byte ranges for [`Container::for_each_block_in`] that cover the
+    /// whole body. Reads only block headers; a corrupt header ends the splitting there (the
+    /// last range then runs to the end, where decoding reports it).
+    pub fn split(&self, parts: usize) -> Vec<std::ops::Range<usize>> {
+        let end = self.data.len();
+        let mut starts = Vec::new();
+        let mut pos = self.body;
+        while pos < end {
+            starts.push(pos);
+            let mut r = Reader::new(&self.data[pos..]);
+            let (Ok(_), Ok(size)) = (r.long(), r.long()) else {
+                break;
+            };
+            let Ok(size) = usize::try_from(size) else {
+                break;
+            };
+            pos = pos
+                .saturating_add(r.position())
+                .saturating_add(size)
+                .saturating_add(16);
+        }
+        let parts = parts.clamp(1, starts.len().max(1));
+        let body = end.saturating_sub(self.body);
+        let mut ranges = Vec::with_capacity(parts);
+        let mut from = self.body;
+        for &start in &starts {
+            // cut before the block that starts past the next equal share of the body
+            let share = body / parts * (ranges.len() + 1);
+            if ranges.len() + 1 < parts && start > from && start - self.body >= share {
+                ranges.push(from..start);
+                from = start;
+            }
+        }
+        ranges.push(from..end.max(from));
+        ranges
+    }
+
     fn blocks_into(
         &self,
+        range: std::ops::Range<usize>,
         scratch: &mut Vec<u8>,
         f: &mut impl FnMut(Block<'_>) -> Result<()>,
     ) -> Result<()> {
-        let mut pos = self.body;
-        while pos < self.data.len() {
+        let mut pos = range.start;
+        while pos < range.end.min(self.data.len()) {
             let offset = pos;
             let at = |e: Error| Error::new(e.kind, format!("block at byte {offset}: {e}"));
             let mut r = Reader::new(&self.data[pos..]);

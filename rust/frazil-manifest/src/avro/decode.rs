@@ -43,6 +43,28 @@ impl<'a> Reader<'a> {
                 return Ok(i64::from(byte >> 1) ^ -i64::from(byte & 1));
             }
         }
+        // Up to 8 bytes from one load (counts, sizes, ids): the first byte without its high
+        // bit ends the varint; the 7-bit groups are packed in three shift-and-mask steps.
+        if let Some(word) = self.buf.get(self.pos..self.pos + 8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            let x = u64::from_le_bytes(w);
+            let ends = !x & 0x8080_8080_8080_8080;
+            if ends != 0 {
+                let bits = ends.trailing_zeros() + 1; // through the last byte's high bit
+                self.pos += (bits / 8) as usize;
+                let x = if bits == 64 {
+                    x
+                } else {
+                    x & ((1u64 << bits) - 1)
+                };
+                let x = x & 0x7f7f_7f7f_7f7f_7f7f;
+                let x = ((x & 0x7f00_7f00_7f00_7f00) >> 1) | (x & 0x007f_007f_007f_007f);
+                let x = ((x & 0x3fff_0000_3fff_0000) >> 2) | (x & 0x0000_3fff_0000_3fff);
+                let v = ((x & 0x0fff_ffff_0000_0000) >> 4) | (x & 0x0000_0000_0fff_ffff);
+                return Ok(((v >> 1) as i64) ^ -((v & 1) as i64));
+            }
+        }
         let mut value: u64 = 0;
         let mut shift = 0u32;
         loop {
@@ -385,6 +407,42 @@ mod tests {
                 .long()
                 .is_err()
         );
+    }
+
+    #[test]
+    fn every_varint_length_reads_back() {
+        let mut values = vec![0i64, -1, 1, i64::MAX, i64::MIN];
+        for shift in 0..64 {
+            let v = 1i64 << shift;
+            values.extend([
+                v,
+                v.wrapping_neg(),
+                v.wrapping_sub(1),
+                v.wrapping_sub(1).wrapping_neg(),
+                v.wrapping_add(1),
+                v ^ 0x5555_5555_5555_5555,
+            ]);
+        }
+        let mut buf = Vec::new();
+        for v in &values {
+            crate::avro::encode::long(&mut buf, *v);
+        }
+        // read with the 8-byte fast path (padding after) and at the very end (none)
+        let mut r = Reader::new(&buf);
+        for v in &values {
+            assert_eq!(r.long().unwrap(), *v);
+        }
+        assert!(r.is_empty());
+        for v in &values {
+            let mut one = Vec::new();
+            crate::avro::encode::long(&mut one, *v);
+            let n = one.len();
+            assert_eq!(Reader::new(&one).long().unwrap(), *v);
+            one.extend_from_slice(&[0xff; 9]);
+            let mut r = Reader::new(&one);
+            assert_eq!(r.long().unwrap(), *v);
+            assert_eq!(r.position(), n);
+        }
     }
 
     #[test]
