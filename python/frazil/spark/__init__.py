@@ -138,12 +138,13 @@ from frazil.spark.write import write  # noqa: E402
 __all__ += ["read", "write"]
 
 
-def register_data_source(spark) -> None:
+def register_data_source(spark, pushdown: bool | None = None) -> None:
     """Registers the ``frazil`` Python data source with ``spark`` (PySpark 4.0+):
-    ``spark.read.format("frazil")`` and ``df.write.format("frazil")``."""
+    ``spark.read.format("frazil")`` and ``df.write.format("frazil")`` (see
+    :func:`frazil.spark.datasource.register_data_source` for ``pushdown``)."""
     from frazil.spark.datasource import register_data_source as _register
 
-    _register(spark)
+    _register(spark, pushdown)
 
 
 __all__ += ["register_data_source"]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -47,16 +48,31 @@ from pyspark.sql.datasource import (
 
 from frazil.exceptions import InvalidArgumentError
 
-__all__ = ["FrazilDataSource", "register_data_source"]
+__all__ = ["FrazilDataSource", "FrazilDataSourceNoPushdown", "register_data_source"]
 
 log = logging.getLogger(__name__)
 
 CATALOG_PREFIX = "catalog."
 
 
-def register_data_source(spark: Any) -> None:
-    """Registers the ``frazil`` format with ``spark`` (PySpark 4.0+)."""
-    spark.dataSource.register(FrazilDataSource)
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
+def register_data_source(spark: Any, pushdown: bool | None = None) -> None:
+    """Registers the ``frazil`` format with ``spark`` (PySpark 4.0+).
+
+    Spark refuses a reader that implements ``pushFilters`` unless
+    ``spark.sql.python.filterPushdown.enabled`` is true (PySpark 4.1+). ``pushdown=None``
+    follows that setting, ``True`` turns it on for the session, ``False`` registers a reader
+    without pushdown."""
+    from pyspark.sql.datasource import DataSourceReader as _Reader
+
+    supported = hasattr(_Reader, "pushFilters")
+    if pushdown and supported:
+        spark.conf.set(PUSHDOWN_CONF, "true")
+    elif pushdown is None:
+        pushdown = supported and spark.conf.get(PUSHDOWN_CONF, "false").lower() == "true"
+    spark.dataSource.register(FrazilDataSource if pushdown else FrazilDataSourceNoPushdown)
 
 
 def _catalog(options: Any) -> Any:
@@ -113,6 +129,13 @@ class FrazilDataSource(DataSource):
 
     def writer(self, schema: Any, overwrite: bool) -> FrazilWriter:
         return FrazilWriter(dict(self.options), overwrite)
+
+
+class FrazilDataSourceNoPushdown(FrazilDataSource):
+    """The ``frazil`` format with a reader that does not push filters down."""
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return FrazilPlainReader(dict(self.options))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,12 +196,23 @@ def translate_filter(f: Any, types: dict[str, str]) -> tuple[Any, bool] | None:
     return make(name, f.value), exact
 
 
-class FrazilReader(DataSourceReader):
+class FrazilPlainReader(DataSourceReader):
     def __init__(self, options: dict[str, str]) -> None:
         self.options = options
         self.pushed: list[Any] = []
-        self._context: dict[str, Any] | None = None
 
+    def partitions(self) -> list[InputPartition]:
+        return _partitions(self)
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        from frazil.spark.read import read_tasks
+
+        # the reader that planned is not the one that reads: partitions carry what reads need
+        tasks, context = partition.value
+        yield from read_tasks(context, json.loads(tasks))
+
+
+class FrazilReader(FrazilPlainReader):
     def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
         table = _catalog(self.options).load_table(_identifier(self.options))
         types = {
@@ -199,30 +233,28 @@ class FrazilReader(DataSourceReader):
             if not exact:
                 yield f
 
-    def partitions(self) -> list[InputPartition]:
-        from frazil.expressions import And
-        from frazil.spark.read import plan
 
-        table = _catalog(self.options).load_table(_identifier(self.options))
-        args = _read_args(self.options)
-        filters = list(self.pushed)
-        if args["row_filter"] is not None:
-            from frazil.expressions import parse
+def _partitions(reader: FrazilPlainReader) -> list[InputPartition]:
+    """Plans the scan; each partition is a group of file scan tasks (JSON)."""
+    from frazil.expressions import And, parse
+    from frazil.spark.read import _split_size, group_tasks, plan
 
-            filters.append(parse(args["row_filter"]))
-        args["row_filter"] = None
-        if filters:
-            args["row_filter"] = filters[0] if len(filters) == 1 else And(*filters)
-        tasks, context, _ = plan(table, **args)
-        self._context = context
-        log.info("%s: %d tasks, filters %s", table.name(), len(tasks), args["row_filter"])
-        return [InputPartition(t) for t in tasks]
-
-    def read(self, partition: InputPartition) -> Iterator[Any]:
-        from frazil.spark.read import read_tasks
-
-        assert self._context is not None
-        yield from read_tasks(self._context, [partition.value])
+    options = reader.options
+    table = _catalog(options).load_table(_identifier(options))
+    args = _read_args(options)
+    filters = list(reader.pushed)
+    if args["row_filter"] is not None:
+        filters.append(parse(args["row_filter"]))
+    args["row_filter"] = None
+    if filters:
+        args["row_filter"] = filters[0] if len(filters) == 1 else And(*filters)
+    tasks, context, _ = plan(table, **args)
+    sizes = context.pop("task_sizes")
+    log.info("%s: %d tasks, filter %s", table.name(), len(tasks), args["row_filter"])
+    # the planning worker has no SparkContext: the machine's cores unless told
+    parallelism = int(options.get("parallelism") or os.cpu_count() or 1)
+    groups = group_tasks(tasks, sizes, _split_size(table), parallelism)
+    return [InputPartition((json.dumps(g), context)) for g in groups]
 
 
 def _all_fields(schema: Any) -> Iterator[tuple[int, Any]]:
