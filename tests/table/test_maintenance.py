@@ -144,7 +144,7 @@ def test_v2_position_deletes_removed_with_their_files(catalog: Any) -> None:
     assert live(t, DataFileContent.POSITION_DELETES) == []
 
 
-def test_min_input_files_and_delete_ratio(catalog: Any) -> None:
+def test_min_input_files(catalog: Any) -> None:
     t = make(catalog, 3, appends=1)  # one file per partition
     snapshots = len(t.snapshots())
     assert t.rewrite_data_files() == RewriteDataFilesResult()
