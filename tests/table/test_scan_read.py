@@ -413,3 +413,46 @@ def test_delete_cache_reads_each_file_once(tmp_path: Path, data_file: DataFile) 
     assert cache.positions(pos, data_file.file_path).tolist() == [2]
     Path(path).unlink()
     assert cache.positions(pos, data_file.file_path).tolist() == [2]
+
+
+def test_filters_on_and_around_uuid_columns(tmp_path: Any) -> None:
+    """uuid is an Arrow extension type that compute kernels do not dispatch on: filters on it
+    compare its storage, and filters that leave no rows keep the extension columns intact."""
+    import uuid as uuid_mod
+
+    from frazil.arrow_schema import schema_to_arrow
+    from frazil.catalog import load_catalog
+    from frazil.schema import Schema
+    from frazil.types import LongType, NestedField, StructType, UUIDType
+
+    catalog = load_catalog("u", type="sql", warehouse=str(tmp_path))
+    catalog.create_namespace("db")
+    schema = Schema(
+        NestedField(1, "id", LongType()),
+        NestedField(2, "u", UUIDType()),
+        NestedField(3, "s", StructType(NestedField(4, "v", UUIDType()))),
+    )
+    table = catalog.create_table("db.t", schema)
+    arrow = schema_to_arrow(table.schema())
+    keys = [uuid_mod.UUID(int=i + 1) for i in range(3)]
+    data = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int64()),
+            "u": pa.array([k.bytes for k in keys[:2]] + [None], pa.binary(16)),
+            "s": pa.array([{"v": k.bytes} for k in keys], pa.struct([("v", pa.binary(16))])),
+        }
+    )
+    data = data.cast(arrow)
+    table.append(data)
+
+    def ids(f: str) -> list[int]:
+        return sorted(table.scan(row_filter=f).to_arrow().column("id").to_pylist())
+
+    assert ids(f"u = '{keys[1]}'") == [2]
+    assert ids(f"u != '{keys[1]}'") == [1]
+    assert ids("u IS NULL") == [3]
+    assert ids(f"u IN ('{keys[0]}', '{keys[2]}')") == [1]
+    assert ids(f"u = '{uuid_mod.UUID(int=99)}'") == []
+    assert ids("id > 1 AND id < 2") == []
+    empty = table.scan(row_filter="id > 1 AND id < 2").to_arrow()
+    assert empty.schema == table.scan().to_arrow().schema

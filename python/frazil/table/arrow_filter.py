@@ -99,7 +99,7 @@ def _term(schema: Schema, ref: BoundReference) -> pc.Expression:
     expr = pc.field(*field_path(schema, ref.field_id))
     if isinstance(ref.type, UUIDType):
         # compute kernels do not dispatch on the uuid extension type: compare its storage
-        expr = pc.cast(expr, pa.binary(16))
+        expr = expr.cast(pa.binary(16))
     return expr
 
 

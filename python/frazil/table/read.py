@@ -622,7 +622,7 @@ def read_task(
                 if not keep.all():
                     batch = batch.filter(pa.array(keep))
                 if filter_expr is not None and batch.num_rows:
-                    batch = batch.filter(filter_expr)
+                    batch = _filter(batch, filter_expr)
                 if batch.num_rows == 0:
                     continue
                 out = [batch.column(f.name) for f in projected.fields]
@@ -634,6 +634,33 @@ def read_task(
 
 
 METADATA_COLUMNS_BY_ID = {fid: name for name, (fid, _) in METADATA_COLUMNS.items()}
+
+
+def _storage_type(t: pa.DataType) -> pa.DataType:
+    """``t`` with every extension type (uuid) replaced by its storage type, recursively."""
+    if isinstance(t, pa.BaseExtensionType):
+        return _storage_type(t.storage_type)
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_storage_type(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(
+            t.key_field.with_type(_storage_type(t.key_type)),
+            t.item_field.with_type(_storage_type(t.item_type)),
+        )
+    if pa.types.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(_storage_type(t.value_type)))
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_storage_type(t.value_type)))
+    return t
+
+
+def _filter(batch: pa.RecordBatch, expr: pc.Expression) -> pa.RecordBatch:
+    """``batch.filter(expr)``; Acero, which evaluates it, refuses extension columns (uuid)
+    in some paths, so such batches are filtered as their storage and cast back."""
+    storage = pa.schema([f.with_type(_storage_type(f.type)) for f in batch.schema])
+    if storage == batch.schema:
+        return batch.filter(expr)
+    return batch.cast(storage).filter(expr).cast(batch.schema)
 
 
 def _top_name(schema: Schema, field_id: int) -> str:
