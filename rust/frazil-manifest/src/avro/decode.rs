@@ -10,6 +10,27 @@ pub struct Reader<'a> {
     pos: usize,
 }
 
+#[cold]
+#[inline(never)]
+fn int_range(v: i64) -> Error {
+    Error::decode(format!("int value {v} out of range"))
+}
+
+#[inline(always)]
+fn is_ascii(b: &[u8]) -> bool {
+    let mut chunks = b.chunks_exact(8);
+    let mut high = 0u64;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        high |= u64::from_le_bytes(w);
+    }
+    let tail = chunks.remainder().iter().fold(0u8, |a, b| a | b);
+    high & 0x8080_8080_8080_8080 == 0 && tail < 0x80
+}
+
+#[cold]
+#[inline(never)]
 fn eof(what: &str) -> Error {
     Error::decode(format!(
         "truncated data: {what} runs past the end of its block"
@@ -116,7 +137,10 @@ impl<'a> Reader<'a> {
     #[inline(always)]
     pub fn int(&mut self) -> Result<i32> {
         let v = self.long()?;
-        i32::try_from(v).map_err(|_| Error::decode(format!("int value {v} out of range")))
+        match i32::try_from(v) {
+            Ok(v) => Ok(v),
+            Err(_) => Err(int_range(v)),
+        }
     }
 
     #[inline]
@@ -142,7 +166,7 @@ impl<'a> Reader<'a> {
         Ok(f64::from_le_bytes(a))
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
         if n > self.remaining() {
             return Err(eof(what));
@@ -153,41 +177,63 @@ impl<'a> Reader<'a> {
     }
 
     /// A length prefix, checked against what remains.
-    #[inline]
+    #[inline(always)]
     pub fn len(&mut self, what: &str) -> Result<usize> {
         let n = self.long()?;
-        if n < 0 {
-            return Err(Error::decode(format!("negative length {n} for {what}")));
-        }
-        let n = n as u64;
-        if n > self.remaining() as u64 {
-            return Err(Error::decode(format!(
-                "{what} of length {n} runs past the end of its block ({} bytes left)",
-                self.remaining()
-            )));
+        // a negative length is a huge u64: one comparison rejects both
+        if n as u64 > self.remaining() as u64 {
+            return Err(self.bad_len(n, what));
         }
         Ok(n as usize)
     }
 
-    #[inline]
+    #[cold]
+    #[inline(never)]
+    fn bad_len(&self, n: i64, what: &str) -> Error {
+        if n < 0 {
+            Error::decode(format!("negative length {n} for {what}"))
+        } else {
+            Error::decode(format!(
+                "{what} of length {n} runs past the end of its block ({} bytes left)",
+                self.remaining()
+            ))
+        }
+    }
+
+    #[inline(always)]
     pub fn bytes(&mut self) -> Result<&'a [u8]> {
         let n = self.len("bytes")?;
         self.take(n, "bytes")
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn string(&mut self) -> Result<&'a str> {
         let n = self.len("a string")?;
         let b = self.take(n, "a string")?;
+        // paths and names are ASCII: check 8 bytes at a time before the general check
+        if b.len() <= 256 && is_ascii(b) {
+            // SAFETY: ASCII is valid UTF-8.
+            return Ok(unsafe { std::str::from_utf8_unchecked(b) });
+        }
         std::str::from_utf8(b).map_err(|e| Error::decode(format!("string is not valid UTF-8: {e}")))
     }
 
     /// The item count of the next array or map block (0 ends the array). A negative count is
     /// followed by the block's size in bytes, which is read and checked. Every item of an
     /// Iceberg array takes at least one byte, so a count beyond the remaining bytes is corrupt.
-    #[inline]
+    #[inline(always)]
     pub fn block_count(&mut self) -> Result<usize> {
         let n = self.long()?;
+        // the usual case: a small positive count
+        if n >= 0 && (n as u64) <= self.remaining() as u64 {
+            return Ok(n as usize);
+        }
+        self.block_count_slow(n)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn block_count_slow(&mut self, n: i64) -> Result<usize> {
         let n = if n < 0 {
             let size = self.long()?;
             if size < 0 || size as u64 > self.remaining() as u64 {
