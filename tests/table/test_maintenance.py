@@ -287,3 +287,17 @@ def test_empty_table_and_all_rows_deleted(catalog: Any) -> None:
     before = read(t, *LINEAGE)
     t.rewrite_data_files()
     assert read(t, *LINEAGE) == before
+
+
+def test_compacts_a_branch_only(catalog: Any) -> None:
+    t = make(catalog, 3)
+    main_files = {f.file_path for f in live(t)}
+    t.manage_snapshots().create_branch(t.current_snapshot().snapshot_id, "b").commit()
+    t.append(rows(200, 230), branch="b")
+    on_branch = t.scan().use_ref("b").to_arrow().sort_by("id")
+    result = t.rewrite_data_files(branch="b")
+    assert result.rewritten_data_files_count == 15  # 4 + 1 appends x 3 partitions
+    assert {f.file_path for f in live(t)} == main_files  # main untouched
+    assert t.scan().use_ref("b").to_arrow().sort_by("id") == on_branch
+    head = t.snapshot_by_name("b")
+    assert head is not None and head.summary["operation"] == "replace"
