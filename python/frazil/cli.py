@@ -29,6 +29,8 @@ def run_demo(args: argparse.Namespace) -> int:
     from frazil import demo
 
     console = Console()
+    if not console.is_terminal and console.width < 120:
+        console = Console(width=120)  # a log file: rich would wrap the tables at 80 columns
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(name)s: %(message)s",
