@@ -134,6 +134,41 @@ impl<'a> Reader<'a> {
         Err(Error::decode("varint longer than 10 bytes"))
     }
 
+    /// Passes over `n` consecutive varints, eight bytes at a time: each byte without its high
+    /// bit ends one. (Lenient about overlong varints, which only a skipped value could hide.)
+    #[inline]
+    pub fn skip_varints(&mut self, mut n: usize) -> Result<()> {
+        while n > 0 {
+            let Some(word) = self.buf.get(self.pos..self.pos + 8) else {
+                for _ in 0..n {
+                    self.skip_varint()?;
+                }
+                return Ok(());
+            };
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            let mut ends = !u64::from_le_bytes(w) & 0x8080_8080_8080_8080;
+            let count = ends.count_ones() as usize;
+            if count < n {
+                // every varint ending in this word is passed (one may continue in the next)
+                self.pos += 8;
+                n -= count;
+                if count == 0 {
+                    // eight continuation bytes: finish this varint with the checked skip
+                    self.skip_varint()?;
+                    n -= 1;
+                }
+                continue;
+            }
+            for _ in 1..n {
+                ends &= ends - 1;
+            }
+            self.pos += (ends.trailing_zeros() / 8) as usize + 1;
+            return Ok(());
+        }
+        Ok(())
+    }
+
     #[inline(always)]
     pub fn int(&mut self) -> Result<i32> {
         let v = self.long()?;
@@ -396,6 +431,38 @@ impl Skip {
                     f.run(r)?;
                 }
             }
+            // the metrics maps: arrays of records of varints, skipped a block at a time
+            Skip::Array {
+                items,
+                string_key: false,
+            } if matches!(**items, Skip::Varint | Skip::Varints(_)) => {
+                let per = match **items {
+                    Skip::Varints(k) => k,
+                    _ => 1,
+                };
+                loop {
+                    let n = r.block_count()?;
+                    if n == 0 {
+                        break;
+                    }
+                    r.skip_varints(n.saturating_mul(per))?;
+                }
+            }
+            // the bounds maps: arrays of (varint, bytes) records
+            Skip::Array {
+                items,
+                string_key: false,
+            } if matches!(**items, Skip::VarintBytes) => loop {
+                let n = r.block_count()?;
+                if n == 0 {
+                    break;
+                }
+                for _ in 0..n {
+                    r.skip_varint()?;
+                    let len = r.len("bytes")?;
+                    r.take(len, "bytes")?;
+                }
+            },
             Skip::Array { items, string_key } => loop {
                 let n = r.block_count()?;
                 if n == 0 {
@@ -506,6 +573,41 @@ mod tests {
         }
         assert!(Reader::new(&[0x80; 12]).skip_varint().is_err());
         assert!(Reader::new(&[0x80; 3]).skip_varint().is_err());
+    }
+
+    #[test]
+    fn skipping_many_varints_lands_where_reading_them_does() {
+        let values: Vec<i64> = (0..200)
+            .map(|i: i64| match i % 5 {
+                0 => i,
+                1 => -i * 1000,
+                2 => i << 30,
+                3 => i64::MAX - i,
+                _ => 1 << (i % 63),
+            })
+            .collect();
+        let mut buf = Vec::new();
+        for v in &values {
+            crate::avro::encode::long(&mut buf, *v);
+        }
+        buf.extend_from_slice(&[0x80; 3]); // a varint cut off at the end
+        for start in 0..20 {
+            for n in [0, 1, 2, 3, 7, 8, 9, 16, 17, 50, 200 - start] {
+                let (mut a, mut b) = (Reader::new(&buf), Reader::new(&buf));
+                for _ in 0..start {
+                    a.long().unwrap();
+                    b.long().unwrap();
+                }
+                for _ in 0..n {
+                    a.long().unwrap();
+                }
+                b.skip_varints(n).unwrap();
+                assert_eq!(a.position(), b.position(), "start {start} n {n}");
+            }
+        }
+        let mut r = Reader::new(&buf);
+        assert!(r.skip_varints(201).is_err());
+        assert!(Reader::new(&[0x80; 30]).skip_varints(1).is_err());
     }
 
     #[test]
