@@ -14,9 +14,10 @@ which has no Iceberg runtime jar: the JVM built-in is measured on 3.5 only. Spar
 ``pmod(hash(id), 16)`` (a JVM Murmur3, not Iceberg's bucket) is timed under both versions to
 show whether the JVM side itself differs between them.
 
-Then the distributed write and read of the same events (the demo's generator, 5M rows; smoke:
-100k) into a v3 table partitioned by ``day(ts), bucket(16, user_id)``: ``frazil.spark.write`` /
-``frazil.spark.read`` vs the Java reference's ``writeTo(...).append()`` / ``spark.table``.
+Then the distributed write and read of the same events (the demo's generator, 5M rows over 14
+days; smoke: 50k over 2 days) into a v3 table partitioned by ``day(ts), bucket(16, user_id)``:
+``frazil.spark.write`` / ``frazil.spark.read`` vs the Java reference's ``writeTo(...).append()``
+/ ``spark.table``.
 
     .venv/bin/python -m pytest benches/test_spark_bench.py -m benchmark -p no:cacheprovider
     FRAZIL_BENCH_SMOKE=1 .venv/bin/python -m pytest benches/test_spark_bench.py -m benchmark \\
@@ -42,7 +43,8 @@ from typing import Any
 SMOKE = os.environ.get("FRAZIL_BENCH_SMOKE", "").strip() not in ("", "0")
 ROWS = 200_000 if SMOKE else 20_000_000
 CHECK_ROWS = min(ROWS, 1_000_000)  # outputs compared value by value (as a checksum) on these
-IO_ROWS = 100_000 if SMOKE else 5_000_000
+IO_ROWS = 50_000 if SMOKE else 5_000_000
+IO_DAYS = 2.0 if SMOKE else 14.0  # smoke: 32 partitions instead of 224, fewer tiny files
 ROUNDS = 1 if SMOKE else 3
 WARMUP = 0 if SMOKE else 1
 BATCH = 100_000  # spark.sql.execution.arrow.maxRecordsPerBatch, for every Python UDF alike
@@ -279,7 +281,7 @@ def test_bucket_throughput_pyspark4() -> None:
 def _events(session):
     from frazil import demo
 
-    return demo.events(session, 0, IO_ROWS, 0.0, 14.0, seed=7, partitions=4)
+    return demo.events(session, 0, IO_ROWS, 0.0, IO_DAYS, seed=7, partitions=4)
 
 
 def _read_checksum(df) -> tuple[int, int]:
@@ -353,8 +355,8 @@ def test_write_and_read_throughput(spark) -> None:
         "Java": session.sql("SELECT count(*) FROM ref.bench.events.data_files").collect()[0][0],
     }
     _NOTES.append(
-        f"- write/read: {IO_ROWS:,} events (the demo's generator: 7 columns, 14 days), v3, "
-        f"partitioned by day(ts), bucket(16, user_id); data files written: frazil "
+        f"- write/read: {IO_ROWS:,} events (the demo's generator: 7 columns, {IO_DAYS:g} days), "
+        f"v3, partitioned by day(ts), bucket(16, user_id); data files written: frazil "
         f"{files['frazil']}, Java {files['Java']}; both readers give the same row checksum. "
         "Each write creates the table anew; each read aggregates a hash of every column."
     )

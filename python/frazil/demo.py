@@ -12,7 +12,8 @@ On the embedded default (a local warehouse directory, the SQLite catalog, Spark 
    ``frazil.table.transaction`` log and the attempt number in the snapshot's manifest list name);
 4. tags the current snapshot, deletes the refunds of two countries (deletion vectors in Puffin
    files) and lists the DVs;
-5. adds a column, switches the spec from ``day(ts)`` to ``hour(ts)`` and writes newer events;
+5. adds a column, switches the spec to ``hour(ts), bucket(4, user_id)`` (hourly partitions for
+   fresh data, fewer buckets so their files stay large) and writes the newest day;
 6. plans filtered scans and counts the manifests and data files they prune;
 7. time-travels to the tag and to the first snapshot and compares counts;
 8. reads the table with :func:`frazil.spark.read` and checks rows written - rows deleted = rows
