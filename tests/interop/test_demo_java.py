@@ -35,6 +35,15 @@ ROWS = 20_000
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
     warehouse = tmp_path_factory.mktemp("java-demo")
+    from pyspark import SparkContext
+
+    if SparkContext._jvm is not None:
+        # Spark's JVM outlives its sessions: one started without the Iceberg jars cannot load
+        # them later (the suite's order runs tests/interop before other Spark tests)
+        try:
+            SparkContext._jvm.java.lang.Class.forName("org.apache.iceberg.spark.SparkCatalog")
+        except Exception:
+            pytest.skip("this process already runs a Spark JVM without the Iceberg runtime")
     try:
         session = java_reference.reference_session(str(warehouse))
     except java_reference.ReferenceUnavailable as e:
