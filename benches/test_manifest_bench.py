@@ -180,6 +180,42 @@ def _frazil_projected(files: list[tuple[Path, dict[str, Any]]]) -> list[pa.Table
     return [fm.read_manifest(p.read_bytes(), mf, columns=PLANNING_COLUMNS) for p, mf in files]
 
 
+# every column but the column stats maps: what scan planning decodes by default
+NO_STATS_COLUMNS = [
+    "status",
+    "snapshot_id",
+    "sequence_number",
+    "file_sequence_number",
+] + [
+    f"data_file.{name}"
+    for name in (
+        "content",
+        "file_path",
+        "file_format",
+        "partition",
+        "record_count",
+        "file_size_in_bytes",
+        "key_metadata",
+        "split_offsets",
+        "equality_ids",
+        "sort_order_id",
+        "first_row_id",
+        "referenced_data_file",
+        "content_offset",
+        "content_size_in_bytes",
+    )
+]
+
+
+def _frazil_no_stats(files: list[tuple[Path, dict[str, Any]]]) -> list[pa.Table]:
+    return [fm.read_manifest(p.read_bytes(), mf, columns=NO_STATS_COLUMNS) for p, mf in files]
+
+
+def _frazil_split(files: list[tuple[Path, dict[str, Any]]]) -> list[pa.Table]:
+    """One manifest at a time, its blocks split over 2 threads."""
+    return [fm.read_manifests([p.read_bytes()], [mf], threads=2)[0] for p, mf in files]
+
+
 def _fastavro(files: list[tuple[Path, dict[str, Any]]]) -> list[list[dict[str, Any]]]:
     return [list(fastavro.reader(io.BytesIO(p.read_bytes()))) for p, _ in files]
 
@@ -268,12 +304,18 @@ def test_readers_agree(manifests: list[tuple[Path, dict[str, Any]]]) -> None:
     assert len(expected) == 3 * ENTRIES
     assert _summary_of_frazil(_frazil(small)) == expected
     assert _summary_of_frazil(_frazil_threads(small, 2)) == expected
+    assert [t.to_pylist() for t in _frazil_split(small)] == [t.to_pylist() for t in _frazil(small)]
+    no_stats = _frazil_no_stats(small)[0].column("data_file").type
+    assert no_stats.get_field_index("lower_bounds") < 0
+    assert no_stats.get_field_index("split_offsets") >= 0
     assert _summary_of_pyiceberg(_pyiceberg(small)) == expected
 
 
 CASES: dict[str, tuple[Callable[[list[tuple[Path, dict[str, Any]]]], Any], int]] = {
     "frazil (1 thread)": (_frazil, ROUNDS),
     "frazil (2 threads)": (lambda files: _frazil_threads(files, 2), ROUNDS),
+    "frazil (1 manifest at a time, blocks over 2 threads)": (_frazil_split, ROUNDS),
+    "frazil (1 thread, all but column stats)": (_frazil_no_stats, ROUNDS),
     "frazil (1 thread, planning columns only)": (_frazil_projected, ROUNDS),
     "fastavro": (_fastavro, 1),
     "pyiceberg 0.12": (_pyiceberg, 1),
