@@ -558,7 +558,9 @@ def commit_files(
     except BaseException:
         _delete_quietly(table, [f.file_path for f in files])
         raise
-    snap = table.metadata.snapshot_by_name(branch) if branch else table.current_snapshot()
+    # This producer's own snapshot: with concurrent writers sharing a Table object, the
+    # branch head may already be another writer's.
+    snap = table.metadata.snapshot_by_id(producer.snapshot_id)
     if snap is None:  # pragma: no cover - a commit always makes a snapshot
         raise InvalidArgumentError(f"{table.name()}: nothing was committed")
     return snap
