@@ -149,8 +149,7 @@ def plan_files(
 
     ``bound_filter`` may be bound already (to ``schema``) or unbound (bound here with
     ``case_sensitive``). ``schema`` defaults to the snapshot's schema. ``threads`` bounds the
-    native decoding/planning threads (default: all cores); when fewer manifests survive
-    pruning than there are threads, each manifest's blocks are split over the spare threads.
+    native decoding/planning threads (default: all cores), one manifest per thread.
 
     ``include_column_stats=False`` (the Java reference's default for a scan, whose
     ``includeColumnStats()`` is opt-in) leaves the column stats maps (``column_sizes``,

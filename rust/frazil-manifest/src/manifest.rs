@@ -146,18 +146,18 @@ pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> 
 }
 
 /// Decodes many manifests on up to `threads` threads (all cores when `None`), in order; with
-/// fewer manifests than threads, each one's blocks are split over the spare threads (unless
-/// its options say how many threads it may use).
+/// fewer manifests than an explicit `threads`, each one's blocks are split over the spare
+/// threads (unless its options say how many threads it may use).
 pub fn read_manifests(
     jobs: &[(&[u8], ReadOptions)],
     threads: Option<usize>,
 ) -> Result<Vec<RecordBatch>> {
-    let all = threads
+    // fewer manifests than the threads asked for explicitly: each splits its blocks over the
+    // spare ones (not by default: on a busy machine the split costs more than it gains)
+    let spare = threads.map_or(1, |n| n / jobs.len().max(1));
+    let threads = threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
-    let threads = all.min(jobs.len().max(1));
-    // fewer manifests than threads: each splits its blocks over the spare ones
-    let spare = all / jobs.len().max(1);
+        .clamp(1, jobs.len().max(1));
     let read_manifest = |d: &[u8], o: &ReadOptions| {
         if spare > 1 && o.threads.is_none() {
             let o = ReadOptions {

@@ -27,16 +27,19 @@ fn read_in_parts(data: &[u8], target: &[TField], parts: usize) -> Result<RecordB
     let ranges = container.split(parts.max(1));
     let columns = match ranges.as_slice() {
         [] => plan.columns()?,
-        [only] => decode_range(&container, &plan, only.clone())?,
+        [only] => decode_range(&container, &plan, only.clone(), None)?,
         [first, rest @ ..] => std::thread::scope(|scope| -> Result<Columns> {
             let others: Vec<_> = rest
                 .iter()
                 .map(|r| {
                     let (container, plan) = (&container, &plan);
-                    scope.spawn(move || decode_range(container, plan, r.clone()))
+                    scope.spawn(move || decode_range(container, plan, r.clone(), None))
                 })
                 .collect();
-            let mut columns = decode_range(&container, &plan, first.clone())?;
+            // the first part's columns are sized for the whole file, so that the others are
+            // appended in place rather than every column regrown and copied
+            let whole = first.start..ranges.last().map_or(first.end, |r| r.end);
+            let mut columns = decode_range(&container, &plan, first.clone(), Some(whole))?;
             for handle in others {
                 let part = handle
                     .join()
@@ -55,13 +58,21 @@ fn read_in_parts(data: &[u8], target: &[TField], parts: usize) -> Result<RecordB
     columns.finish(&plan.fields, metadata)
 }
 
-fn decode_range(container: &Container<'_>, plan: &Plan, range: Range<usize>) -> Result<Columns> {
+/// Decodes the blocks in `range`; the columns are sized for the blocks in `size_for` (by
+/// default `range`).
+fn decode_range(
+    container: &Container<'_>,
+    plan: &Plan,
+    range: Range<usize>,
+    size_for: Option<Range<usize>>,
+) -> Result<Columns> {
     let mut columns = plan.columns()?;
     // Size the columns for the whole range once the first block shows the shape of a record
     // (values per map, bytes per path), instead of regrowing and copying them block by block.
     // The claim is capped so that hostile counts cannot allocate beyond a multiple of the input.
-    let claimed = container.record_count_hint_in(range.clone());
-    let budget = range.len().saturating_mul(RESERVE_PER_INPUT_BYTE);
+    let size_for = size_for.unwrap_or_else(|| range.clone());
+    let claimed = container.record_count_hint_in(size_for.clone());
+    let budget = size_for.len().saturating_mul(RESERVE_PER_INPUT_BYTE);
     let mut first = true;
     container.for_each_block_in(range, |block| {
         plan.decode_into(&mut columns, block.bytes, block.count)?;
