@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import os
 import platform
-import statistics
 import struct
-import time
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyroaring
 import pytest
+from bench_report import register_report, time_rounds
 from pyroaring import BitMap, BitMap64
 
 from frazil.deletes import DeletionVector
@@ -125,17 +124,6 @@ CASES: dict[str, tuple[Callable[[Inputs], Any], Callable[[Inputs], Any]]] = {
 _TIMES: dict[str, dict[str, dict[str, float]]] = {}
 
 
-def _time(fn: Callable[[], Any], rounds: int) -> dict[str, float]:
-    walls = []
-    cpu0, wall0 = time.process_time(), time.perf_counter()
-    for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        walls.append(time.perf_counter() - t)
-    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-    return {"median": statistics.median(walls), "cpu": cpu, "wall": wall}
-
-
 @pytest.mark.parametrize("case", list(CASES))
 def test_answers_agree(inputs: Inputs, case: str) -> None:
     ours, theirs = (fn(inputs) for fn in CASES[case])
@@ -150,7 +138,7 @@ def test_throughput(inputs: Inputs, case: str, impl: str) -> None:
     fn = CASES[case][0 if impl == "frazil" else 1]
     if not SMOKE:
         fn(inputs)  # warm-up
-    _TIMES.setdefault(case, {})[impl] = _time(lambda: fn(inputs), ROUNDS)
+    _TIMES.setdefault(case, {})[impl] = time_rounds(lambda: fn(inputs), ROUNDS)
 
 
 def _report() -> list[str]:
@@ -184,23 +172,13 @@ def _report() -> list[str]:
     return lines
 
 
-class _Report:
-    """Prints the table after the run (a plugin, so pytest does not capture it)."""
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not _TIMES:
-            return
-        title = "deletion vectors: frazil vs pyroaring + numpy"
-        if SMOKE:
-            title += " (SMOKE MODE: inputs / 1000, 1 round; numbers are meaningless)"
-        terminalreporter.write_sep("=", title)
-        for line in _report():
-            terminalreporter.write_line(line)
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _register_report(request: pytest.FixtureRequest) -> None:
-    manager = request.config.pluginmanager
-    if manager.get_plugin("frazil-deletes-bench-report") is None:
-        manager.register(_Report(), "frazil-deletes-bench-report")
+    def title() -> str:
+        head = "deletion vectors: frazil vs pyroaring + numpy"
+        smoke = " (SMOKE MODE: inputs / 1000, 1 round; numbers are meaningless)"
+        return head + (smoke if SMOKE else "")
+
+    register_report(
+        request, "frazil-deletes-bench-report", title, lambda: _report() if _TIMES else []
+    )
