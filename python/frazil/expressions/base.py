@@ -406,11 +406,14 @@ def _balanced(cls: Any, items: tuple[BooleanExpression, ...]) -> BooleanExpressi
     return cls(_balanced(cls, items[:mid]), _balanced(cls, items[mid:]))
 
 
-class And(BooleanExpression):
-    """Logical conjunction; ``And(a, b, c, ...)`` builds a balanced tree."""
+class _Junction(BooleanExpression):
+    """And/Or: a balanced tree of two children, simplified on construction against the
+    constant that decides the junction (``_absorbing``) and the one it ignores (``_neutral``)."""
 
     __slots__ = ("left", "right")
-    _prec = _PREC_AND
+    _absorbing: type[BooleanExpression]
+    _neutral: type[BooleanExpression]
+    _keyword: str
     left: BooleanExpression
     right: BooleanExpression
 
@@ -418,13 +421,13 @@ class And(BooleanExpression):
         cls, left: BooleanExpression, right: BooleanExpression, *rest: BooleanExpression
     ) -> BooleanExpression:  # type: ignore[misc]
         if rest:
-            return _balanced(And, tuple(map(_check_expr, (left, right, *rest))))
+            return _balanced(cls, tuple(map(_check_expr, (left, right, *rest))))
         left, right = _check_expr(left), _check_expr(right)
-        if isinstance(left, AlwaysFalse) or isinstance(right, AlwaysFalse):
-            return AlwaysFalse()
-        if isinstance(left, AlwaysTrue):
+        if isinstance(left, cls._absorbing) or isinstance(right, cls._absorbing):
+            return cls._absorbing()
+        if isinstance(left, cls._neutral):
             return right
-        if isinstance(right, AlwaysTrue):
+        if isinstance(right, cls._neutral):
             return left
         self = super().__new__(cls)
         self._set(left=left, right=right)
@@ -432,71 +435,53 @@ class And(BooleanExpression):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is type(self)
+            and other.left == self.left  # type: ignore[attr-defined]
+            and other.right == self.right  # type: ignore[attr-defined]
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._keyword.lower(), self.left, self.right))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(left={self.left!r}, right={self.right!r})"
+
+    def __str__(self) -> str:
+        # Nested junctions keep their parentheses so that the text parses back to the same tree.
+        inner = self._prec + 1
+        return f"{self.left._str_in(inner)} {self._keyword} {self.right._str_in(inner)}"
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.left, self.right))
+
+
+class And(_Junction):
+    """Logical conjunction; ``And(a, b, c, ...)`` builds a balanced tree."""
+
+    __slots__ = ()
+    _prec = _PREC_AND
+    _absorbing = AlwaysFalse
+    _neutral = AlwaysTrue
+    _keyword = "AND"
 
     def negate(self) -> BooleanExpression:
         return Or(self.left.negate(), self.right.negate())
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, And) and other.left == self.left and other.right == self.right
 
-    def __hash__(self) -> int:
-        return hash(("and", self.left, self.right))
-
-    def __repr__(self) -> str:
-        return f"And(left={self.left!r}, right={self.right!r})"
-
-    def __str__(self) -> str:
-        # Nested ANDs keep their parentheses so that the text parses back to the same tree.
-        return f"{self.left._str_in(_PREC_AND + 1)} AND {self.right._str_in(_PREC_AND + 1)}"
-
-    def __reduce__(self) -> Any:
-        return (And, (self.left, self.right))
-
-
-class Or(BooleanExpression):
+class Or(_Junction):
     """Logical disjunction; ``Or(a, b, c, ...)`` builds a balanced tree."""
 
-    __slots__ = ("left", "right")
+    __slots__ = ()
     _prec = _PREC_OR
-    left: BooleanExpression
-    right: BooleanExpression
-
-    def __new__(
-        cls, left: BooleanExpression, right: BooleanExpression, *rest: BooleanExpression
-    ) -> BooleanExpression:  # type: ignore[misc]
-        if rest:
-            return _balanced(Or, tuple(map(_check_expr, (left, right, *rest))))
-        left, right = _check_expr(left), _check_expr(right)
-        if isinstance(left, AlwaysTrue) or isinstance(right, AlwaysTrue):
-            return AlwaysTrue()
-        if isinstance(left, AlwaysFalse):
-            return right
-        if isinstance(right, AlwaysFalse):
-            return left
-        self = super().__new__(cls)
-        self._set(left=left, right=right)
-        return self
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
+    _absorbing = AlwaysTrue
+    _neutral = AlwaysFalse
+    _keyword = "OR"
 
     def negate(self) -> BooleanExpression:
         return And(self.left.negate(), self.right.negate())
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Or) and other.left == self.left and other.right == self.right
-
-    def __hash__(self) -> int:
-        return hash(("or", self.left, self.right))
-
-    def __repr__(self) -> str:
-        return f"Or(left={self.left!r}, right={self.right!r})"
-
-    def __str__(self) -> str:
-        return f"{self.left._str_in(_PREC_OR + 1)} OR {self.right._str_in(_PREC_OR + 1)}"
-
-    def __reduce__(self) -> Any:
-        return (Or, (self.left, self.right))
 
 
 class Not(BooleanExpression):
