@@ -26,16 +26,13 @@ logger = logging.getLogger(__name__)
 def _read_existing(io: FileIO, locations: list[str]) -> list[tuple[str, bytes]]:
     """Contents of the files that can be read; a missing one (an earlier, interrupted purge) is
     skipped with a warning rather than stopping the purge."""
-    try:
-        return list(zip(locations, io.read_many(locations), strict=True))
-    except FileNotFoundError:
-        out = []
-        for loc in locations:
-            try:
-                out.append((loc, io.read(loc)))
-            except FileNotFoundError:
-                logger.warning("purge: %s is already gone", loc)
-        return out
+    out = []
+    for loc, data in zip(locations, io.read_many(locations, missing_ok=True), strict=True):
+        if data is None:
+            logger.warning("purge: %s is already gone", loc)
+        else:
+            out.append((loc, data))
+    return out
 
 
 def reachable_files(

@@ -17,7 +17,7 @@ partition value; one with both nulls and values spans two partitions.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -331,14 +331,6 @@ def _partition_value(
 # Duplicates
 
 
-def _read_all(io: FileIO, locations: Sequence[str]) -> list[bytes]:
-    try:
-        return io.read_many(locations)
-    except NotImplementedError:
-        with ThreadPoolExecutor(max_workers=min(_MAX_WORKERS, max(1, len(locations)))) as pool:
-            return list(pool.map(io.read, locations))
-
-
 def referenced_data_files(
     io: FileIO, metadata: TableMetadata, file_paths: Iterable[str]
 ) -> set[str]:
@@ -351,11 +343,11 @@ def referenced_data_files(
     if snapshot.manifest_list is not None:
         manifests = read_manifest_list(io.read(metadata.resolve(snapshot.manifest_list)))
         rows = [m for m in manifests.to_pylist() if m.get("content", 0) == 0]
-        datas = _read_all(io, [metadata.resolve(m["manifest_path"]) for m in rows])
+        datas = io.read_many([metadata.resolve(m["manifest_path"]) for m in rows])
         tables = read_manifests(datas, rows, columns=columns)
     else:  # v1 snapshots may list their manifests inline
         locations = [metadata.resolve(p) for p in snapshot.manifests or ()]
-        tables = [read_manifest(d, columns=columns) for d in _read_all(io, locations)]
+        tables = [read_manifest(d, columns=columns) for d in io.read_many(locations)]
     found: set[str] = set()
     for t in tables:
         statuses = t.column("status").to_pylist()

@@ -32,7 +32,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -302,39 +301,6 @@ class ExpireSnapshots(TransactionStep):
 # file cleanup
 
 
-def _read_files(io: FileIO, locations: Sequence[str], missing_ok: bool) -> list[bytes | None]:
-    """Contents in order; ``None`` for a missing file when ``missing_ok``."""
-    if not locations:
-        return []
-    try:
-        return list(io.read_many(locations))
-    except (NotImplementedError, FileNotFoundError):
-        pass  # one at a time, to tell which file is missing
-
-    def one(location: str) -> bytes | None:
-        try:
-            return io.read(location)
-        except FileNotFoundError:
-            if missing_ok:
-                return None
-            raise
-
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        return list(pool.map(one, locations))
-
-
-def _delete_files(io: FileIO, locations: Sequence[str]) -> None:
-    if not locations:
-        return
-    try:
-        io.delete_many(locations)
-        return
-    except NotImplementedError:
-        pass
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        list(pool.map(io.delete, locations))
-
-
 def _manifest_paths(
     io: FileIO, metadata: TableMetadata, snapshots: Sequence[Snapshot], missing_ok: bool
 ) -> set[str]:
@@ -344,7 +310,7 @@ def _manifest_paths(
     for s in snapshots:  # v1 snapshots may list their manifests inline
         if s.manifest_list is None and s.manifests:
             paths.update(metadata.resolve(m) for m in s.manifests)
-    for location, data in zip(lists, _read_files(io, lists, missing_ok), strict=True):
+    for location, data in zip(lists, io.read_many(lists, missing_ok=missing_ok), strict=True):
         if data is None:
             logger.info("manifest list %s is already gone", location)
             continue
@@ -363,7 +329,7 @@ def _content_file_paths(
 ) -> set[str]:
     """The data/delete file paths the manifests reference: in entries of any status, or only in
     live ones (added or existing; a deleted entry's file is not part of its snapshot)."""
-    datas = [d for d in _read_files(io, manifests, missing_ok) if d is not None]
+    datas = [d for d in io.read_many(manifests, missing_ok=missing_ok) if d is not None]
     out: set[str] = set()
     for table in read_manifests(datas, columns=["status", "data_file.file_path"]):
         paths = table.column("data_file").combine_chunks().field("file_path")
@@ -422,10 +388,10 @@ def _clean_expired_files(
         files_to_delete, manifests_to_delete = [], []
 
     # Data first, metadata last: an interrupted cleanup leaves only unreferenced files behind.
-    _delete_files(io, files_to_delete)
-    _delete_files(io, manifests_to_delete)
-    _delete_files(io, lists_to_delete)
-    _delete_files(io, stats_to_delete)
+    io.delete_many(files_to_delete)
+    io.delete_many(manifests_to_delete)
+    io.delete_many(lists_to_delete)
+    io.delete_many(stats_to_delete)
     logger.info(
         "%s: expired %d snapshots; deleted %d data and delete files, %d manifests, "
         "%d manifest lists, %d statistics files",

@@ -31,7 +31,6 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow as pa
@@ -350,14 +349,7 @@ class _SnapshotProducer(TransactionStep):
         }
 
     def _read(self, paths: Sequence[str]) -> list[bytes]:
-        io = self._io
-        try:
-            return io.read_many(paths)
-        except NotImplementedError:
-            if len(paths) < 2:
-                return [io.read(p) for p in paths]
-            with ThreadPoolExecutor(max_workers=min(8, len(paths))) as pool:
-                return list(pool.map(io.read, paths))
+        return self._io.read_many(paths)
 
     def _manifest_rows(self, snapshot: Snapshot) -> list[dict[str, Any]]:
         if snapshot.manifest_list is None:
