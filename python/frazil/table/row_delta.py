@@ -75,7 +75,7 @@ from frazil.expressions import (
 )
 from frazil.metadata import Operation, Snapshot, TableMetadata
 from frazil.schema import Schema
-from frazil.table.arrow_filter import expression_to_arrow
+from frazil.table.arrow_filter import expression_to_arrow, referenced_field_ids
 from frazil.table.locations import location_provider, partition_to_path
 from frazil.table.metrics import MetricsConfig, parquet_metrics, parse_metrics_mode
 from frazil.table.read import (
@@ -85,6 +85,7 @@ from frazil.table.read import (
     ROW_ID_FIELD_ID,
     DeleteCache,
     _read_range,
+    prune_schema,
     read_task,
 )
 from frazil.table.snapshot_producer import DELETED, RowDelta
@@ -603,14 +604,19 @@ class _Context:
         )
         return list(scan.plan_files())
 
-    def read(self, task: FileScanTask, cache: DeleteCache) -> pa.Table:
-        """The live rows of the task's file with ``_pos`` (and lineage on v3)."""
-        meta = [_POS, ROW_ID, LAST_UPDATED] if self.v3 else [_POS]
+    def read(
+        self, task: FileScanTask, cache: DeleteCache, projected: Schema | None = None
+    ) -> pa.Table:
+        """The live rows of the task's file with ``_pos``, and on v3 lineage unless
+        ``projected`` narrows the columns (merge-on-read only needs the filter's columns)."""
+        meta = [_POS, ROW_ID, LAST_UPDATED] if self.v3 and projected is None else [_POS]
+        schema = projected if projected is not None else self.schema
         batches = list(
             read_task(
                 task,
                 self.io,
                 self.schema,
+                schema,
                 metadata_columns=meta,
                 name_mapping=self.metadata.name_mapping(),
                 residual=AlwaysTrue(),
@@ -619,7 +625,7 @@ class _Context:
         )
         if batches:
             return pa.Table.from_batches(batches)
-        fields = list(schema_to_arrow(self.schema)) + [pa.field(n, pa.int64()) for n in meta]
+        fields = list(schema_to_arrow(schema)) + [pa.field(n, pa.int64()) for n in meta]
         return pa.schema(fields).empty_table()
 
     def existing_positions(self, task: FileScanTask, cache: DeleteCache) -> np.ndarray:
@@ -768,7 +774,13 @@ def _delete_rows(change: _Change, bound: BooleanExpression) -> int:
             change.remove_file(task)
             deleted += task.file.record_count
             continue
-        rows = ctx.read(task, cache)
+        # Merge-on-read only writes positions: read the filter's columns, not whole rows.
+        projected = (
+            prune_schema(ctx.schema, referenced_field_ids(residual))
+            if ctx.mode != COPY_ON_WRITE
+            else None
+        )
+        rows = ctx.read(task, cache, projected)
         pos = _matched_positions(rows, residual, ctx.schema)
         if len(pos) == 0:
             continue
