@@ -454,9 +454,9 @@ def _report() -> list[str]:
         "means other processes had the CPUs (see the load average). On this shared machine "
         "wall times of one round swing by 2-4x between runs; CPU seconds (median per round, "
         "this process's threads) are the steadier comparison.",
-        "- the merge-on-read delete reads every column of every file to evaluate `k = 7` "
-        "(row_delta reads whole rows); reading only `k` and `_pos` would cut its read time "
-        "by about 2.5x.",
+        "- the merge-on-read delete reads only `k` and `_pos` of each file to evaluate `k = 7` "
+        "and writes one DV (v3) per file; copy-on-write reads every column and rewrites every "
+        "file.",
         *_NOTES,
     ]
     lines += ["Notes:", "", *notes, ""]
