@@ -39,9 +39,12 @@ def spark(tmp_path_factory):
 
     if SparkContext._jvm is not None:
         # Spark's JVM outlives its sessions: one started without the Iceberg jars cannot load
-        # them later (the suite's order runs tests/interop before other Spark tests)
+        # them later. Look the class up as Spark does (the context class loader holds
+        # `spark.jars`; py4j's plain Class.forName only sees the JVM's own class path).
         try:
-            SparkContext._jvm.java.lang.Class.forName("org.apache.iceberg.spark.SparkCatalog")
+            SparkContext._jvm.org.apache.spark.util.Utils.classForName(
+                "org.apache.iceberg.spark.SparkCatalog", True, False
+            )
         except Exception:
             pytest.skip("this process already runs a Spark JVM without the Iceberg runtime")
     try:
