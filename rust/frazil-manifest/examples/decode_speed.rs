@@ -7,6 +7,10 @@
 
 use std::time::Instant;
 
+// The allocator of the Python wheel (frazil-python), so these times match it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use frazil_manifest::avro::Container;
 use frazil_manifest::{read_manifest, read_manifests, ReadOptions};
 

@@ -12,6 +12,12 @@ mod values;
 
 use pyo3::prelude::*;
 
+// Decoding allocates and frees hundreds of megabytes of Arrow buffers per scan; mimalloc keeps
+// freed pages for reuse where glibc unmaps large blocks and faults them in again (a quarter of
+// a manifest decode's time). Only Rust's allocations use it; Python and pyarrow keep theirs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

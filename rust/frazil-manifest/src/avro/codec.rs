@@ -121,47 +121,67 @@ fn too_large(codec: &str) -> Error {
     ))
 }
 
-/// Inflates a raw deflate stream straight from the block into `out`: one inflate state per
-/// thread, reset per block, instead of a new buffered reader (and its window allocation and
-/// input copy) per block. A stream that ends early is an error, not a short block.
+/// Inflates a raw deflate stream from the block into `out` with libdeflate: a whole block is
+/// in memory, so the one-shot decompressor (about 1.5x zlib's streaming inflate, and no
+/// window copies) applies. Its output must fit a buffer given up front: `out`'s capacity (a
+/// warm per-thread buffer sized by earlier blocks) or a guess from the block's size, doubled
+/// and retried when short, never past [`MAX_BLOCK_SIZE`].
 fn inflate(data: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    use std::cell::RefCell;
+    use libdeflate_sys as sys;
 
-    use flate2::{Decompress, FlushDecompress, Status};
-
-    thread_local! {
-        static STATE: RefCell<Decompress> = RefCell::new(Decompress::new(false));
+    /// One decompressor per thread (it holds only tables, no stream state).
+    struct Decompressor(*mut sys::libdeflate_decompressor);
+    impl Drop for Decompressor {
+        fn drop(&mut self) {
+            // SAFETY: allocated by libdeflate_alloc_decompressor, freed once here.
+            unsafe { sys::libdeflate_free_decompressor(self.0) }
+        }
     }
-    let corrupt = |e: &dyn std::fmt::Display| Error::decode(format!("corrupt deflate block: {e}"));
-    STATE.with(|state| {
-        let mut state = state.borrow_mut();
-        state.reset(false);
-        // Manifests compress about 4-8x; the vector grows if that guess is short.
-        out.reserve(data.len().saturating_mul(6).clamp(1 << 10, MAX_BLOCK_SIZE));
-        loop {
-            let consumed = state.total_in() as usize;
-            let written = out.len();
-            let input = data.get(consumed..).unwrap_or_default();
-            let status = state
-                .decompress_vec(input, out, FlushDecompress::Finish)
-                .map_err(|e| corrupt(&e))?;
-            if out.len() > MAX_BLOCK_SIZE {
+    thread_local! {
+        // SAFETY: no preconditions; a null result (out of memory) is checked at use.
+        static DECOMPRESSOR: Decompressor =
+            Decompressor(unsafe { sys::libdeflate_alloc_decompressor() });
+    }
+    let corrupt = |why: &str| Error::decode(format!("corrupt deflate block: {why}"));
+    // Manifests compress about 4-8x.
+    let mut room = data
+        .len()
+        .saturating_mul(8)
+        .max(out.capacity())
+        .clamp(1 << 12, MAX_BLOCK_SIZE);
+    DECOMPRESSOR.with(|d| loop {
+        if d.0.is_null() {
+            return Err(Error::decode("out of memory for a deflate decompressor"));
+        }
+        out.clear();
+        out.reserve(room);
+        let mut written = 0usize;
+        // SAFETY: the input is a live slice; the output is `out`'s spare capacity of at least
+        // `room` bytes, which libdeflate writes at most `room` of, reporting how many in
+        // `written`; only then does `set_len` cover them.
+        let result = unsafe {
+            sys::libdeflate_deflate_decompress(
+                d.0,
+                data.as_ptr().cast(),
+                data.len(),
+                out.as_mut_ptr().cast(),
+                room,
+                &mut written,
+            )
+        };
+        match result {
+            sys::libdeflate_result_LIBDEFLATE_SUCCESS => {
+                // SAFETY: see above; `written <= room <= capacity`.
+                unsafe { out.set_len(written.min(room)) };
+                return Ok(());
+            }
+            sys::libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE if room < MAX_BLOCK_SIZE => {
+                room = room.saturating_mul(2).min(MAX_BLOCK_SIZE);
+            }
+            sys::libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE => {
                 return Err(too_large("deflate"));
             }
-            match status {
-                Status::StreamEnd => return Ok(()),
-                Status::Ok | Status::BufError if out.len() == out.capacity() => {
-                    // doubling, but never past one byte over the cap (which then fails above)
-                    let more = out.capacity().min(MAX_BLOCK_SIZE + 1 - out.len()).max(1);
-                    out.reserve(more);
-                }
-                _ => {
-                    let progressed = state.total_in() as usize != consumed || out.len() != written;
-                    if !progressed {
-                        return Err(corrupt(&"the stream ends before its last block"));
-                    }
-                }
-            }
+            _ => return Err(corrupt("invalid or truncated deflate stream")),
         }
     })
 }
