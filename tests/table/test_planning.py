@@ -355,3 +355,32 @@ def test_empty_and_pruned(tmp_path: Any) -> None:
     append(t, data(tmp_path, "a", [1, 2], "a"))
     assert plan(t, "category = 'q'").num_tasks == 0
     assert plan(t, "category = 'a'").num_tasks == 1
+
+
+@pytest.mark.parametrize("expr", [None, "id < 5", "category = 'a' AND id > 25"])
+def test_scan_include_column_stats_option(deleted_table: Any, expr: str | None) -> None:
+    t, files = deleted_table
+    scan = t.scan(row_filter=expr or AlwaysTrue())
+
+    def by_path(tasks: Any) -> dict[str, Any]:
+        return {task.file.file_path: task for task in tasks}
+
+    with_stats = by_path(scan.plan_files())  # default: tasks carry stats, as PyIceberg's do
+    without = by_path(scan.include_column_stats(False).plan_files())
+    assert with_stats.keys() == without.keys() and with_stats
+    for path, task in with_stats.items():
+        original = next(f for f in files.values() if f.file_path == path)
+        assert task.file.lower_bounds == original.lower_bounds
+        assert task.file.upper_bounds == original.upper_bounds
+        bare = without[path]
+        assert not bare.file.lower_bounds and not bare.file.upper_bounds
+        assert not bare.file.value_counts and not bare.file.null_value_counts
+        # everything a reader needs is still there
+        assert bare.file.record_count == task.file.record_count
+        assert bare.file.partition == task.file.partition
+        assert bare.residual == task.residual
+        assert {d.file_path for d in bare.delete_files} == {d.file_path for d in task.delete_files}
+    assert scan.include_column_stats(False).to_arrow().equals(scan.to_arrow())
+    assert scan.options == {}  # builders return new scans
+    with pytest.raises(InvalidArgumentError, match="include-column-stats"):
+        t.scan(options={"include-column-stats": "maybe"}).plan_files()

@@ -298,7 +298,8 @@ def plan(
         scan = scan.use_ref(ref)
     arrow_schema = scan.arrow_schema()
     target = spark_arrow_schema(arrow_schema)
-    planned = list(scan.plan_files())
+    # Executors evaluate residuals on rows: tasks travel without column stats (smaller JSON).
+    planned = list(scan.include_column_stats(False).plan_files())
     tasks = [json.dumps(t.to_json()) for t in planned]
     io_props, io_location = io_spec(table)
     schema = scan.table_schema()

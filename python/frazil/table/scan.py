@@ -68,6 +68,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: DataScan option: whether planned data files keep their column stats maps.
+STATS_OPTION = "include-column-stats"
+
 ALWAYS_TRUE = AlwaysTrue()
 
 _CONTENT_NAMES = {
@@ -458,11 +461,19 @@ def _plan_native(
     snapshot: Snapshot | None,
     bound_filter: BooleanExpression,
     schema: Schema,
+    include_column_stats: bool = True,
 ) -> list[FileScanTask]:
     """Tasks from the native planner."""
     from frazil.table import planning
 
-    planned = planning.plan_files(io, metadata, snapshot, bound_filter, schema=schema)
+    planned = planning.plan_files(
+        io,
+        metadata,
+        snapshot,
+        bound_filter,
+        schema=schema,
+        include_column_stats=include_column_stats,
+    )
     specs = metadata.specs()
     delete_files = planned.delete_files
     tasks = []
@@ -608,14 +619,42 @@ class DataScan:
         except InvalidArgumentError as e:
             raise ValidationError(f"cannot apply filter {self.row_filter}: {e}") from None
 
+    def include_column_stats(self, include: bool = True) -> DataScan:
+        """Whether planned tasks' data files carry their column stats maps (``lower_bounds``,
+        ``value_counts``, ...): the ``include-column-stats`` option, on by default for
+        :meth:`plan_files` (as PyIceberg's tasks carry them; the Java reference's scans leave
+        them out unless asked). Leaving them out skips decoding most of a manifest's bytes
+        when the filter does not need them."""
+        return self._update(options={**self.options, STATS_OPTION: str(include).lower()})
+
+    def _stats_option(self) -> bool | None:
+        value = self.options.get(STATS_OPTION)
+        if value is None:
+            return None
+        text = str(value).strip().lower()
+        if text not in ("true", "false"):
+            raise InvalidArgumentError(f"{STATS_OPTION} must be true or false, got {value!r}")
+        return text == "true"
+
     def plan_files(self) -> Iterable[FileScanTask]:
         """The tasks of this scan: data files whose rows may match, with their deletes."""
+        stats = self._stats_option()
+        return self._plan_files(True if stats is None else stats)
+
+    def _plan_files(self, include_column_stats: bool) -> list[FileScanTask]:
         bound = self._bound_filter()
         schema = self.table_schema()
         snapshot = self.snapshot()
         if self.options.get("planner", "native") == "python":
             return _plan(self.io, self.table_metadata, snapshot, bound, schema)
-        return _plan_native(self.io, self.table_metadata, snapshot, bound, schema)
+        return _plan_native(
+            self.io, self.table_metadata, snapshot, bound, schema, include_column_stats
+        )
+
+    def _tasks_to_read(self) -> list[FileScanTask]:
+        """Tasks for this scan's own reads: the reader needs no column stats (the residual is
+        evaluated on the rows), so they are not decoded unless the option asks for them."""
+        return self._plan_files(bool(self._stats_option()))
 
     # ---- reading
 
@@ -650,7 +689,7 @@ class DataScan:
         return read
 
     def _batches(self, tasks: Iterable[FileScanTask] | None = None) -> Iterator[pa.RecordBatch]:
-        tasks = self.plan_files() if tasks is None else tasks
+        tasks = self._tasks_to_read() if tasks is None else tasks
         read = self._task_reader()
         remaining = self.limit
         for task in tasks:
@@ -674,7 +713,7 @@ class DataScan:
         with the GIL released), in task order."""
         if self.limit is not None:
             return pa.Table.from_batches(list(self._batches()), schema=self.arrow_schema())
-        tasks = list(self.plan_files())
+        tasks = self._tasks_to_read()
         read = self._task_reader()
         workers = int(self.options.get("read-threads", min(8, os.cpu_count() or 1)))
         if workers <= 1 or len(tasks) <= 1:
@@ -691,7 +730,7 @@ class DataScan:
     def count(self) -> int:
         """The number of rows; from file record counts when no task has deletes or a residual,
         else by reading."""
-        tasks = list(self.plan_files())
+        tasks = self._tasks_to_read()
         total = 0
         to_read = []
         for t in tasks:
