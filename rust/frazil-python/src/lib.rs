@@ -15,6 +15,7 @@ use pyo3::prelude::*;
 // Decoding allocates and frees hundreds of megabytes of Arrow buffers per scan; mimalloc keeps
 // freed pages for reuse where glibc unmaps large blocks and faults them in again (a quarter of
 // a manifest decode's time). Only Rust's allocations use it; Python and pyarrow keep theirs.
+// Its purge delay is set before it starts, by `frazil/__init__.py`.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
