@@ -99,6 +99,13 @@ def metadata_field(name: str, partition_type: StructType | None = None) -> Neste
 # schemas
 
 
+def open_parquet(source: Any) -> pq.ParquetFile:
+    """A Parquet file to read, with strings, binaries and lists in the large Arrow types the
+    table's Arrow schema uses (``schema_to_arrow``), so that files without a stored Arrow
+    schema (Java's, Spark's, frazil's own) need no cast after decoding."""
+    return pq.ParquetFile(source, binary_type=pa.large_binary(), list_type=pa.LargeListType)
+
+
 def prune_schema(schema: Schema, field_ids: set[int]) -> Schema:
     """``schema`` with only the fields in ``field_ids`` and their ancestors; a selected struct
     keeps all of its fields, a list or map is kept whole when anything inside it is selected."""
@@ -329,7 +336,7 @@ class DeleteCache:
         _check_parquet(delete_file, "position delete file")
         fs, path = self.io.filesystem(delete_file.file_path)
         with fs.open_input_file(path) as fh:
-            pf = pq.ParquetFile(fh)
+            pf = open_parquet(fh)
             names = {field_id_of(f): f.name for f in pf.schema_arrow}
             cols = [
                 names.get(FILE_PATH_FIELD_ID, "file_path"),
@@ -357,7 +364,7 @@ class DeleteCache:
         _check_parquet(delete_file, "equality delete file")
         fs, path = self.io.filesystem(delete_file.file_path)
         with fs.open_input_file(path) as fh:
-            pf = pq.ParquetFile(fh)
+            pf = open_parquet(fh)
             fields = _file_fields(
                 pf.schema_arrow, self.name_mapping, delete_file.file_path, "equality delete file"
             )
@@ -579,7 +586,7 @@ def read_task(
 
     fs, path = io.filesystem(data_file.file_path)
     with fs.open_input_file(path) as fh:
-        pf = pq.ParquetFile(fh)
+        pf = open_parquet(fh)
         fields = _file_fields(pf.schema_arrow, name_mapping, data_file.file_path)
         by_id = {field_id_of(f): i for i, f in enumerate(fields)}
         wanted = sorted(

@@ -179,6 +179,10 @@ class _RollingFile:
             max_rows_per_page=s.page_rows,
             dictionary_pagesize_limit=s.dict_bytes,
             write_statistics=True,
+            # No ARROW:schema: like Java's files, ours carry only Parquet's own schema (field
+            # ids, logical types), and readers pick their Arrow types (frazil's: the large ones,
+            # without a cast; a stored `string` would force one).
+            store_schema=False,
         )
 
     def _size(self) -> int:
