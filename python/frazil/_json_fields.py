@@ -7,6 +7,7 @@ only after every field was read, so no half-built object ever escapes.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from frazil.exceptions import ParseError
@@ -77,32 +78,32 @@ class Fields:
     def opt_long(self, key: str) -> int | None:
         return self._int(key, False, _INT64_MIN, _INT64_MAX, "a 64-bit integer")
 
-    def str(self, key: str) -> str:
+    def str(self, key: builtins.str) -> builtins.str:
         value = self._get(key, True)
         return check_str(value, self.at(key))
 
-    def opt_str(self, key: str) -> str | None:
+    def opt_str(self, key: builtins.str) -> builtins.str | None:
         value = self._get(key, False)
         return None if value is _MISSING else check_str(value, self.at(key))
 
-    def bool(self, key: str) -> bool:
+    def bool(self, key: builtins.str) -> builtins.bool:
         value = self._get(key, True)
         if not isinstance(value, bool):
             raise ParseError(f"{self.at(key)}: expected a boolean, got {_kind(value)}")
         return value
 
-    def list(self, key: str) -> list[Any]:
+    def list(self, key: builtins.str) -> builtins.list[Any]:
         value = self._get(key, True)
         return check_list(value, self.at(key))
 
-    def opt_list(self, key: str) -> list[Any] | None:
+    def opt_list(self, key: builtins.str) -> builtins.list[Any] | None:
         value = self._get(key, False)
         return None if value is _MISSING else check_list(value, self.at(key))
 
-    def object(self, key: str) -> Fields:
+    def object(self, key: builtins.str) -> Fields:
         return Fields(self._get(key, True), self.at(key))
 
-    def opt_str_map(self, key: str) -> dict[str, str]:
+    def opt_str_map(self, key: builtins.str) -> dict[builtins.str, builtins.str]:
         value = self._get(key, False)
         if value is _MISSING:
             return {}
@@ -113,7 +114,7 @@ class Fields:
                 raise ParseError(f"{self.at(key)}.{k}: expected a string, got {_kind(v)}")
         return dict(value)
 
-    def opt_int32_list(self, key: str) -> list[int] | None:
+    def opt_int32_list(self, key: builtins.str) -> builtins.list[int] | None:
         items = self.opt_list(key)
         if items is None:
             return None
@@ -123,7 +124,7 @@ class Fields:
             for i, v in enumerate(items)
         ]
 
-    def raw(self, key: str) -> Any:
+    def raw(self, key: builtins.str) -> Any:
         """The value as it is (``None`` when absent), for fields kept in their JSON form."""
         return self.obj.get(key)
 

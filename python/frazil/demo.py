@@ -891,10 +891,10 @@ def print_summary(summary: DemoSummary, console=None) -> None:
     by_label = {f"writing {b.label}": b.rows for b in summary.batches}
     concurrent = sum(b.rows for b in summary.batches if b.label in _concurrent_labels())
     for name, seconds in summary.timings.items():
-        n = by_label.get(name) or (concurrent if "concurrently" in name else None)
+        rows = by_label.get(name) or (concurrent if "concurrently" in name else None)
         if name.startswith("reading the table"):
-            n = summary.rows_read
-        rate = f"{n / seconds:,.0f}" if n and seconds > 0 else ""
+            rows = summary.rows_read
+        rate = f"{rows / seconds:,.0f}" if rows and seconds > 0 else ""
         timing.add_row(name, f"{seconds:.1f}", rate)
     timing.add_row("[bold]total[/]", f"{sum(summary.timings.values()):.1f}", "")
     console.print(timing)

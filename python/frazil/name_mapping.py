@@ -50,7 +50,7 @@ class MappedField:
             check_str(n, f"{names_at}[{i}]")
             for i, n in enumerate(check_list(f.raw("names"), names_at))
         )
-        children = f.opt_list("fields") or []
+        children: list[Any] = f.opt_list("fields") or []
         return cls(
             names=names,
             field_id=f.opt_int32("field-id"),

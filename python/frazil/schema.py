@@ -199,7 +199,7 @@ class Schema:
             schema_id = f.int32("schema-id")
         else:
             schema_id = default_schema_id
-        identifier_field_ids = f.opt_int32_list("identifier-field-ids") or []
+        identifier_field_ids: list[int] = f.opt_int32_list("identifier-field-ids") or []
         items = f.list("fields")
         fields = [field_from_json(item, f"{f.at('fields')}[{i}]") for i, item in enumerate(items)]
         schema = cls(*fields, schema_id=schema_id, identifier_field_ids=identifier_field_ids)

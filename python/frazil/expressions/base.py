@@ -251,6 +251,7 @@ class BoundTransform(BoundTerm):
     __slots__ = ("_type", "ref", "transform")
     transform: Transform
     ref: BoundReference
+    _type: IcebergType
 
     def __init__(self, transform: Transform | str, ref: BoundReference) -> None:
         t = _transform_of(transform)
@@ -417,9 +418,10 @@ class _Junction(BooleanExpression):
     left: BooleanExpression
     right: BooleanExpression
 
-    def __new__(
+    # Construction simplifies, so __new__ may return another expression than a _Junction.
+    def __new__(  # type: ignore[misc]
         cls, left: BooleanExpression, right: BooleanExpression, *rest: BooleanExpression
-    ) -> BooleanExpression:  # type: ignore[misc]
+    ) -> BooleanExpression:
         if rest:
             return _balanced(cls, tuple(map(_check_expr, (left, right, *rest))))
         left, right = _check_expr(left), _check_expr(right)
@@ -638,6 +640,7 @@ class _UnaryMixin:
 
 class UnaryPredicate(_UnaryMixin, UnboundPredicate):
     __slots__ = ()
+    term: UnboundTerm
 
     def __init__(self, term: str | UnboundTerm) -> None:
         self._set(term=_unbound_term(term))
@@ -648,6 +651,7 @@ class UnaryPredicate(_UnaryMixin, UnboundPredicate):
 
 class BoundUnaryPredicate(_UnaryMixin, BoundPredicate):
     __slots__ = ()
+    term: BoundTerm
 
     def __init__(self, term: BoundTerm) -> None:
         self._set(term=_bound_term(term))
@@ -686,6 +690,7 @@ class LiteralPredicate(_LiteralMixin, UnboundPredicate):
     """A comparison of a term with one literal (``<``, ``=``, starts-with, ...)."""
 
     __slots__ = ("literal",)
+    term: UnboundTerm
 
     def __init__(self, term: str | UnboundTerm, literal: Any) -> None:
         self._set(term=_unbound_term(term), literal=_literal(literal))
@@ -696,6 +701,7 @@ class LiteralPredicate(_LiteralMixin, UnboundPredicate):
 
 class BoundLiteralPredicate(_LiteralMixin, BoundPredicate):
     __slots__ = ("literal",)
+    term: BoundTerm
 
     def __init__(self, term: BoundTerm, literal: Literal) -> None:
         term = _bound_term(term)
@@ -755,6 +761,7 @@ class SetPredicate(_SetMixin, UnboundPredicate):
     """``term IN (...)`` / ``NOT IN``; duplicates are dropped, order is kept for output."""
 
     __slots__ = ("literals",)
+    term: UnboundTerm
 
     def __new__(cls, term: str | UnboundTerm, literals: Iterable[Any]) -> BooleanExpression:  # type: ignore[misc]
         lits = _literal_set(literals)
@@ -776,6 +783,7 @@ class SetPredicate(_SetMixin, UnboundPredicate):
 
 class BoundSetPredicate(_SetMixin, BoundPredicate):
     __slots__ = ("literals",)
+    term: BoundTerm
 
     def __new__(cls, term: BoundTerm, literals: Iterable[Any]) -> BooleanExpression:  # type: ignore[misc]
         term = _bound_term(term)

@@ -483,11 +483,11 @@ def _convert(v: Any, src: PrimitiveType, t: IcebergType) -> Literal | _Bound | B
         return None
     if isinstance(t, FloatType):
         if isinstance(src, (IntegerType, LongType, DecimalType, DoubleType, StringType)):
-            x = _parse_number_text(v) if isinstance(src, StringType) else v
+            num = _parse_number_text(v) if isinstance(src, StringType) else v
             try:
-                f = float(x)
+                f = float(num)
             except OverflowError:
-                return ABOVE_MAX if x > 0 else BELOW_MIN
+                return ABOVE_MAX if num > 0 else BELOW_MIN
             return _to_float32(f)
         return None
     if isinstance(t, DecimalType):

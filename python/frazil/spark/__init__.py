@@ -33,7 +33,8 @@ FUNCTIONS = {
 }
 
 _lock = threading.Lock()
-_registered: dict[int, Any] = {}  # id(JVM session) -> builders kept alive for the session
+# (id(SparkSession), prefix) -> the JVM session the functions were registered into
+_registered: dict[tuple[int, str], Any] = {}
 
 
 def register(spark, prefix: str = "frazil_") -> list[str]:

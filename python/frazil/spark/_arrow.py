@@ -63,8 +63,10 @@ def apply(kind: str, param: int | None, values: Any) -> pa.Array | pa.ChunkedArr
     truncate."""
     _check(kind, values)
     if kind == "bucket":
+        assert param is not None  # bucket and truncate always come with their parameter
         return transforms.bucket(param, values)
     if kind == "truncate":
+        assert param is not None
         out = transforms.truncate(param, values)
         if pa.types.is_int8(values.type) or pa.types.is_int16(values.type):
             # Java truncates tinyint and smallint in int arithmetic and narrows with a cast, so an
@@ -163,7 +165,7 @@ def install_pandas_passthrough() -> bool:
         cls = getattr(serializers, name, None)
         method = getattr(cls, "arrow_to_pandas", None) if cls is not None else None
         # patch only methods defined on this class itself, and only once
-        if method is None or "arrow_to_pandas" not in vars(cls):
+        if cls is None or method is None or "arrow_to_pandas" not in vars(cls):
             continue
         if not hasattr(method, "__frazil_original__"):
             cls.arrow_to_pandas = _passthrough(method)

@@ -218,7 +218,7 @@ def _udf_cached(kind: str, param: int | None, result_json: str, arrow: bool):
 
     result = _parse_datatype_json_string(result_json)
     if arrow:
-        from pyspark.sql.functions import arrow_udf
+        from pyspark.sql.functions import arrow_udf  # type: ignore[attr-defined]  # PySpark 4.1+
 
         return arrow_udf(_arrow.arrow_kernel(kind, param), result)
     from pyspark.sql.functions import pandas_udf
@@ -226,7 +226,9 @@ def _udf_cached(kind: str, param: int | None, result_json: str, arrow: bool):
     with warnings.catch_warnings():
         # PySpark 3.5 checks the pandas and pyarrow versions with distutils' LooseVersion
         warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
-        return pandas_udf(_arrow.pandas_kernel(kind, param), result)
+        # The UDF's kind comes from the kernel's runtime __annotations__ (Series -> Series) and
+        # the result is any DataType: neither is visible to PySpark's overloads.
+        return pandas_udf(_arrow.pandas_kernel(kind, param), result)  # type: ignore[call-overload]
 
 
 def make_udf(kind: str, param: int | None, result):
@@ -336,7 +338,11 @@ def with_transforms(df, columns: dict[str, tuple[str, str]]):
         new = {}
         for name, kind, param, index, _ in specs:
             col = df[df.columns[index]]
-            new[name] = with_param[kind](param, col) if kind in with_param else plain[kind](col)
+            if kind in with_param:
+                assert param is not None  # _parse_transform always gives bucket/truncate one
+                new[name] = with_param[kind](param, col)
+            else:
+                new[name] = plain[kind](col)
         return df.withColumns(new)
     schema = StructType(
         list(df.schema.fields) + [StructField(name, t, True) for name, _, _, _, t in specs]

@@ -249,6 +249,7 @@ def read_tasks(context: dict[str, Any], task_jsons: Sequence[str]) -> Iterator[p
     target = context["spark_arrow_schema"]
     for text in task_jsons:
         task = FileScanTask.from_json(json.loads(text), context["case_sensitive"])
+        assert task.schema is not None  # from_json always reads the task's schema
         for batch in read_task(
             task,
             io,

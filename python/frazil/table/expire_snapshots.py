@@ -46,6 +46,7 @@ from frazil.table.updates import RemoveSnapshotRefUpdate, RemoveSnapshotsUpdate,
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
+    from frazil.metadata import PartitionStatisticsFile, StatisticsFile
     from frazil.table.transaction import Transaction
 
 __all__ = [
@@ -355,10 +356,14 @@ def _clean_expired_files(
     kept_stats = {f.statistics_path for f in committed.statistics} | {
         f.statistics_path for f in committed.partition_statistics
     }
+    stats_files: tuple[StatisticsFile | PartitionStatisticsFile, ...] = (
+        *base.statistics,
+        *base.partition_statistics,
+    )
     stats_to_delete = sorted(
         {
             base.resolve(f.statistics_path)
-            for f in (*base.statistics, *base.partition_statistics)
+            for f in stats_files
             if f.snapshot_id in expired_ids and f.statistics_path not in kept_stats
         }
     )

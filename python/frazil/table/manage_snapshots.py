@@ -301,7 +301,7 @@ class ManageSnapshots(TransactionStep):
         """Sets a branch's or tag's max-ref-age-ms (``main`` never expires, whatever it says)."""
         return self._set_retention(ref_name, None, max_ref_age_ms=max_ref_age_ms)
 
-    def _set_retention(self, ref_name: str, kind: str | None, **changes: int) -> ManageSnapshots:
+    def _set_retention(self, ref_name: str, kind: str | None, **changes: Any) -> ManageSnapshots:
         name = self._check_name(ref_name, "ref name")
         ((key, value),) = changes.items()
         if isinstance(value, bool) or not isinstance(value, int):

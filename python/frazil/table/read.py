@@ -232,11 +232,11 @@ class _Projector:
                 by_id[fid] = i
         out = []
         for tf in target.fields:
-            i = by_id.get(tf.field_id)
-            if i is None:
+            idx = by_id.get(tf.field_id)
+            if idx is None:
                 out.append(self.missing(tf, n))
             else:
-                out.append(self.project(arrays[i], fields[i], tf))
+                out.append(self.project(arrays[idx], fields[idx], tf))
         return out
 
     def missing(self, tf: NestedField, n: int) -> pa.Array:

@@ -708,8 +708,8 @@ class _Change:
             if ctx.snapshot is not None:
                 producer.validate_from_snapshot(ctx.snapshot.snapshot_id)
         except BaseException:
-            for w in writers:
-                w.abort()
+            for writer in writers:
+                writer.abort()
             deletes.abort()
             raise
         tx.stage(_RowChangeStep(producer, writers, deletes))
@@ -860,7 +860,7 @@ def _match_filter(keys: pa.Table, join_cols: Sequence[str]) -> BooleanExpression
     terms: list[BooleanExpression] = []
     for row in keys.drop_null().to_pylist():
         parts = [EqualTo(c, row[c]) for c in join_cols]
-        e = parts[0]
+        e: BooleanExpression = parts[0]
         for p in parts[1:]:
             e = And(e, p)
         terms.append(e)

@@ -535,7 +535,7 @@ class DataScan:
             raise InvalidArgumentError(f"limit must not be negative, got {limit}")
 
     def _update(self, **changes: Any) -> DataScan:
-        args = {
+        args: dict[str, Any] = {
             "row_filter": self.row_filter,
             "selected_fields": self.selected_fields,
             "case_sensitive": self.case_sensitive,

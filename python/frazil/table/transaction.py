@@ -140,10 +140,10 @@ def requirements_for(
                 )
         elif isinstance(u, (SetSnapshotRefUpdate, RemoveSnapshotRefUpdate)):
             name = u.ref_name
-            ref = base.refs.get(name)
+            current = base.refs.get(name)
             once(
                 ("ref", name),
-                lambda name=name, ref=ref: AssertRefSnapshotId(
+                lambda name=name, ref=current: AssertRefSnapshotId(
                     name, None if ref is None else ref.snapshot_id
                 ),
             )

@@ -153,8 +153,8 @@ class UpdateSchema(PendingUpdate):
             for parent, fields in self._adds.items():
                 if any(f.field_id == field_id for f in fields):
                     return parent
-        parent = self._schema.parent_id(field_id)
-        return _ROOT if parent is None else parent
+        schema_parent = self._schema.parent_id(field_id)
+        return _ROOT if schema_parent is None else schema_parent
 
     def _struct_id_for(self, field: NestedField) -> int:
         """Where fields are added under ``field``: the struct itself, or a list's element struct

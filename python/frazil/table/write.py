@@ -51,6 +51,7 @@ from frazil.types import DoubleType, FloatType, ListType, MapType
 if TYPE_CHECKING:
     from frazil.io import FileIO
     from frazil.metadata import TableMetadata
+    from frazil.partitioning import PartitionSpec
     from frazil.table.transaction import Transaction
     from frazil.table.updates import TableUpdate
 
@@ -284,9 +285,10 @@ class DataFileWriter:
         self.io = io
         self.metadata = metadata
         self.schema = metadata.schema()
-        self.spec = metadata.spec() if spec_id is None else metadata.spec_by_id(spec_id)
-        if self.spec is None:
+        spec = metadata.spec() if spec_id is None else metadata.spec_by_id(spec_id)
+        if spec is None:
             raise InvalidArgumentError(f"the table has no partition spec with id {spec_id}")
+        self.spec: PartitionSpec = spec
         for f in self.spec.fields:
             if isinstance(f.transform, UnknownTransform):
                 raise UnsupportedError(
@@ -423,6 +425,7 @@ class DataFileWriter:
                 out.append(pa.chunked_array([pa.nulls(table.num_rows, nested.type)]))
                 continue
             source = _column(table, name)
+            assert not isinstance(pf.transform, UnknownTransform)  # refused by __init__
             values = pf.transform.apply(source)
             out.append(_cast_partition(values, nested.type))
         return out
@@ -484,6 +487,8 @@ class DataFileWriter:
         rf.add(rows)
 
     def data_file(self, rf: _RollingFile, size: int) -> DataFile:
+        # Only called by _RollingFile.close once a file was opened (writer and location set).
+        assert rf.writer is not None and rf.location is not None
         footer = rf.writer.writer.metadata
         try:
             metrics = parquet_metrics(footer, self.schema, config=self.metrics_config)

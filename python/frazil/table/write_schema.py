@@ -337,7 +337,7 @@ def _plan_type(ice: IcebergType, required: bool, src: pa.DataType, path: str) ->
             raise _incompatible(path, src, ice)
         arrow_children = [t.field(i) for i in range(t.num_fields)]
         matched = _match(arrow_children, ice, f"{path}.")
-        children = []
+        children: list[tuple[_Plan, int | None]] = []
         for cf in ice.fields:
             cpath = f"{path}.{cf.name}"
             if cf.field_id in matched:
