@@ -89,8 +89,7 @@ from frazil.table.read import (
     read_task,
 )
 from frazil.table.snapshot_producer import DELETED, RowDelta
-from frazil.table.transaction import TransactionStep
-from frazil.table.write import DataFileWriter
+from frazil.table.write import DataFileWriter, WrittenFilesStep
 from frazil.table.write_schema import conform
 from frazil.types import DoubleType, FloatType, LongType, NestedField, PrimitiveType, StringType
 
@@ -98,7 +97,6 @@ if TYPE_CHECKING:
     from frazil.io import FileIO
     from frazil.table.scan import FileScanTask
     from frazil.table.transaction import Transaction
-    from frazil.table.updates import TableUpdate
 
 __all__ = ["UpsertResult", "delete", "overwrite", "upsert"]
 
@@ -495,38 +493,6 @@ def _delete_key(path: str, offset: int | None) -> str:
     return f"{path}#{'' if offset is None else offset}"
 
 
-class _RowChangeStep(TransactionStep):
-    """The producer's step plus the files written for it, deleted when it does not land."""
-
-    def __init__(
-        self, producer: _RowChange, writers: Sequence[DataFileWriter], deletes: _DeleteWriter
-    ) -> None:
-        self.producer = producer
-        self.writers = list(writers)
-        self.deletes = deletes
-
-    def _cleanup(self) -> None:
-        for w in self.writers:
-            w.abort()
-        self.deletes.abort()
-
-    def apply(self, base: TableMetadata, attempt: int) -> list[TableUpdate]:
-        try:
-            return self.producer.apply(base, attempt)
-        except BaseException:
-            self._cleanup()
-            raise
-
-    def on_commit(self, committed: TableMetadata) -> None:
-        self.producer.on_commit(committed)
-
-    def on_abort(self) -> None:
-        try:
-            self.producer.on_abort()
-        finally:
-            self._cleanup()
-
-
 # ---------------------------------------------------------------------------------------------
 # Planning and reading the affected files
 
@@ -712,7 +678,7 @@ class _Change:
                 writer.abort()
             deletes.abort()
             raise
-        tx.stage(_RowChangeStep(producer, writers, deletes))
+        tx.stage(WrittenFilesStep(producer, *writers, deletes))
 
     def _stage_positions(
         self, producer: _RowChange, deletes: _DeleteWriter, dropped: set[str]

@@ -31,7 +31,7 @@ import uuid
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -584,19 +584,28 @@ def _run_starts(parts: list[pa.ChunkedArray]) -> list[int]:
 # Transactions
 
 
-class WrittenFilesStep(TransactionStep):
-    """A snapshot producer's step that also owns the data files written for it: they are
-    deleted when the step fails or the transaction is aborted."""
+class _Abortable(Protocol):
+    def abort(self) -> None: ...
 
-    def __init__(self, producer: TransactionStep, writer: DataFileWriter) -> None:
+
+class WrittenFilesStep(TransactionStep):
+    """A snapshot producer's step that also owns the files written for it (by any writers
+    with an ``abort()``: data files, delete files): they are deleted when the step fails or the
+    transaction is aborted."""
+
+    def __init__(self, producer: TransactionStep, *writers: _Abortable) -> None:
         self.producer = producer
-        self.writer = writer
+        self.writers = writers
+
+    def _abort_writers(self) -> None:
+        for w in self.writers:
+            w.abort()
 
     def apply(self, base: TableMetadata, attempt: int) -> list[TableUpdate]:
         try:
             return self.producer.apply(base, attempt)
         except BaseException:
-            self.writer.abort()
+            self._abort_writers()
             raise
 
     def on_commit(self, committed: TableMetadata) -> None:
@@ -606,7 +615,7 @@ class WrittenFilesStep(TransactionStep):
         try:
             self.producer.on_abort()
         finally:
-            self.writer.abort()
+            self._abort_writers()
 
 
 def write_data_files(
