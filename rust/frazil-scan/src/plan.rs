@@ -82,8 +82,9 @@ pub struct Load {
     pub column_stats: bool,
 }
 
-/// The `data_file` columns that hold column stats (as `frazil_manifest::manifest::
-/// COLUMN_STATS`; Java's `ContentFile.copyWithoutStats` drops the same).
+/// The `data_file` columns that hold column stats: the same list as
+/// `frazil_manifest::manifest::COLUMN_STATS` (this crate does not depend on the decoder; a test
+/// keeps the two equal), the fields Java's `ContentFile.copyWithoutStats` drops.
 pub const COLUMN_STATS: [&str; 7] = [
     "column_sizes",
     "value_counts",

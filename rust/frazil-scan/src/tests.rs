@@ -687,3 +687,12 @@ fn errors_name_the_problem() {
     assert!(planner.plan_manifest(0, &bad).is_err());
     let _ = DataType::Null;
 }
+
+#[test]
+fn column_stats_are_the_ones_the_decoder_can_skip() {
+    // This crate depends on Arrow batches only; the two lists must not drift apart.
+    assert_eq!(
+        crate::plan::COLUMN_STATS,
+        frazil_manifest::manifest::COLUMN_STATS
+    );
+}
