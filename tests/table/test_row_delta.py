@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from row_data import rows
 
 from frazil import manifest as fm
 from frazil.catalog import load_catalog
@@ -36,18 +37,6 @@ SCHEMA = Schema(
 )
 MODES = ["copy-on-write", "merge-on-read"]
 VERSIONS = [2, 3]
-
-
-def rows(lo: int, hi: int) -> pa.Table:
-    ids = list(range(lo, hi))
-    return pa.table(
-        {
-            "id": pa.array(ids, pa.int64()),
-            "s": [None if i % 5 == 0 else f"s{i % 7}" for i in ids],
-            "x": [None if i % 6 == 0 else i / 2 for i in ids],
-            "p": pa.array([i % 3 for i in ids], pa.int64()),
-        }
-    )
 
 
 @pytest.fixture
