@@ -333,8 +333,13 @@ def with_transforms(df, columns: dict[str, tuple[str, str]]):
         return df
     if arrow_udf_available():
         with_param = {"bucket": bucket, "truncate": truncate}
-        plain = {"years": years, "months": months, "days": days, "hours": hours}
-        plain["identity"] = identity
+        plain = {
+            "years": years,
+            "months": months,
+            "days": days,
+            "hours": hours,
+            "identity": identity,
+        }
         new = {}
         for name, kind, param, index, _ in specs:
             col = df[df.columns[index]]
@@ -364,14 +369,16 @@ def _batch_transformer(plan: list[tuple[str, int | None, int]], names: list[str]
 
         from frazil.spark import _arrow
 
+        # the arrow_udf's kernel (apply, then one array); identity passes the column through
+        kernels = [
+            (None if kind == "identity" else _arrow.arrow_kernel(kind, param), index)
+            for kind, param, index in plan
+        ]
         for batch in batches:
             arrays = list(batch.columns)
-            for kind, param, index in plan:
+            for kernel, index in kernels:
                 source = batch.column(index)
-                out = source if kind == "identity" else _arrow.apply(kind, param, source)
-                if isinstance(out, pa.ChunkedArray):
-                    out = out.combine_chunks()
-                arrays.append(out)
+                arrays.append(source if kernel is None else kernel(source))
             yield pa.RecordBatch.from_arrays(arrays, names=names)
 
     return run
