@@ -48,7 +48,7 @@ from frazil.expressions import AlwaysTrue, parse
 from frazil.io.local import LocalFileIO
 from frazil.metadata import TableMetadata
 from frazil.table.planning import PlannedFiles, plan_files
-from frazil.table.snapshot_producer import MANIFEST_FILE_SCHEMA
+from frazil.table.update.snapshot import MANIFEST_FILE_SCHEMA
 
 pytestmark = [pytest.mark.benchmark]
 

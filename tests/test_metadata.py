@@ -26,7 +26,7 @@ from frazil.metadata import (
 )
 from frazil.partitioning import UnknownTransform
 from frazil.schema import Schema
-from frazil.table.updates import (
+from frazil.table.update import (
     AddSnapshotUpdate,
     SetSnapshotRefUpdate,
     new_table_metadata,

@@ -81,7 +81,7 @@ def test_malformed_mappings(text: str, message: str) -> None:
 
 
 def test_table_property() -> None:
-    from frazil.table.updates import SetPropertiesUpdate, new_table_metadata, update_table_metadata
+    from frazil.table.update import SetPropertiesUpdate, new_table_metadata, update_table_metadata
 
     schema = Schema(NestedField(1, "id", IntegerType(), True))
     m = new_table_metadata(schema, "s3://b/t")

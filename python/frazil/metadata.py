@@ -389,7 +389,7 @@ class EncryptedKey:
 @dataclass(frozen=True)
 class TableMetadata:
     """One version of a table's metadata. Build changed versions with
-    :class:`frazil.table.updates.MetadataBuilder`, never by hand-editing fields."""
+    :class:`frazil.table.update.MetadataBuilder`, never by hand-editing fields."""
 
     format_version: int
     table_uuid: uuid.UUID | None

@@ -13,7 +13,7 @@ from frazil.content_file import DataFile, ManifestEntryStatus, manifest_entries
 from frazil.manifest import summarize_manifest, write_manifest, write_manifest_list
 from frazil.metadata import MAIN_BRANCH, Snapshot, SnapshotRefType
 from frazil.table import Table
-from frazil.table.updates import AddSnapshotUpdate, SetSnapshotRefUpdate
+from frazil.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate
 
 
 def commit_snapshot(table: Table, data_paths: list[str]) -> Snapshot:

@@ -17,7 +17,7 @@ from frazil.catalog.filesystem import FileSystemCatalog
 from frazil.exceptions import CommitFailedError, CommitStateUnknownError, ValidationError
 from frazil.schema import Schema
 from frazil.table import Table
-from frazil.table.updates import (
+from frazil.table.update import (
     AddSchemaUpdate,
     RemoveSchemasUpdate,
     SetCurrentSchemaUpdate,
@@ -124,7 +124,7 @@ def test_stale_base_validation_error_is_a_commit_failure(catalog: Catalog, schem
 def test_requirement_failure(catalog: Catalog, schema: Schema) -> None:
     import uuid
 
-    from frazil.table.updates import AssertTableUUID
+    from frazil.table.update import AssertTableUUID
 
     table = new_table(catalog, schema)
     before = metadata_files(table)

@@ -22,7 +22,7 @@ from frazil.exceptions import (
 )
 from frazil.metadata import TableMetadata
 from frazil.schema import Schema
-from frazil.table.updates import AddSchemaUpdate, SetCurrentSchemaUpdate
+from frazil.table.update import AddSchemaUpdate, SetCurrentSchemaUpdate
 from frazil.types import NestedField, StringType
 
 

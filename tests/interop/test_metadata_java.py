@@ -24,10 +24,7 @@ from frazil.metadata import MetadataLogEntry, TableMetadata
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.sorting import SortField, SortOrder
-from frazil.table.sorting import ReplaceSortOrder
-from frazil.table.update_schema import UpdateSchema
-from frazil.table.update_spec import UpdateSpec
-from frazil.table.updates import (
+from frazil.table.update import (
     AssertRefSnapshotId,
     AssertTableUUID,
     RemoveSnapshotRefUpdate,
@@ -36,6 +33,9 @@ from frazil.table.updates import (
     new_table_metadata,
     update_table_metadata,
 )
+from frazil.table.update.schema import UpdateSchema
+from frazil.table.update.sort_order import ReplaceSortOrder
+from frazil.table.update.spec import UpdateSpec
 from frazil.transforms import parse
 from frazil.types import LongType, NestedField, StringType, StructType, TimestampType
 

@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 
 from frazil.metadata import Snapshot, TableMetadata
-from frazil.table.sorting import ReplaceSortOrder
-from frazil.table.update_schema import UpdateSchema
-from frazil.table.update_spec import UpdateSpec
-from frazil.table.updates import (
+from frazil.table.update import (
     AddSnapshotUpdate,
     SetSnapshotRefUpdate,
     new_table_metadata,
     update_table_metadata,
 )
+from frazil.table.update.schema import UpdateSchema
+from frazil.table.update.sort_order import ReplaceSortOrder
+from frazil.table.update.spec import UpdateSpec
 from frazil.types import (
     DecimalType,
     IntegerType,

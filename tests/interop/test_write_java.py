@@ -22,7 +22,7 @@ from frazil.catalog import load_catalog
 from frazil.content_file import DataFile, data_files_from_entries
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
-from frazil.table.locations import LocationProvider
+from frazil.table.write.locations import LocationProvider
 from frazil.transforms import parse
 from frazil.types import (
     DateType,

@@ -19,7 +19,7 @@ from frazil.content_file import DataFile
 from frazil.io import FileIO
 from frazil.metadata import TableMetadata
 from frazil.table import Table
-from frazil.table.updates import update_table_metadata
+from frazil.table.update import update_table_metadata
 
 
 class LocalIO(FileIO):

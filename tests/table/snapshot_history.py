@@ -26,8 +26,8 @@ from frazil.exceptions import CommitFailedError
 from frazil.metadata import MAIN_BRANCH, Snapshot, SnapshotRef, TableMetadata
 from frazil.schema import Schema
 from frazil.table import Table
-from frazil.table.transaction import StaticStep
-from frazil.table.updates import (
+from frazil.table.step import StaticStep
+from frazil.table.update import (
     AddSnapshotUpdate,
     SetSnapshotRefUpdate,
     new_table_metadata,

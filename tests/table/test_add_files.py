@@ -19,7 +19,7 @@ import pytest
 from frazil.content_file import DataFile
 from frazil.exceptions import ValidationError
 from frazil.metadata import TableMetadata
-from frazil.table.add_files import data_files_from_parquet
+from frazil.table.write.add_files import data_files_from_parquet
 
 pytest.importorskip("pyiceberg")
 from pyiceberg.catalog.sql import SqlCatalog

@@ -18,7 +18,7 @@ import snapshot_history as h
 from frazil.exceptions import InvalidArgumentError, ValidationError
 from frazil.metadata import StatisticsFile
 from frazil.table import Table
-from frazil.table.updates import SetStatisticsUpdate, update_table_metadata
+from frazil.table.update import SetStatisticsUpdate, update_table_metadata
 
 DAY = h.DAY_MS
 
@@ -53,7 +53,7 @@ def test_default_policy_keeps_five_days_and_deletes_what_only_expired_snapshots_
     s.append(h.delete_file(t, now - 8 * DAY, first_file))  # the oldest file leaves the table
     s += linear(t, now, [7, 6, 4.5, 3, 1])
     assert h.read_snapshot_rows(t, t.current_snapshot()) == 2 * 6
-    with caplog.at_level(logging.INFO, logger="frazil.table.expire_snapshots"):
+    with caplog.at_level(logging.INFO, logger="frazil.table.update.expire_snapshots"):
         t.expire_snapshots().commit()
     assert ids(t) == set(s[-3:])  # younger than 5 days
     assert t.current_snapshot().snapshot_id == s[-1]

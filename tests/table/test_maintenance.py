@@ -20,12 +20,12 @@ from frazil.exceptions import CommitFailedError, InvalidArgumentError, Validatio
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.table import Table
-from frazil.table.maintenance import (
+from frazil.table.read import FILE_PATH_FIELD_ID, POS_FIELD_ID
+from frazil.table.write.maintenance import (
     RewriteDataFilesResult,
     rewrite_data_files,
     stage_rewrite_data_files,
 )
-from frazil.table.read import FILE_PATH_FIELD_ID, POS_FIELD_ID
 from frazil.transforms import parse as parse_transform
 from frazil.types import DoubleType, LongType, NestedField, StringType
 

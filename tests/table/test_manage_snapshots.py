@@ -12,9 +12,9 @@ import snapshot_history as h
 from frazil.exceptions import InvalidArgumentError, ValidationError
 from frazil.metadata import SnapshotRef
 from frazil.table import Table
-from frazil.table.manage_snapshots import ManageSnapshots
 from frazil.table.transaction import requirements_for
-from frazil.table.updates import AssertRefSnapshotId, RemoveSnapshotRefUpdate, SetSnapshotRefUpdate
+from frazil.table.update import AssertRefSnapshotId, RemoveSnapshotRefUpdate, SetSnapshotRefUpdate
+from frazil.table.update.manage_snapshots import ManageSnapshots
 
 DAY = h.DAY_MS
 

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from frazil.schema import Schema
-from frazil.table.metrics import (
+from frazil.table.write.metrics import (
     MetricsConfig,
     parquet_metrics,
     parse_metrics_mode,

@@ -22,7 +22,7 @@ from frazil.partitioning import PartitionField, PartitionSpec, parse_transform
 from frazil.schema import Schema
 from frazil.table import Table
 from frazil.table.planning import PlannedFiles, plan_files
-from frazil.table.updates import new_table_metadata
+from frazil.table.update import new_table_metadata
 from frazil.types import LongType, NestedField, StringType
 
 SCHEMA = Schema(
@@ -279,7 +279,7 @@ def _add_delete_manifest(table: Table, files: list[DataFile]) -> None:
     metadata is not possible, so this writes the manifest and list directly."""
     import frazil.manifest as fm
     from frazil.content_file import manifest_entries, partition_arrow_type
-    from frazil.table.snapshot_producer import MANIFEST_FILE_SCHEMA
+    from frazil.table.update.snapshot import MANIFEST_FILE_SCHEMA
 
     m = table.metadata
     snap = m.current_snapshot()

@@ -20,7 +20,7 @@ from frazil.exceptions import ValidationError
 from frazil.partitioning import PartitionField, PartitionSpec, parse_transform
 from frazil.schema import Schema
 from frazil.table import Table
-from frazil.table.updates import new_table_metadata
+from frazil.table.update import new_table_metadata
 from frazil.types import LongType, NestedField, StringType
 
 SCHEMA = Schema(

@@ -10,7 +10,7 @@ import pytest
 from frazil.exceptions import NoSuchTableError, UnsupportedError
 from frazil.schema import Schema
 from frazil.table.static import StaticTable
-from frazil.table.updates import new_table_metadata
+from frazil.table.update import new_table_metadata
 from frazil.types import LongType, NestedField
 
 

@@ -98,7 +98,7 @@ def test_rewrite_of_deleted_files_fails_and_commits_nothing(catalog: Any, tmp_pa
     compacted = _file(tmp_path / "in", "compacted", [1])
 
     tx = table.transaction()
-    from frazil.table.add_files import data_files_from_parquet
+    from frazil.table.write.add_files import data_files_from_parquet
 
     (new_file,) = data_files_from_parquet(
         table.io, table.metadata, [compacted], check_duplicate_files=False

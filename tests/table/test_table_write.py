@@ -317,7 +317,7 @@ def test_invalid_input_writes_nothing(catalog: Any) -> None:
 
 
 def test_stream_memory_is_bounded(catalog: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    import frazil.table.write as write
+    import frazil.table.write.writer as write
 
     # A tiny chunk size: buffered rows are written out as row groups as the stream goes on.
     monkeypatch.setattr(write, "_CHUNK_BYTES", 20_000)
@@ -337,7 +337,7 @@ def test_stream_memory_is_bounded(catalog: Any, monkeypatch: pytest.MonkeyPatch)
 def test_error_mid_stream_deletes_written_files(
     catalog: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import frazil.table.write as write
+    import frazil.table.write.writer as write
 
     monkeypatch.setattr(write, "_CHUNK_BYTES", 5_000)
     table = catalog.create_table(("db", "t"), SCHEMA)
@@ -421,14 +421,14 @@ def test_empty_append_commits_an_empty_snapshot(catalog: Any) -> None:
     ],
 )
 def test_human_strings(transform: str, type_: str, value: Any, text: str) -> None:
-    from frazil.table.locations import human_string
+    from frazil.table.write.locations import human_string
     from frazil.types import as_type
 
     assert human_string(transform, as_type(type_), value) == text
 
 
 def test_legacy_folder_storage_path() -> None:
-    from frazil.table.locations import LocationProvider
+    from frazil.table.write.locations import LocationProvider
 
     p = LocationProvider("s3://b/t/", {"write.folder-storage.path": "s3://legacy/"})
     assert p.new_data_location("f.parquet", "a=1") == "s3://legacy/a=1/f.parquet"

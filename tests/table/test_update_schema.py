@@ -13,14 +13,14 @@ from frazil.metadata import TableMetadata
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.sorting import SortField, SortOrder
-from frazil.table.update_schema import UpdateSchema, promotion_allowed
-from frazil.table.updates import (
+from frazil.table.update import (
     AddSchemaUpdate,
     AssertCurrentSchemaId,
     SetCurrentSchemaUpdate,
     new_table_metadata,
     update_table_metadata,
 )
+from frazil.table.update.schema import UpdateSchema, promotion_allowed
 from frazil.transforms import parse
 from frazil.types import (
     BooleanType,

@@ -11,9 +11,7 @@ from frazil.metadata import TableMetadata
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.sorting import NullOrder, SortDirection, SortField, SortOrder
-from frazil.table.sorting import ReplaceSortOrder
-from frazil.table.update_spec import UpdateSpec, default_partition_name
-from frazil.table.updates import (
+from frazil.table.update import (
     AddPartitionSpecUpdate,
     AddSortOrderUpdate,
     AssertDefaultSortOrderId,
@@ -24,6 +22,8 @@ from frazil.table.updates import (
     new_table_metadata,
     update_table_metadata,
 )
+from frazil.table.update.sort_order import ReplaceSortOrder
+from frazil.table.update.spec import UpdateSpec, default_partition_name
 from frazil.transforms import parse
 from frazil.types import (
     DoubleType,
@@ -219,7 +219,7 @@ def test_a_different_name_gets_a_fresh_id_as_in_the_reference() -> None:
 
 
 def test_identity_on_geo_columns_is_refused() -> None:
-    from frazil.table.update_schema import UpdateSchema
+    from frazil.table.update.schema import UpdateSchema
     from frazil.types import GeographyType
 
     m = table(3)

@@ -21,7 +21,7 @@ from frazil.metadata import (
 from frazil.partitioning import PartitionField, PartitionSpec, UnknownTransform
 from frazil.schema import Schema
 from frazil.sorting import SortDirection, SortField, SortOrder
-from frazil.table.updates import (
+from frazil.table.update import (
     AddEncryptionKeyUpdate,
     AddPartitionSpecUpdate,
     AddSchemaUpdate,

@@ -13,7 +13,7 @@ import pytest
 from frazil.arrow_schema import field_id_of
 from frazil.exceptions import ValidationError
 from frazil.schema import Schema
-from frazil.table.write_schema import conform
+from frazil.table.write.conform import conform
 from frazil.types import (
     BinaryType,
     DateType,

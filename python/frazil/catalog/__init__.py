@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from frazil.io import FileIO
     from frazil.table import Table
     from frazil.table.transaction import Transaction
-    from frazil.table.updates import TableRequirement, TableUpdate
+    from frazil.table.update import TableRequirement, TableUpdate
 
 __all__ = [
     "Catalog",
@@ -249,7 +249,7 @@ class Catalog(abc.ABC):
         from frazil.partitioning import UNPARTITIONED_PARTITION_SPEC
         from frazil.schema import Schema
         from frazil.sorting import UNSORTED_SORT_ORDER
-        from frazil.table.updates import new_table_metadata
+        from frazil.table.update import new_table_metadata
 
         if not isinstance(schema, Schema):
             # A pyarrow schema (anything else is refused there with a clear error).
@@ -460,7 +460,7 @@ class Catalog(abc.ABC):
         :class:`CommitStateUnknownError` only when it cannot find out whether the swap landed.
         For a table being created (``AssertCreate`` among the requirements) the pointer is
         inserted instead."""
-        from frazil.table.updates import AssertCreate, update_table_metadata
+        from frazil.table.update import AssertCreate, update_table_metadata
 
         ident = self._table_identifier(table.identifier)
         name = ".".join(ident)

@@ -10,7 +10,7 @@
    executors by :mod:`frazil.spark.functions`' native kernels, so each task writes few
    partitions; ``range`` range-partitions by them; ``none`` keeps Spark's partitioning.
 3. Each task streams its Arrow batches (``mapInArrow``) through frazil's
-   :class:`~frazil.table.write.DataFileWriter` (field ids, metrics, rolling, the table's sort
+   :class:`~frazil.table.write.writer.DataFileWriter` (field ids, metrics, rolling, the table's sort
    order and location provider) and returns one row per data file: its description as the
    spec's content-file JSON (:func:`frazil.table.scan.content_file_to_json`).
 4. The driver collects those rows and commits them in ONE transaction (a merge or fast append,
@@ -181,7 +181,7 @@ def write_task_files(
     attempt number, task attempt id). On any error the files are deleted before re-raising."""
     from frazil.io import load_file_io
     from frazil.metadata import TableMetadata
-    from frazil.table.write import DataFileWriter
+    from frazil.table.write.writer import DataFileWriter
 
     try:
         from pyspark import TaskContext
@@ -358,7 +358,7 @@ def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
 def _sweep(table: Table, write_id: str, committed: set[str]) -> int:
     """Deletes files of this write (named with ``write_id``) that were not committed, in the
     directories the committed files landed in. Returns how many were deleted."""
-    from frazil.table.locations import OBJECT_STORE_ENABLED
+    from frazil.table.write.locations import OBJECT_STORE_ENABLED
 
     if table.properties.get(OBJECT_STORE_ENABLED, "false").strip().lower() == "true":
         log.info("object-storage layout: files of failed attempts are left for orphan removal")
@@ -529,7 +529,7 @@ def commit_files(
     from frazil.expressions import AlwaysTrue
     from frazil.io import property_bool
     from frazil.table.scan import content_file_from_json
-    from frazil.table.write import MANIFEST_MERGE_ENABLED
+    from frazil.table.write.writer import MANIFEST_MERGE_ENABLED
 
     md = table.metadata
     files = [content_file_from_json(json.loads(t), md.specs(), md.schema()) for t in file_texts]

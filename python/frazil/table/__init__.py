@@ -26,13 +26,13 @@ from frazil.table.transaction import Transaction
 if TYPE_CHECKING:
     from frazil.catalog import Catalog, Identifier
     from frazil.io import FileIO
-    from frazil.table.expire_snapshots import ExpireSnapshots
-    from frazil.table.manage_snapshots import ManageSnapshots
     from frazil.table.scan import DataScan
-    from frazil.table.snapshot_producer import UpdateSnapshot
-    from frazil.table.sorting import ReplaceSortOrder
-    from frazil.table.update_schema import UpdateSchema
-    from frazil.table.update_spec import UpdateSpec
+    from frazil.table.update.expire_snapshots import ExpireSnapshots
+    from frazil.table.update.manage_snapshots import ManageSnapshots
+    from frazil.table.update.schema import UpdateSchema
+    from frazil.table.update.snapshot import UpdateSnapshot
+    from frazil.table.update.sort_order import ReplaceSortOrder
+    from frazil.table.update.spec import UpdateSpec
 
 __all__ = ["MAIN_BRANCH", "Table", "Transaction"]
 
@@ -280,7 +280,8 @@ class Table:
         branch: str | None = None,
     ) -> Any:
         """Compacts small data files (deletes applied, row lineage kept) in one ``replace``
-        snapshot; returns a ``RewriteDataFilesResult`` (see :mod:`frazil.table.maintenance`)."""
-        from frazil.table.maintenance import rewrite_data_files
+        snapshot; returns a ``RewriteDataFilesResult`` (see
+        :mod:`frazil.table.write.maintenance`)."""
+        from frazil.table.write.maintenance import rewrite_data_files
 
         return rewrite_data_files(self, target_file_size_bytes, row_filter, min_input_files, branch)

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from frazil.exceptions import CommitFailedError, CommitStateUnknownError, ValidationError
 from frazil.metadata import TableMetadata
-from frazil.table.updates import (
+from frazil.table.step import StaticStep, TransactionStep
+from frazil.table.update import (
     AddPartitionSpecUpdate,
     AddSchemaUpdate,
     AssertCreate,
@@ -57,49 +58,16 @@ from frazil.table.updates import (
 
 if TYPE_CHECKING:
     from frazil.table import Table
-    from frazil.table.expire_snapshots import ExpireSnapshots
-    from frazil.table.manage_snapshots import ManageSnapshots
-    from frazil.table.snapshot_producer import UpdateSnapshot
-    from frazil.table.sorting import ReplaceSortOrder
-    from frazil.table.update_schema import UpdateSchema
-    from frazil.table.update_spec import UpdateSpec
+    from frazil.table.update.expire_snapshots import ExpireSnapshots
+    from frazil.table.update.manage_snapshots import ManageSnapshots
+    from frazil.table.update.schema import UpdateSchema
+    from frazil.table.update.snapshot import UpdateSnapshot
+    from frazil.table.update.sort_order import ReplaceSortOrder
+    from frazil.table.update.spec import UpdateSpec
 
-__all__ = ["RetryPolicy", "StaticStep", "Transaction", "TransactionStep", "requirements_for"]
+__all__ = ["RetryPolicy", "Transaction", "requirements_for"]
 
 logger = logging.getLogger(__name__)
-
-
-class TransactionStep:
-    """One staged change. ``apply`` may run several times (first when staged, then once per
-    retry, each time against a newer base) and must give updates valid against that base, or
-    raise (``ValidationError``) when the change no longer applies."""
-
-    def apply(self, base: TableMetadata, attempt: int) -> list[TableUpdate]:
-        raise NotImplementedError
-
-    def on_commit(self, committed: TableMetadata) -> None:
-        """Called once the transaction landed: delete what earlier attempts wrote and the
-        committed metadata does not use, or other post-commit work (e.g. expiry's deletes)."""
-
-    def on_abort(self) -> None:
-        """Called when the transaction certainly did not land: delete every file written."""
-
-
-class StaticStep(TransactionStep):
-    """Fixed updates built against a known metadata, with the requirements that say so."""
-
-    def __init__(self, updates: Sequence[TableUpdate], requirements: Sequence[TableRequirement]):
-        self.updates = list(updates)
-        self.requirements = list(requirements)
-
-    def apply(self, base: TableMetadata, attempt: int) -> list[TableUpdate]:
-        for r in self.requirements:
-            try:
-                r.validate(base)
-            except CommitFailedError as e:
-                # Not retryable: the change was built for a state the table has left.
-                raise ValidationError(f"the table changed concurrently: {e}") from None
-        return list(self.updates)
 
 
 def requirements_for(
@@ -253,7 +221,7 @@ class Transaction:
     def update_schema(
         self, allow_incompatible_changes: bool = False, case_sensitive: bool = True
     ) -> UpdateSchema:
-        from frazil.table.update_schema import UpdateSchema
+        from frazil.table.update.schema import UpdateSchema
 
         return UpdateSchema(
             self.table_metadata,
@@ -263,14 +231,14 @@ class Transaction:
         )
 
     def update_spec(self, case_sensitive: bool = True) -> UpdateSpec:
-        from frazil.table.update_spec import UpdateSpec
+        from frazil.table.update.spec import UpdateSpec
 
         return UpdateSpec(
             self.table_metadata, case_sensitive=case_sensitive, on_commit=self._stage_static
         )
 
     def replace_sort_order(self, case_sensitive: bool = True) -> ReplaceSortOrder:
-        from frazil.table.sorting import ReplaceSortOrder
+        from frazil.table.update.sort_order import ReplaceSortOrder
 
         return ReplaceSortOrder(
             self.table_metadata, case_sensitive=case_sensitive, on_commit=self._stage_static
@@ -279,17 +247,17 @@ class Transaction:
     def update_snapshot(
         self, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None
     ) -> UpdateSnapshot:
-        from frazil.table.snapshot_producer import UpdateSnapshot
+        from frazil.table.update.snapshot import UpdateSnapshot
 
         return UpdateSnapshot(self, snapshot_properties=snapshot_properties, branch=branch)
 
     def manage_snapshots(self) -> ManageSnapshots:
-        from frazil.table.manage_snapshots import ManageSnapshots
+        from frazil.table.update.manage_snapshots import ManageSnapshots
 
         return ManageSnapshots(self)
 
     def expire_snapshots(self) -> ExpireSnapshots:
-        from frazil.table.expire_snapshots import ExpireSnapshots
+        from frazil.table.update.expire_snapshots import ExpireSnapshots
 
         return ExpireSnapshots(self)
 
@@ -300,8 +268,8 @@ class Transaction:
         branch: str | None = None,
     ) -> Transaction:
         """Writes Arrow data (a table, batches or a stream) as data files of the table and
-        appends them in one snapshot (:mod:`frazil.table.write`)."""
-        from frazil.table.write import append
+        appends them in one snapshot (:mod:`frazil.table.write.writer`)."""
+        from frazil.table.write.writer import append
 
         append(self, df, snapshot_properties, branch)
         return self
@@ -315,7 +283,7 @@ class Transaction:
     ) -> Transaction:
         """Appends existing Parquet files (footers read for metrics and partition values)."""
         from frazil.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY, create_mapping_from_schema
-        from frazil.table.add_files import data_files_from_parquet
+        from frazil.table.write.add_files import data_files_from_parquet
 
         # Files without field ids are read through the name mapping; pin it now (as PyIceberg
         # does) so that a later rename does not lose their columns.
@@ -342,8 +310,8 @@ class Transaction:
         branch: str | None = None,
     ) -> Transaction:
         """Deletes the rows matching ``overwrite_filter`` (default: all) and appends ``df``, in
-        one snapshot (:mod:`frazil.table.row_delta`)."""
-        from frazil.table.row_delta import overwrite
+        one snapshot (:mod:`frazil.table.write.row_delta`)."""
+        from frazil.table.write.row_delta import overwrite
 
         overwrite(self, df, overwrite_filter, snapshot_properties, case_sensitive, branch)
         return self
@@ -356,7 +324,7 @@ class Transaction:
         branch: str | None = None,
     ) -> Transaction:
         """Deletes the rows for which ``delete_filter`` is true, per ``write.delete.mode``."""
-        from frazil.table.row_delta import delete
+        from frazil.table.write.row_delta import delete
 
         delete(self, delete_filter, snapshot_properties, case_sensitive, branch)
         return self
@@ -373,7 +341,7 @@ class Transaction:
     ) -> Any:
         """Updates matching rows and inserts new ones, in one snapshot; returns an
         ``UpsertResult``."""
-        from frazil.table.row_delta import upsert
+        from frazil.table.write.row_delta import upsert
 
         return upsert(
             self,

@@ -76,8 +76,6 @@ from frazil.expressions import (
 from frazil.metadata import Operation, Snapshot, TableMetadata
 from frazil.schema import Schema
 from frazil.table.arrow_filter import expression_to_arrow, referenced_field_ids
-from frazil.table.locations import location_provider, partition_to_path
-from frazil.table.metrics import MetricsConfig, parquet_metrics, parse_metrics_mode
 from frazil.table.read import (
     FILE_PATH_FIELD_ID,
     LAST_UPDATED_FIELD_ID,
@@ -88,9 +86,11 @@ from frazil.table.read import (
     prune_schema,
     read_task,
 )
-from frazil.table.snapshot_producer import DELETED, RowDelta
-from frazil.table.write import DataFileWriter, WrittenFilesStep
-from frazil.table.write_schema import conform
+from frazil.table.update.snapshot import DELETED, RowDelta
+from frazil.table.write.conform import conform
+from frazil.table.write.locations import location_provider, partition_to_path
+from frazil.table.write.metrics import MetricsConfig, parquet_metrics, parse_metrics_mode
+from frazil.table.write.writer import DataFileWriter, WrittenFilesStep
 from frazil.types import DoubleType, FloatType, LongType, NestedField, PrimitiveType, StringType
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ from frazil import values
 from frazil.exceptions import FrazilError, ValidationError
 from frazil.metadata import TableMetadata
 from frazil.schema import Schema, validate_identifier_fields
-from frazil.table.updates import (
+from frazil.table.update import (
     LAST_ADDED,
     AddSchemaUpdate,
     AssertCurrentSchemaId,

@@ -1,14 +1,14 @@
 """Arrow data into Iceberg data files, and ``append``.
 
 The path of a write: the input is checked and conformed to the table schema
-(:mod:`frazil.table.write_schema`); each chunk of input rows gets its partition values from the
+(:mod:`frazil.table.write.conform`); each chunk of input rows gets its partition values from the
 native transforms (Arrow arrays in and out), is sorted once by (partition values, default sort
 order) with Arrow and cut at the run boundaries of the partition values, so no Python runs per
 row; each partition's rows go to a rolling Parquet writer of that partition, which buffers up to
 a row group, rolls files at ``write.target-file-size-bytes`` (estimated from the bytes written
 so far and the compression seen) and, on close, turns the footer into the file's metrics
-(:mod:`frazil.table.metrics`). Files land where the table's location provider says
-(:mod:`frazil.table.locations`).
+(:mod:`frazil.table.write.metrics`). Files land where the table's location provider says
+(:mod:`frazil.table.write.locations`).
 
 A :class:`DataFileWriter` remembers every file it wrote, so that a failed write, or a commit
 that does not land, deletes them (:meth:`DataFileWriter.abort`); :class:`WrittenFilesStep`
@@ -42,10 +42,10 @@ from frazil.exceptions import FrazilError, InvalidArgumentError, UnsupportedErro
 from frazil.io import property_bool
 from frazil.partitioning import UnknownTransform, is_void
 from frazil.sorting import NullOrder, SortDirection
-from frazil.table.locations import data_file_name, location_provider, partition_to_path
-from frazil.table.metrics import MetricsConfig, parquet_metrics
-from frazil.table.transaction import TransactionStep
-from frazil.table.write_schema import conform, input_batches
+from frazil.table.step import TransactionStep
+from frazil.table.write.conform import conform, input_batches
+from frazil.table.write.locations import data_file_name, location_provider, partition_to_path
+from frazil.table.write.metrics import MetricsConfig, parquet_metrics
 from frazil.types import DoubleType, FloatType, ListType, MapType
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from frazil.metadata import TableMetadata
     from frazil.partitioning import PartitionSpec
     from frazil.table.transaction import Transaction
-    from frazil.table.updates import TableUpdate
+    from frazil.table.update import TableUpdate
 
 __all__ = ["DataFileWriter", "WriteSettings", "WrittenFilesStep", "append", "write_data_files"]
 
@@ -319,7 +319,7 @@ class DataFileWriter:
     # ---- public
 
     def write(self, data: Any) -> list[DataFile]:
-        """Writes all of ``data`` (see :func:`frazil.table.write_schema.input_batches`) and
+        """Writes all of ``data`` (see :func:`frazil.table.write.conform.input_batches`) and
         returns its data files. On error, deletes every file written and re-raises."""
         try:
             return self._write(data)

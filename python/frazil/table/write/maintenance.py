@@ -17,7 +17,7 @@ Compaction follows the Java reference's bin-pack rewrite (``RewriteDataFiles`` w
   spec and sort order, files rolled at the target size plus half the distance to the maximum, as
   Java's ``writeMaxFileSize``); v3 rows keep ``_row_id`` and ``_last_updated_sequence_number``,
   written under their reserved field ids (the copy-on-write path of
-  :mod:`frazil.table.row_delta`);
+  :mod:`frazil.table.write.row_delta`);
 * one ``replace`` snapshot removes the rewritten files and the delete files that applied only to
   them (their deletion vectors; position delete files whose every ``file_path`` was rewritten);
   equality deletes stay, since they may apply to other files and never to the new ones (which
@@ -44,7 +44,7 @@ from frazil.content_file import DataFile, DataFileContent
 from frazil.exceptions import InvalidArgumentError
 from frazil.expressions import bind
 from frazil.table.read import FILE_PATH_FIELD_ID, DeleteCache
-from frazil.table.row_delta import (
+from frazil.table.write.row_delta import (
     DELETE_ISOLATION,
     DELETE_MODE,
     _as_filter,
@@ -53,7 +53,7 @@ from frazil.table.row_delta import (
     _is_dv,
     _LineageWriter,
 )
-from frazil.table.write import WriteSettings, WrittenFilesStep
+from frazil.table.write.writer import WriteSettings, WrittenFilesStep
 
 if TYPE_CHECKING:
     from frazil.table import Table

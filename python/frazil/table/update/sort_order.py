@@ -21,7 +21,7 @@ from frazil.sorting import (
     SortOrder,
     validate_sort_order,
 )
-from frazil.table.updates import (
+from frazil.table.update import (
     LAST_ADDED,
     AddSortOrderUpdate,
     AssertDefaultSortOrderId,

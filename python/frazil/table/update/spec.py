@@ -24,7 +24,7 @@ from frazil.partitioning import (
     is_void,
     validate_spec,
 )
-from frazil.table.updates import (
+from frazil.table.update import (
     LAST_ADDED,
     AddPartitionSpecUpdate,
     AssertDefaultSpecId,

@@ -52,10 +52,10 @@ from frazil.metadata import (
     SnapshotRefType,
     TableMetadata,
 )
-from frazil.table.manifest_merge import MergeSettings, merge_plan
-from frazil.table.snapshot_summary import SnapshotSummaryCollector, update_totals
-from frazil.table.transaction import TransactionStep
-from frazil.table.updates import AddSnapshotUpdate, SetSnapshotRefUpdate, TableUpdate
+from frazil.table.step import TransactionStep
+from frazil.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate, TableUpdate
+from frazil.table.update.manifest_merge import MergeSettings, merge_plan
+from frazil.table.update.snapshot_summary import SnapshotSummaryCollector, update_totals
 
 if TYPE_CHECKING:
     from frazil.io import FileIO

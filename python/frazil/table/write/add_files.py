@@ -1,7 +1,7 @@
 """Existing Parquet files as data files of a table (``Table.add_files``).
 
 Each file's footer is read (concurrently) for its schema, its metrics
-(:mod:`frazil.table.metrics`) and its partition values. The file's columns are matched to the
+(:mod:`frazil.table.write.metrics`) and its partition values. The file's columns are matched to the
 table's fields by the file's field ids, else by the table's name mapping
 (``schema.name-mapping.default``), else by the current schema's column names, as PyIceberg's
 ``add_files`` does; every column must belong to a table field of a type it can be read as, and
@@ -32,7 +32,7 @@ from frazil.manifest import read_manifest, read_manifest_list, read_manifests
 from frazil.name_mapping import NameMapping, create_mapping_from_schema
 from frazil.partitioning import PartitionField, PartitionSpec, is_void
 from frazil.schema import Schema
-from frazil.table.metrics import ColumnStats, MetricsConfig, parquet_metrics
+from frazil.table.write.metrics import ColumnStats, MetricsConfig, parquet_metrics
 from frazil.transforms import Transform
 from frazil.types import (
     DateType,

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from frazil.exceptions import InvalidArgumentError, ValidationError
 from frazil.metadata import MAIN_BRANCH, Snapshot, SnapshotRef, SnapshotRefType, TableMetadata
-from frazil.table.transaction import TransactionStep
-from frazil.table.updates import RemoveSnapshotRefUpdate, SetSnapshotRefUpdate, TableUpdate
+from frazil.table.step import TransactionStep
+from frazil.table.update import RemoveSnapshotRefUpdate, SetSnapshotRefUpdate, TableUpdate
 
 if TYPE_CHECKING:
     from frazil.table.transaction import Transaction

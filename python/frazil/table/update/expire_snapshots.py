@@ -40,9 +40,9 @@ import pyarrow.compute as pc
 from frazil.exceptions import FrazilError, InvalidArgumentError, ValidationError
 from frazil.manifest import read_manifest_list, read_manifests
 from frazil.metadata import MAIN_BRANCH, Snapshot, SnapshotRef, SnapshotRefType, TableMetadata
-from frazil.table.manage_snapshots import ancestors_of
-from frazil.table.transaction import TransactionStep
-from frazil.table.updates import RemoveSnapshotRefUpdate, RemoveSnapshotsUpdate, TableUpdate
+from frazil.table.step import TransactionStep
+from frazil.table.update import RemoveSnapshotRefUpdate, RemoveSnapshotsUpdate, TableUpdate
+from frazil.table.update.manage_snapshots import ancestors_of
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
