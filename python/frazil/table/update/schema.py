@@ -21,15 +21,14 @@ from frazil.exceptions import FrazilError, ValidationError
 from frazil.metadata import TableMetadata
 from frazil.schema import Schema, validate_identifier_fields
 from frazil.table.update import (
-    LAST_ADDED,
     AddSchemaUpdate,
     AssertCurrentSchemaId,
-    OnCommit,
     PendingUpdate,
     SetCurrentSchemaUpdate,
     TableRequirement,
     TableUpdate,
 )
+from frazil.table.update.updates import LAST_ADDED, OnCommit
 from frazil.types import (
     DateType,
     DecimalType,

@@ -22,15 +22,14 @@ from frazil.sorting import (
     validate_sort_order,
 )
 from frazil.table.update import (
-    LAST_ADDED,
     AddSortOrderUpdate,
     AssertDefaultSortOrderId,
-    OnCommit,
     PendingUpdate,
     SetDefaultSortOrderUpdate,
     TableRequirement,
     TableUpdate,
 )
+from frazil.table.update.updates import LAST_ADDED, OnCommit
 from frazil.transforms import Transform, parse
 
 __all__ = ["ReplaceSortOrder", "UpdateSortOrder"]

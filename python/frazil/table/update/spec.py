@@ -25,16 +25,15 @@ from frazil.partitioning import (
     validate_spec,
 )
 from frazil.table.update import (
-    LAST_ADDED,
     AddPartitionSpecUpdate,
     AssertDefaultSpecId,
     AssertLastAssignedPartitionId,
-    OnCommit,
     PendingUpdate,
     SetDefaultSpecUpdate,
     TableRequirement,
     TableUpdate,
 )
+from frazil.table.update.updates import LAST_ADDED, OnCommit
 from frazil.transforms import Transform, parse
 
 __all__ = ["UpdateSpec", "default_partition_name"]
