@@ -10,8 +10,8 @@ use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StructArray};
 use arrow_schema::{DataType, Field};
 use frazil_manifest::{read_manifest, read_manifest_list, ReadOptions};
 
-use crate::eval::{MetricsColumns, MetricsEvaluator};
 use crate::expr::{Expr, Schema};
+use crate::metrics_evaluator::{MetricsColumns, MetricsEvaluator};
 use crate::plan::ScanPlanner;
 
 #[derive(Default, Clone)]
@@ -686,13 +686,4 @@ fn errors_name_the_problem() {
     .unwrap();
     assert!(planner.plan_manifest(0, &bad).is_err());
     let _ = DataType::Null;
-}
-
-#[test]
-fn column_stats_are_the_ones_the_decoder_can_skip() {
-    // This crate depends on Arrow batches only; the two lists must not drift apart.
-    assert_eq!(
-        crate::plan::COLUMN_STATS,
-        frazil_manifest::manifest::COLUMN_STATS
-    );
 }
