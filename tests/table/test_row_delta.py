@@ -16,14 +16,23 @@ from row_data import rows
 
 from frazil import manifest as fm
 from frazil.catalog import load_catalog
-from frazil.content_file import DataFile, DataFileContent, data_files_from_entries
+from frazil.content_file import (
+    DataFile,
+    DataFileContent,
+    data_files_from_entries,
+    data_files_to_arrow,
+)
 from frazil.deletes import DeletionVector
 from frazil.exceptions import CommitFailedError, ValidationError
 from frazil.expressions import bind, parse
+from frazil.expressions.metrics_evaluator import (
+    InclusiveMetricsEvaluator,
+    StrictMetricsEvaluator,
+)
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.table import Table
-from frazil.table.write.row_delta import UpsertResult, rows_might_match, rows_must_match
+from frazil.table.write.row_delta import UpsertResult
 from frazil.transforms import parse as parse_transform
 from frazil.types import DoubleType, LongType, NestedField, StringType
 from frazil.values import from_bytes
@@ -372,11 +381,15 @@ def test_metrics_evaluators() -> None:
         upper_bounds={1: to_bytes(9, LongType()), 2: to_bytes("d", StringType())},
     )
 
+    files = data_files_to_arrow([f], None, 2)
+
     def strict(e: str) -> bool:
-        return rows_must_match(bind(SCHEMA, parse(e)), f)
+        (out,) = StrictMetricsEvaluator(SCHEMA, parse(e)).eval(files).to_pylist()
+        return bool(out)
 
     def incl(e: str) -> bool:
-        return rows_might_match(bind(SCHEMA, parse(e)), f)
+        (out,) = InclusiveMetricsEvaluator(SCHEMA, parse(e)).eval(files).to_pylist()
+        return bool(out)
 
     assert strict("id >= 5") and strict("id < 10") and strict("id != 4")
     assert strict("id IN (5, 6, 7, 8, 9)") is False  # only proven for a single value

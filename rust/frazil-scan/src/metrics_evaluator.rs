@@ -92,6 +92,18 @@ fn counts(map: &Option<MapArray>, id: i32, n: usize) -> Result<Vec<Option<i64>>>
 }
 
 impl MetricsColumns {
+    /// A `data_file` struct column, or manifest entries (a struct with a `data_file` column).
+    pub fn of(s: &StructArray) -> Result<MetricsColumns> {
+        match s.column_by_name("data_file") {
+            Some(c) => {
+                MetricsColumns::new(c.as_struct_opt().ok_or_else(|| {
+                    Error::invalid("the entries' data_file column must be a struct")
+                })?)
+            }
+            None => MetricsColumns::new(s),
+        }
+    }
+
     pub fn from_manifest(batch: &arrow_array::RecordBatch) -> Result<MetricsColumns> {
         let data_file = batch
             .column_by_name("data_file")

@@ -5,8 +5,9 @@ Every operation plans the files of the branch head that may hold affected rows (
 planner: partition and metrics pruning, delete files attached) and then, per file:
 
 * a file whose rows all match the filter (its residual is ``true``, or the strict metrics
-  evaluator proves it from the file's bounds and null/NaN counts, as Java's
-  ``StrictMetricsEvaluator``) is removed without being read, together with its deletion vector;
+  evaluator, :class:`frazil.expressions.metrics_evaluator.StrictMetricsEvaluator`, proves it
+  from the file's bounds and null/NaN counts) is removed without being read, together with its
+  deletion vector;
 * otherwise its live rows are read (deletes applied) and the matching ones found with the
   filter's SQL semantics (a row is affected only where the filter is *true*; null keeps it);
 * copy-on-write (``write.delete.mode`` / ``write.merge.mode`` = ``copy-on-write``, the default)
@@ -42,9 +43,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from frazil import values
 from frazil.arrow_schema import FIELD_ID_KEY, schema_to_arrow
-from frazil.content_file import DataFile, DataFileContent, FileFormat
+from frazil.content_file import DataFile, DataFileContent, FileFormat, data_files_to_arrow
 from frazil.deletes import DeletionVector, write_deletion_vectors
 from frazil.exceptions import InvalidArgumentError, ValidationError
 from frazil.expressions import (
@@ -52,27 +52,13 @@ from frazil.expressions import (
     AlwaysTrue,
     And,
     BooleanExpression,
-    BoundEqualTo,
-    BoundGreaterThan,
-    BoundGreaterThanOrEqual,
-    BoundIn,
-    BoundIsNaN,
-    BoundIsNull,
-    BoundLessThan,
-    BoundLessThanOrEqual,
-    BoundNotEqualTo,
-    BoundNotIn,
-    BoundNotNaN,
-    BoundNotNull,
-    BoundPredicate,
-    BoundReference,
-    BoundStartsWith,
     EqualTo,
     In,
     Or,
     bind,
     parse,
 )
+from frazil.expressions.metrics_evaluator import StrictMetricsEvaluator
 from frazil.metadata import Operation, Snapshot, TableMetadata
 from frazil.schema import Schema
 from frazil.table.arrow_filter import expression_to_arrow, referenced_field_ids
@@ -91,7 +77,7 @@ from frazil.table.write.conform import conform
 from frazil.table.write.locations import location_provider, partition_to_path
 from frazil.table.write.metrics import MetricsConfig, parquet_metrics, parse_metrics_mode
 from frazil.table.write.writer import DataFileWriter, WrittenFilesStep
-from frazil.types import DoubleType, FloatType, LongType, NestedField, PrimitiveType, StringType
+from frazil.types import LongType, NestedField, StringType
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
@@ -123,156 +109,6 @@ class UpsertResult:
 
     rows_updated: int = 0
     rows_inserted: int = 0
-
-
-# ---------------------------------------------------------------------------------------------
-# Metrics evaluation over one file's bounds (strict: every row matches; inclusive: some may)
-
-
-def _is_float(t: Any) -> bool:
-    return isinstance(t, (FloatType, DoubleType))
-
-
-class _FileMetrics:
-    def __init__(self, f: DataFile) -> None:
-        self.f = f
-
-    def counts(self, fid: int) -> tuple[int | None, int | None, int | None]:
-        f = self.f
-        return (
-            (f.value_counts or {}).get(fid),
-            (f.null_value_counts or {}).get(fid),
-            (f.nan_value_counts or {}).get(fid),
-        )
-
-    def bounds(self, fid: int, t: PrimitiveType) -> tuple[Any, Any]:
-        lo = (self.f.lower_bounds or {}).get(fid)
-        hi = (self.f.upper_bounds or {}).get(fid)
-        try:
-            return (
-                None if lo is None else values.from_bytes(lo, t),
-                None if hi is None else values.from_bytes(hi, t),
-            )
-        except Exception:  # an unreadable bound proves nothing
-            return None, None
-
-
-def rows_must_match(expr: BooleanExpression, f: DataFile) -> bool:
-    """Whether every row of ``f`` makes the bound ``expr`` *true* (SQL semantics: a null
-    comparison is not true), from the file's metrics alone; ``False`` when unprovable."""
-    if f.record_count == 0:
-        return True
-    return _strict(expr, _FileMetrics(f))
-
-
-def _strict(e: BooleanExpression, m: _FileMetrics) -> bool:
-    if isinstance(e, AlwaysTrue):
-        return True
-    if isinstance(e, AlwaysFalse):
-        return False
-    if isinstance(e, And):
-        return _strict(e.left, m) and _strict(e.right, m)
-    if isinstance(e, Or):
-        return _strict(e.left, m) or _strict(e.right, m)
-    if not isinstance(e, BoundPredicate) or not isinstance(e.term, BoundReference):
-        return False  # Not, transforms: not proven
-    fid = e.term.field_id
-    t = e.term.type
-    n, nulls, nans = m.counts(fid)
-    if isinstance(e, BoundIsNull):
-        return n is not None and nulls is not None and nulls == n
-    no_nulls = nulls == 0
-    no_nans = not _is_float(t) or nans == 0
-    if isinstance(e, BoundNotNull):
-        return no_nulls
-    if isinstance(e, BoundIsNaN):
-        return _is_float(t) and n is not None and nans is not None and nans == n
-    if isinstance(e, BoundNotNaN):
-        return no_nulls and no_nans
-    if not (no_nulls and no_nans and isinstance(t, PrimitiveType)):
-        return False
-    lo, hi = m.bounds(fid, t)
-    try:
-        if isinstance(e, BoundLessThan):
-            return hi is not None and hi < e.literal.value
-        if isinstance(e, BoundLessThanOrEqual):
-            return hi is not None and hi <= e.literal.value
-        if isinstance(e, BoundGreaterThan):
-            return lo is not None and lo > e.literal.value
-        if isinstance(e, BoundGreaterThanOrEqual):
-            return lo is not None and lo >= e.literal.value
-        if isinstance(e, BoundEqualTo):
-            return lo is not None and lo == hi == e.literal.value
-        if isinstance(e, BoundNotEqualTo):
-            v = e.literal.value
-            return lo is not None and hi is not None and (v < lo or v > hi)
-        if isinstance(e, BoundIn):
-            return lo is not None and lo == hi and lo in e.values
-        if isinstance(e, BoundNotIn):
-            return lo is not None and hi is not None and all(v < lo or v > hi for v in e.values)
-        if isinstance(e, BoundStartsWith) and isinstance(t, StringType):
-            p = e.literal.value
-            return lo is not None and hi is not None and lo.startswith(p) and hi.startswith(p)
-    except TypeError:
-        return False
-    return False
-
-
-def rows_might_match(expr: BooleanExpression, f: DataFile) -> bool:
-    """Whether some row of ``f`` may make the bound ``expr`` true (inclusive metrics);
-    ``True`` when the metrics cannot rule it out."""
-    if f.record_count == 0:
-        return False
-    return _inclusive(expr, _FileMetrics(f))
-
-
-def _inclusive(e: BooleanExpression, m: _FileMetrics) -> bool:
-    if isinstance(e, AlwaysTrue):
-        return True
-    if isinstance(e, AlwaysFalse):
-        return False
-    if isinstance(e, And):
-        return _inclusive(e.left, m) and _inclusive(e.right, m)
-    if isinstance(e, Or):
-        return _inclusive(e.left, m) or _inclusive(e.right, m)
-    if not isinstance(e, BoundPredicate) or not isinstance(e.term, BoundReference):
-        return True
-    fid = e.term.field_id
-    t = e.term.type
-    n, nulls, nans = m.counts(fid)
-    all_null = n is not None and nulls is not None and nulls == n
-    if isinstance(e, BoundIsNull):
-        return nulls != 0
-    if isinstance(e, BoundNotNull):
-        return not all_null
-    if isinstance(e, BoundIsNaN):
-        return _is_float(t) and nans != 0
-    if isinstance(e, (BoundNotNaN, BoundNotEqualTo, BoundNotIn)):
-        return True
-    if all_null:
-        return False
-    if not isinstance(t, PrimitiveType):
-        return True
-    lo, hi = m.bounds(fid, t)
-    try:
-        if isinstance(e, BoundLessThan):
-            return lo is None or lo < e.literal.value
-        if isinstance(e, BoundLessThanOrEqual):
-            return lo is None or lo <= e.literal.value
-        if isinstance(e, BoundGreaterThan):
-            return hi is None or hi > e.literal.value
-        if isinstance(e, BoundGreaterThanOrEqual):
-            return hi is None or hi >= e.literal.value
-        if isinstance(e, BoundEqualTo):
-            v = e.literal.value
-            return not ((lo is not None and v < lo) or (hi is not None and v > hi))
-        if isinstance(e, BoundIn):
-            return any(
-                not ((lo is not None and v < lo) or (hi is not None and v > hi)) for v in e.values
-            )
-    except TypeError:
-        return True
-    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -669,7 +505,7 @@ class _Change:
                             producer.delete_delete_file(d)
             self._stage_positions(producer, deletes, dropped_deletes)
             if conflict is not None and ctx.isolation == "serializable":
-                producer.conflict_detection(lambda f: rows_might_match(conflict, f))
+                producer.conflict_detection(conflict, ctx.schema)
             producer.isolation_level(ctx.isolation)
             if ctx.snapshot is not None:
                 producer.validate_from_snapshot(ctx.snapshot.snapshot_id)
@@ -727,16 +563,44 @@ def _data_columns(rows: pa.Table, v3: bool) -> pa.Table:
     return rows.drop_columns([_POS])
 
 
+def _all_rows_match(
+    ctx: _Context, files: Sequence[DataFile], residuals: Sequence[BooleanExpression]
+) -> list[bool]:
+    """Per file, whether every row makes its residual true: the residual is ``true``, or the
+    strict metrics evaluator proves it from the file's metrics (one Arrow batch of the files,
+    each distinct residual evaluated natively over its own files)."""
+    out = [isinstance(r, AlwaysTrue) for r in residuals]
+    by_residual: dict[int, list[int]] = {}
+    for i, r in enumerate(residuals):
+        if not isinstance(r, (AlwaysTrue, AlwaysFalse)):
+            # The planner hands every task of one residual the same object.
+            by_residual.setdefault(id(r), []).append(i)
+    if not by_residual:
+        return out
+    todo = [i for group in by_residual.values() for i in group]
+    batch = data_files_to_arrow([files[i] for i in todo], None, ctx.metadata.format_version)
+    start = 0
+    for group in by_residual.values():
+        rows = batch.slice(start, len(group))
+        start += len(group)
+        proven = StrictMetricsEvaluator(ctx.schema, residuals[group[0]]).eval(rows)
+        for i, must in zip(group, proven.to_pylist(), strict=True):
+            out[i] = bool(must)
+    return out
+
+
 def _delete_rows(change: _Change, bound: BooleanExpression) -> int:
     """Stages the removal of every row ``bound`` makes true; returns how many rows."""
     ctx = change.ctx
     cache = DeleteCache(ctx.io, ctx.metadata.name_mapping())
     deleted = 0
-    for task in ctx.tasks(bound):
-        residual = task.residual if task.residual is not None else bound
+    tasks = ctx.tasks(bound)
+    residuals = [t.residual if t.residual is not None else bound for t in tasks]
+    proven = _all_rows_match(ctx, [t.file for t in tasks], residuals)
+    for task, residual, all_match in zip(tasks, residuals, proven, strict=True):
         if isinstance(residual, AlwaysFalse):
             continue
-        if isinstance(residual, AlwaysTrue) or rows_must_match(residual, task.file):
+        if all_match:
             change.remove_file(task)
             deleted += task.file.record_count
             continue
