@@ -104,7 +104,9 @@ def puffin_write(
 
 @final
 class MetricsEvaluator:
-    def __new__(cls, schema_json: str, filter_json: str, strict: bool) -> MetricsEvaluator: ...
+    def __new__(
+        cls, schema_json: str, filter_json: str, strict: bool, sql_nulls: bool = False
+    ) -> MetricsEvaluator: ...
     def eval(self, data_files: object) -> ArrowArrayExport: ...
 
 @final

@@ -45,16 +45,19 @@ __all__ = ["InclusiveMetricsEvaluator", "StrictMetricsEvaluator"]
 
 
 class _MetricsEvaluator:
-    _strict = False
-
     def __init__(
-        self, schema: Schema, expr: BooleanExpression | str, case_sensitive: bool = True
+        self,
+        schema: Schema,
+        expr: BooleanExpression | str,
+        case_sensitive: bool,
+        strict: bool,
+        sql_nulls: bool = False,
     ) -> None:
         bound = bind(schema, parse(expr) if isinstance(expr, str) else expr, case_sensitive)
         self.schema = schema
         self.expr = bound
         self._native = _native.MetricsEvaluator(
-            json.dumps(schema.to_json()), json.dumps(to_json(bound)), self._strict
+            json.dumps(schema.to_json()), json.dumps(to_json(bound)), strict, sql_nulls
         )
 
     def eval(self, data_files: Any) -> pa.BooleanArray:
@@ -76,11 +79,27 @@ class InclusiveMetricsEvaluator(_MetricsEvaluator):
     """Whether a file's rows *might* make the filter true: ``False`` only when the metrics prove
     that no row can (Java's ``InclusiveMetricsEvaluator``)."""
 
-    _strict = False
+    def __init__(
+        self, schema: Schema, expr: BooleanExpression | str, case_sensitive: bool = True
+    ) -> None:
+        super().__init__(schema, expr, case_sensitive, strict=False)
 
 
 class StrictMetricsEvaluator(_MetricsEvaluator):
-    """Whether *every* row of a file makes the filter true (SQL semantics: a null comparison is
-    not true): ``True`` only when the metrics prove it (Java's ``StrictMetricsEvaluator``)."""
+    """Whether *every* row of a file makes the filter true: ``True`` only when the metrics prove
+    it (Java's ``StrictMetricsEvaluator``).
 
-    _strict = True
+    Iceberg's negated predicates (``!=``, ``NOT IN``, ``NOT STARTS WITH``, ``NOT NaN``) hold for
+    null, as in Java; ``sql_nulls=True`` evaluates under SQL's semantics instead, where a
+    comparison with null is not true (a file proven to match them has no nulls in the column),
+    which is what a row-level delete of the rows its filter makes true needs.
+    """
+
+    def __init__(
+        self,
+        schema: Schema,
+        expr: BooleanExpression | str,
+        case_sensitive: bool = True,
+        sql_nulls: bool = False,
+    ) -> None:
+        super().__init__(schema, expr, case_sensitive, strict=True, sql_nulls=sql_nulls)

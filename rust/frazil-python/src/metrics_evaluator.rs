@@ -18,14 +18,23 @@ pub struct PyMetricsEvaluator {
     schema: Schema,
     expr: Expr,
     strict: bool,
+    sql_nulls: bool,
 }
 
 #[pymethods]
 impl PyMetricsEvaluator {
     /// `schema_json`: the schema the filter is bound to; `filter_json`: the bound filter
-    /// (expressions spec JSON); `strict`: "all rows must match" instead of "rows might match".
+    /// (expressions spec JSON); `strict`: "all rows must match" instead of "rows might match";
+    /// `sql_nulls`: strict under SQL's null semantics (`MetricsEvaluator::sql_nulls`).
     #[new]
-    fn new(py: Python<'_>, schema_json: &str, filter_json: &str, strict: bool) -> PyResult<Self> {
+    #[pyo3(signature = (schema_json, filter_json, strict, sql_nulls = false))]
+    fn new(
+        py: Python<'_>,
+        schema_json: &str,
+        filter_json: &str,
+        strict: bool,
+        sql_nulls: bool,
+    ) -> PyResult<Self> {
         let (schema, expr) = py
             .detach(|| {
                 let schema = Schema::from_json(schema_json)?;
@@ -37,6 +46,7 @@ impl PyMetricsEvaluator {
             schema,
             expr,
             strict,
+            sql_nulls,
         })
     }
 
@@ -51,7 +61,9 @@ impl PyMetricsEvaluator {
         let result = py
             .detach(|| {
                 let m = MetricsColumns::of(s)?;
-                MetricsEvaluator::new(&self.expr, &self.schema, self.strict).eval(&m)
+                MetricsEvaluator::new(&self.expr, &self.schema, self.strict)
+                    .sql_nulls(self.sql_nulls)
+                    .eval(&m)
             })
             .py()?;
         Ok(export(

@@ -157,6 +157,7 @@ pub struct MetricsEvaluator<'s> {
     expr: Expr,
     schema: &'s Schema,
     strict: bool,
+    sql_nulls: bool,
 }
 
 /// One file's metrics of one field, as the Java visitors ask for them.
@@ -203,7 +204,18 @@ impl<'s> MetricsEvaluator<'s> {
             expr: expr.clone().rewrite_not(),
             schema,
             strict,
+            sql_nulls: false,
         }
+    }
+
+    /// Strict evaluation under SQL's null semantics, where a comparison with null is not true:
+    /// Iceberg's negated predicates (`!=`, `NOT IN`, `NOT STARTS WITH`, `NOT NaN`) hold for
+    /// null, so a file proven to match them must also have no nulls in the column (as if each
+    /// were `col IS NOT NULL AND ...`). What row-level deletes need to remove a file unread
+    /// when they delete only the rows whose filter is true.
+    pub fn sql_nulls(mut self, on: bool) -> Self {
+        self.sql_nulls = on;
+        self
     }
 
     pub fn eval(&self, m: &MetricsColumns) -> Result<Vec<bool>> {
@@ -235,7 +247,8 @@ impl<'s> MetricsEvaluator<'s> {
                         float,
                     };
                     if self.strict {
-                        strict_leaf(p.op, &lits, &row, info.top_level).unwrap_or(false)
+                        strict_leaf(p.op, &lits, &row, info.top_level, self.sql_nulls)
+                            .unwrap_or(false)
                     } else {
                         inclusive_leaf(p.op, &lits, &row).unwrap_or(true)
                     }
@@ -355,11 +368,21 @@ fn inclusive_leaf(op: Op, lits: &Lits<'_>, r: &Row<'_>) -> Option<bool> {
 }
 
 /// Java's `StrictEvalVisitor` for one file: `true` only when every row must match.
-fn strict_leaf(op: Op, lits: &Lits<'_>, r: &Row<'_>, top_level: bool) -> Option<bool> {
+fn strict_leaf(
+    op: Op,
+    lits: &Lits<'_>,
+    r: &Row<'_>,
+    top_level: bool,
+    sql_nulls: bool,
+) -> Option<bool> {
     let lit = || lits.one();
     // Java only trusts metrics of top-level fields here (nested values may be null through a
     // null parent without being counted).
     if !top_level && !matches!(op, Op::IsNaN | Op::NotNaN) {
+        return Some(false);
+    }
+    let negated = matches!(op, Op::NotEq | Op::NotIn | Op::NotStartsWith | Op::NotNaN);
+    if sql_nulls && negated && (!top_level || r.may_contain_null()) {
         return Some(false);
     }
     let unclean = r.may_contain_null() || r.can_contain_nan();

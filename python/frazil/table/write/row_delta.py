@@ -566,9 +566,10 @@ def _data_columns(rows: pa.Table, v3: bool) -> pa.Table:
 def _all_rows_match(
     ctx: _Context, files: Sequence[DataFile], residuals: Sequence[BooleanExpression]
 ) -> list[bool]:
-    """Per file, whether every row makes its residual true: the residual is ``true``, or the
-    strict metrics evaluator proves it from the file's metrics (one Arrow batch of the files,
-    each distinct residual evaluated natively over its own files)."""
+    """Per file, whether every row makes its residual true (SQL semantics, as the rows read are
+    matched): the residual is ``true``, or the strict metrics evaluator proves it from the
+    file's metrics (one Arrow batch of the files, each distinct residual evaluated natively
+    over its own files)."""
     out = [isinstance(r, AlwaysTrue) for r in residuals]
     by_residual: dict[int, list[int]] = {}
     for i, r in enumerate(residuals):
@@ -583,7 +584,8 @@ def _all_rows_match(
     for group in by_residual.values():
         rows = batch.slice(start, len(group))
         start += len(group)
-        proven = StrictMetricsEvaluator(ctx.schema, residuals[group[0]]).eval(rows)
+        evaluator = StrictMetricsEvaluator(ctx.schema, residuals[group[0]], sql_nulls=True)
+        proven = evaluator.eval(rows)
         for i, must in zip(group, proven.to_pylist(), strict=True):
             out[i] = bool(must)
     return out
