@@ -30,14 +30,14 @@ try:
 except ReferenceUnavailable as _e:
     pytest.skip(f"the Java reference is unavailable: {_e}", allow_module_level=True)
 
-from frazil.content_file import DataFile, data_files_to_arrow  # noqa: E402
-from frazil.expressions import bind, parse, to_json  # noqa: E402
-from frazil.expressions.metrics_evaluator import (  # noqa: E402
+from frazil.content_file import DataFile, data_files_to_arrow
+from frazil.expressions import bind, parse, to_json
+from frazil.expressions.metrics_evaluator import (
     InclusiveMetricsEvaluator,
     StrictMetricsEvaluator,
 )
-from frazil.schema import Schema  # noqa: E402
-from frazil.types import (  # noqa: E402
+from frazil.schema import Schema
+from frazil.types import (
     DoubleType,
     FloatType,
     LongType,
@@ -45,7 +45,7 @@ from frazil.types import (  # noqa: E402
     StringType,
     StructType,
 )
-from frazil.values import to_bytes  # noqa: E402
+from frazil.values import to_bytes
 
 pytestmark = [pytest.mark.interop]
 
@@ -120,9 +120,7 @@ FILES = [
     # nulls only in s and info.v, NaNs only in x
     _file(10, ALL, {1: 0, 2: 10, 3: 0, 6: 10}, {3: 10}, {1: _l(1)}, {1: _l(1)}),
     # ids far away from every small literal
-    _file(
-        10, ALL, {1: 0, 6: 0}, {3: 0}, {1: _l(1000), 6: _l(1000)}, {1: _l(2000), 6: _l(2000)}
-    ),
+    _file(10, ALL, {1: 0, 6: 0}, {3: 0}, {1: _l(1000), 6: _l(1000)}, {1: _l(2000), 6: _l(2000)}),
     # no metrics at all
     _file(10, None, None, None, None, None),
     # empty
