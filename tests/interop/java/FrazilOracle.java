@@ -15,7 +15,7 @@
  *   metrics    <schema json> <filter json> <record count> <metrics json>
  *                                         -> OK <inclusive> TAB <strict>: InclusiveMetricsEvaluator
  *                                            and StrictMetricsEvaluator on a data file with those
- *                                            metrics (the filter unbound, as ExpressionParser
+ *                                            metrics (the filter read by ExpressionParser with
  *                                            the schema; metrics json: value_counts,
  *                                            null_value_counts, nan_value_counts as {"id": n},
  *                                            lower_bounds, upper_bounds as {"id": "hex"}, each
@@ -40,6 +40,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.function.Function;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.FileFormat;
@@ -206,30 +207,26 @@ public final class FrazilOracle {
     }
   }
 
-  private static Map<Integer, Long> counts(JsonNode node) {
+  /** A metrics map keyed by field id ({"id": value}); null when absent. */
+  private static <V> Map<Integer, V> byId(JsonNode node, Function<JsonNode, V> value) {
     if (node == null || node.isNull()) {
       return null;
     }
-    Map<Integer, Long> out = new HashMap<>();
+    Map<Integer, V> out = new HashMap<>();
     for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
       Map.Entry<String, JsonNode> e = it.next();
-      out.put(Integer.parseInt(e.getKey()), e.getValue().asLong());
+      out.put(Integer.parseInt(e.getKey()), value.apply(e.getValue()));
     }
     return out;
   }
 
+  private static Map<Integer, Long> counts(JsonNode node) {
+    return byId(node, JsonNode::asLong);
+  }
+
   private static Map<Integer, ByteBuffer> bounds(JsonNode node) {
-    if (node == null || node.isNull()) {
-      return null;
-    }
-    Map<Integer, ByteBuffer> out = new HashMap<>();
-    for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> e = it.next();
-      out.put(
-          Integer.parseInt(e.getKey()),
-          ByteBuffer.wrap(unhex(e.getValue().asText())).order(ByteOrder.LITTLE_ENDIAN));
-    }
-    return out;
+    return byId(
+        node, v -> ByteBuffer.wrap(unhex(v.asText())).order(ByteOrder.LITTLE_ENDIAN));
   }
 
   private static Object fromBytes(Type type, String hex) {
