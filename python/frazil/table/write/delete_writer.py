@@ -6,7 +6,6 @@ columns as Java's ``MetricsConfig.forPositionDelete``). Used by :mod:`row_delta`
 
 from __future__ import annotations
 
-import logging
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -22,14 +21,13 @@ from frazil.schema import Schema
 from frazil.table.read import FILE_PATH_FIELD_ID, POS_FIELD_ID
 from frazil.table.write.locations import location_provider, partition_to_path
 from frazil.table.write.metrics import MetricsConfig, parquet_metrics, parse_metrics_mode
+from frazil.table.write.writer import delete_written
 from frazil.types import LongType, NestedField, StringType
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
 
 __all__ = ["DeleteWriter"]
-
-logger = logging.getLogger(__name__)
 
 _POSITION_DELETE_SCHEMA = Schema(
     NestedField(FILE_PATH_FIELD_ID, "file_path", StringType(), required=True),
@@ -128,9 +126,4 @@ class DeleteWriter:
         )
 
     def abort(self) -> None:
-        for location in self.written:
-            try:
-                self.io.delete(location)
-            except Exception:
-                logger.warning("could not delete %s", location, exc_info=True)
-        self.written.clear()
+        delete_written(self.io, self.written)
