@@ -5,6 +5,7 @@ from typing import Any, final
 __all__ = [
     "ArrowArrayExport",
     "DeletionVector",
+    "MetricsEvaluator",
     "RecordBatchExport",
     "ScanPlanner",
     "__version__",
@@ -100,6 +101,13 @@ def puffin_write(
     properties: list[tuple[str, str]],
     compress_footer: bool = False,
 ) -> tuple[bytes, list[tuple[int, int]]]: ...
+
+@final
+class MetricsEvaluator:
+    def __new__(
+        cls, schema_json: str, filter_json: str, strict: bool, sql_nulls: bool = False
+    ) -> MetricsEvaluator: ...
+    def eval(self, data_files: object) -> ArrowArrayExport: ...
 
 @final
 class ScanPlanner:

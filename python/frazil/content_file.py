@@ -167,12 +167,14 @@ def partition_arrow_type(spec: PartitionSpec, schema: Schema) -> pa.StructType:
     )
 
 
-def data_file_arrow_type(partition_type: pa.StructType) -> pa.StructType:
-    """The Arrow type of the ``data_file`` struct with this partition type."""
+def data_file_arrow_type(partition_type: pa.StructType | None) -> pa.StructType:
+    """The Arrow type of the ``data_file`` struct with this partition type (``None``: without
+    the ``partition`` field)."""
     return pa.struct(
         [
             _f(name, partition_type if name == "partition" else t, fid, name not in _REQUIRED)
             for name, t, fid in _DATA_FILE_FIELDS
+            if partition_type is not None or name != "partition"
         ]
     )
 
@@ -210,13 +212,15 @@ def _partition_array(files: Sequence[DataFile], partition_type: pa.StructType) -
 
 
 def data_files_to_arrow(
-    files: Sequence[DataFile], partition_type: pa.StructType, format_version: int
+    files: Sequence[DataFile], partition_type: pa.StructType | None, format_version: int
 ) -> pa.StructArray:
     """The ``data_file`` struct column for ``files``, as :func:`frazil.manifest.write_manifest`
     takes it inside ``manifest_entry`` rows (see :func:`manifest_entries`).
 
     ``partition_type`` is the spec's :func:`partition_arrow_type` (or the partition struct type
     of a manifest read back); each file's ``partition`` tuple holds its values in field order.
+    ``None`` leaves the partition out, for readers of the other fields (files of several specs
+    in one column, e.g. for :mod:`frazil.expressions.metrics_evaluator`).
     """
     _check_version(files, format_version)
     arrays: list[pa.Array] = []
@@ -224,6 +228,7 @@ def data_files_to_arrow(
     for df_field in data_file_arrow_type(partition_type):
         name = df_field.name
         if name == "partition":
+            assert partition_type is not None
             arr: pa.Array = _partition_array(files, partition_type)
         else:
             values = [getattr(f, name) for f in files]

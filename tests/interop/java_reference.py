@@ -288,7 +288,10 @@ def reference_session(warehouse: str, catalog: str = "ref", **conf):
 
 def oracle_classpath() -> list[str]:
     runtime, _extensions, jackson = reference_jars()
-    return [runtime, jackson]
+    # slf4j's API (without a binding it logs nothing): the runtime's data file and evaluator
+    # classes log through it.
+    slf4j = _one(_pyspark_jars_dir() / "slf4j-api-*.jar")
+    return [runtime, jackson, slf4j]
 
 
 def compile_oracle() -> Path:

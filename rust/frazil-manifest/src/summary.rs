@@ -9,6 +9,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, StructArray};
 use arrow_schema::{DataType, Field, TimeUnit};
+use frazil_values::bound::{self, Val};
 use frazil_values::{binary, Error, Literal, PrimitiveType, Result};
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -365,22 +366,15 @@ pub fn summarize(chunks: &[StructArray]) -> Result<ManifestSummary> {
     Ok(s)
 }
 
+/// Bounds compare as decoded values (`frazil_values::bound`), except that floats use the
+/// total order (-0.0 < 0.0), as each chunk's summary does; unreadable bounds compare as bytes.
 fn cmp_bound(a: &[u8], b: &[u8], ty: &PrimitiveType) -> Ordering {
-    let (Ok(x), Ok(y)) = (binary::from_bytes(a, ty), binary::from_bytes(b, ty)) else {
+    let (Some(x), Some(y)) = (bound::decode_bound(a, ty), bound::decode_bound(b, ty)) else {
         return a.cmp(b);
     };
     match (x, y) {
-        (Literal::Int(x), Literal::Int(y)) | (Literal::Date(x), Literal::Date(y)) => x.cmp(&y),
-        (Literal::Float(x), Literal::Float(y)) => x.total_cmp(&y),
-        (Literal::Double(x), Literal::Double(y)) => x.total_cmp(&y),
-        (Literal::Decimal(x), Literal::Decimal(y)) => x.cmp(&y),
-        (Literal::Boolean(x), Literal::Boolean(y)) => x.cmp(&y),
-        (Literal::Long(x), Literal::Long(y))
-        | (Literal::Time(x), Literal::Time(y))
-        | (Literal::Timestamp(x), Literal::Timestamp(y))
-        | (Literal::TimestampTz(x), Literal::TimestampTz(y))
-        | (Literal::TimestampNs(x), Literal::TimestampNs(y))
-        | (Literal::TimestampTzNs(x), Literal::TimestampTzNs(y)) => x.cmp(&y),
-        _ => a.cmp(b),
+        (Val::F32(x), Val::F32(y)) => x.total_cmp(&y),
+        (Val::F64(x), Val::F64(y)) => x.total_cmp(&y),
+        _ => bound::compare(&x, &y).unwrap_or_else(|| a.cmp(b)),
     }
 }

@@ -17,15 +17,16 @@ use arrow_array::{
 };
 use arrow_data::transform::MutableArrayData;
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema as ArrowSchema};
+use frazil_manifest::manifest::COLUMN_STATS;
 use frazil_values::{Error, Result};
 
-use crate::delete::{
+use crate::delete_file_index::{
     restrict_to_fields, DeleteIndex, FileColumns, TaskDeletes, CONTENT_EQUALITY_DELETES,
 };
-use crate::eval::{
-    ManifestEvaluator, MetricsColumns, MetricsEvaluator, PartitionColumns, PartitionEvaluator,
-};
 use crate::expr::{Expr, Schema};
+use crate::manifest_evaluator::ManifestEvaluator;
+use crate::metrics_evaluator::{MetricsColumns, MetricsEvaluator};
+use crate::partition_evaluator::{PartitionColumns, PartitionEvaluator};
 use crate::project::{project, PartitionSpec};
 use crate::residual::ResidualEvaluator;
 
@@ -81,19 +82,6 @@ pub struct Load {
     /// them (`frazil_manifest::manifest::without_column_stats`).
     pub column_stats: bool,
 }
-
-/// The `data_file` columns that hold column stats: the same list as
-/// `frazil_manifest::manifest::COLUMN_STATS` (this crate does not depend on the decoder; a test
-/// keeps the two equal), the fields Java's `ContentFile.copyWithoutStats` drops.
-pub const COLUMN_STATS: [&str; 7] = [
-    "column_sizes",
-    "value_counts",
-    "null_value_counts",
-    "nan_value_counts",
-    "distinct_counts",
-    "lower_bounds",
-    "upper_bounds",
-];
 
 /// The plan of one manifest.
 #[derive(Debug, Clone)]

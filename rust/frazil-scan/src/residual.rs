@@ -10,8 +10,8 @@ use std::collections::HashMap;
 
 use frazil_values::Result;
 
-use crate::eval::{PartitionColumns, PartitionEvaluator};
 use crate::expr::{Expr, Predicate, Schema};
+use crate::partition_evaluator::{PartitionColumns, PartitionEvaluator};
 use crate::project::{project_predicate, PartitionSpec};
 
 pub struct ResidualEvaluator {

@@ -10,8 +10,8 @@ use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StructArray};
 use arrow_schema::{DataType, Field};
 use frazil_manifest::{read_manifest, read_manifest_list, ReadOptions};
 
-use crate::eval::{MetricsColumns, MetricsEvaluator};
 use crate::expr::{Expr, Schema};
+use crate::metrics_evaluator::{MetricsColumns, MetricsEvaluator};
 use crate::plan::ScanPlanner;
 
 #[derive(Default, Clone)]
@@ -585,6 +585,50 @@ fn plan(t: &Table, filter: &str) -> (bool, Vec<String>, Vec<String>) {
 }
 
 #[test]
+fn strict_metrics_under_sql_null_semantics() {
+    // data (2) in ["b", "d"] with 3 nulls of 50: Iceberg's negated predicates hold for null
+    // (Java proves all of them), SQL's do not.
+    let f = [F {
+        rc: 50,
+        values: vec![(2, 50)],
+        nulls: vec![(2, 3)],
+        lower: vec![(2, b"b".to_vec())],
+        upper: vec![(2, b"d".to_vec())],
+        ..F::default()
+    }];
+    let s = schema();
+    let m = MetricsColumns::new(&data_files(&f)).unwrap();
+    let negated = [
+        cmp("not-eq", 2, "a".into()),
+        set("not-in", 2, vec!["a".into(), "z".into()]),
+        cmp("not-starts-with", 2, "a".into()),
+        serde_json::json!({"type": "not", "child": serde_json::from_str::<serde_json::Value>(
+            &cmp("eq", 2, "a".into())).unwrap()})
+        .to_string(),
+    ];
+    for filter in &negated {
+        let e = Expr::from_json_str(filter, &s).unwrap();
+        let iceberg = MetricsEvaluator::new(&e, &s, true).eval(&m).unwrap();
+        let sql = MetricsEvaluator::new(&e, &s, true)
+            .sql_nulls(true)
+            .eval(&m)
+            .unwrap();
+        assert_eq!((iceberg, sql), (vec![true], vec![false]), "{filter}");
+    }
+    // without nulls both agree; positive predicates are the same in both
+    let clean = [int_file(30, 79)];
+    let m = MetricsColumns::new(&data_files(&clean)).unwrap();
+    for filter in [cmp("not-eq", 1, 29.into()), cmp("gt", 1, 29.into())] {
+        let e = Expr::from_json_str(&filter, &s).unwrap();
+        let sql = MetricsEvaluator::new(&e, &s, true)
+            .sql_nulls(true)
+            .eval(&m)
+            .unwrap();
+        assert_eq!(sql, vec![true], "{filter}");
+    }
+}
+
+#[test]
 fn identity_partitions_of_every_type() {
     // types-*: three files; 00001 (i=1, s='a', d=2024-02-29, db=NaN, b=true),
     // 00002 (i=-5, s='ü🧊', d=1900-01-01, b=false), 00003 (all partition values null)
@@ -686,13 +730,4 @@ fn errors_name_the_problem() {
     .unwrap();
     assert!(planner.plan_manifest(0, &bad).is_err());
     let _ = DataType::Null;
-}
-
-#[test]
-fn column_stats_are_the_ones_the_decoder_can_skip() {
-    // This crate depends on Arrow batches only; the two lists must not drift apart.
-    assert_eq!(
-        crate::plan::COLUMN_STATS,
-        frazil_manifest::manifest::COLUMN_STATS
-    );
 }

@@ -1,5 +1,6 @@
-//! Borrowed single values for comparisons without allocation: from literals, from binary bounds
-//! (Appendix D, with the spec's promotions) and from Arrow columns of partition values.
+//! Arrow columns of values (partition tuples, bound bytes) read by row as the borrowed values
+//! of `frazil_values::bound`, which decodes binary bounds and orders values for every
+//! evaluator.
 
 use std::cmp::Ordering;
 
@@ -10,118 +11,15 @@ use arrow_array::{
     LargeBinaryArray, PrimitiveArray,
 };
 use arrow_schema::DataType;
-use frazil_values::temporal::{MICROS_PER_DAY, NANOS_PER_DAY};
+use frazil_values::bound::{compare, of_literal, Val};
 use frazil_values::{Error, Literal, PrimitiveType, Result};
 
-#[derive(Debug, Clone, Copy)]
-pub enum Val<'a> {
-    Bool(bool),
-    I32(i32),
-    I64(i64),
-    F32(f32),
-    F64(f64),
-    I128(i128),
-    /// A uuid as one big-endian number: numeric order is the spec's byte order.
-    U128(u128),
-    /// Strings (UTF-8), fixed and binary: unsigned byte-wise order, which for UTF-8 is code
-    /// point order.
-    Bytes(&'a [u8]),
-}
-
-impl Val<'_> {
-    pub fn is_nan(&self) -> bool {
-        match self {
-            Val::F32(v) => v.is_nan(),
-            Val::F64(v) => v.is_nan(),
-            _ => false,
-        }
-    }
-}
-
-/// Java's float order for bounds (NaN above everything, NaN equal to NaN) but IEEE 754 for
-/// zeros: the spec compares with IEEE order, where -0.0 = 0.0, so a bound of -0.0 never hides
-/// a 0.0 (or the other way round).
-fn float_cmp<T: PartialOrd>(a: T, b: T, a_nan: bool, b_nan: bool) -> Ordering {
-    match (a_nan, b_nan) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        (false, false) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
-    }
-}
-
-/// The spec's order of two values of one type; `None` when the kinds differ (no answer).
-pub fn compare(a: &Val<'_>, b: &Val<'_>) -> Option<Ordering> {
-    Some(match (a, b) {
-        (Val::Bool(x), Val::Bool(y)) => x.cmp(y),
-        (Val::I32(x), Val::I32(y)) => x.cmp(y),
-        (Val::I64(x), Val::I64(y)) => x.cmp(y),
-        (Val::I128(x), Val::I128(y)) => x.cmp(y),
-        (Val::U128(x), Val::U128(y)) => x.cmp(y),
-        (Val::F32(x), Val::F32(y)) => float_cmp(*x, *y, x.is_nan(), y.is_nan()),
-        (Val::F64(x), Val::F64(y)) => float_cmp(*x, *y, x.is_nan(), y.is_nan()),
-        (Val::Bytes(x), Val::Bytes(y)) => x.cmp(y),
-        _ => return None,
-    })
-}
-
-pub fn lit_val(l: &Literal) -> Option<Val<'_>> {
-    Some(match l {
-        Literal::Boolean(b) => Val::Bool(*b),
-        Literal::Int(v) | Literal::Date(v) => Val::I32(*v),
-        Literal::Long(v)
-        | Literal::Time(v)
-        | Literal::Timestamp(v)
-        | Literal::TimestampTz(v)
-        | Literal::TimestampNs(v)
-        | Literal::TimestampTzNs(v) => Val::I64(*v),
-        Literal::Float(v) => Val::F32(*v),
-        Literal::Double(v) => Val::F64(*v),
-        Literal::Decimal(v) => Val::I128(*v),
-        Literal::Uuid(u) => Val::U128(*u),
-        Literal::String(s) => Val::Bytes(s.as_bytes()),
-        Literal::Fixed(b) | Literal::Binary(b) => Val::Bytes(b),
-        Literal::Struct(_) | Literal::List(_) | Literal::Map(_) => return None,
-    })
-}
-
 pub fn compare_literals(a: &Literal, b: &Literal) -> Option<Ordering> {
-    compare(&lit_val(a)?, &lit_val(b)?)
+    compare(&of_literal(a)?, &of_literal(b)?)
 }
 
 pub fn lit_is_nan(l: &Literal) -> bool {
-    lit_val(l).is_some_and(|v| v.is_nan())
-}
-
-/// Decodes a binary bound (Appendix D) of a field of type `ty`. Bounds that cannot be read
-/// (a wrong length, a type with no comparable form) are `None`, which every evaluator reads as
-/// "no bound": a corrupt statistic must never prune a file.
-pub fn decode_bound<'a>(b: &'a [u8], ty: &PrimitiveType) -> Option<Val<'a>> {
-    use PrimitiveType as P;
-    let i32_of = |b: &[u8]| Some(i32::from_le_bytes(b.try_into().ok()?));
-    let i64_of = |b: &[u8]| Some(i64::from_le_bytes(b.try_into().ok()?));
-    Some(match ty {
-        P::Boolean => match b {
-            [0] => Val::Bool(false),
-            [_] => Val::Bool(true),
-            _ => return None,
-        },
-        P::Int | P::Date => Val::I32(i32_of(b)?),
-        // Promotions: a long bound written as an int, a double bound as a float, a timestamp
-        // bound as a date.
-        P::Long if b.len() == 4 => Val::I64(i32_of(b)? as i64),
-        P::Long | P::Time | P::TimestampTz | P::TimestampTzNs => Val::I64(i64_of(b)?),
-        P::Timestamp if b.len() == 4 => Val::I64((i32_of(b)? as i64).checked_mul(MICROS_PER_DAY)?),
-        P::TimestampNs if b.len() == 4 => Val::I64((i32_of(b)? as i64).checked_mul(NANOS_PER_DAY)?),
-        P::Timestamp | P::TimestampNs => Val::I64(i64_of(b)?),
-        P::Float => Val::F32(f32::from_le_bytes(b.try_into().ok()?)),
-        P::Double if b.len() == 4 => Val::F64(f32::from_le_bytes(b.try_into().ok()?) as f64),
-        P::Double => Val::F64(f64::from_le_bytes(b.try_into().ok()?)),
-        P::Decimal { .. } => Val::I128(frazil_values::decimal::from_be_bytes(b).ok()?),
-        P::Uuid => Val::U128(u128::from_be_bytes(b.try_into().ok()?)),
-        P::String | P::Binary | P::Fixed(_) => Val::Bytes(b),
-        P::Unknown | P::Variant | P::Geometry { .. } | P::Geography { .. } => return None,
-    })
+    of_literal(l).is_some_and(|v| v.is_nan())
 }
 
 /// A column of values of one Iceberg type, read as `Val`s by row.
@@ -276,52 +174,5 @@ impl Column {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn float_order() {
-        assert_eq!(
-            compare(&Val::F64(-0.0), &Val::F64(0.0)),
-            Some(Ordering::Equal)
-        );
-        assert_eq!(
-            compare(&Val::F64(f64::NAN), &Val::F64(f64::INFINITY)),
-            Some(Ordering::Greater)
-        );
-        assert_eq!(
-            compare(&Val::F32(f32::NAN), &Val::F32(-f32::NAN)),
-            Some(Ordering::Equal)
-        );
-        assert_eq!(compare(&Val::I32(1), &Val::I64(1)), None);
-    }
-
-    #[test]
-    fn bounds_with_promotion() {
-        let ty = |s: &str| s.parse::<PrimitiveType>().unwrap();
-        assert!(matches!(
-            decode_bound(&(-3i32).to_le_bytes(), &ty("long")),
-            Some(Val::I64(-3))
-        ));
-        assert!(matches!(
-            decode_bound(&1i32.to_le_bytes(), &ty("timestamp")),
-            Some(Val::I64(MICROS_PER_DAY))
-        ));
-        assert!(matches!(
-            decode_bound(&[0xff, 0x38], &ty("decimal(9,2)")),
-            Some(Val::I128(-200))
-        ));
-        assert!(decode_bound(&[1, 2, 3], &ty("int")).is_none());
-        // utf-8 byte order is code point order: U+FFFF < U+10FFFF (UTF-16 order says otherwise)
-        let a = "a\u{FFFF}".as_bytes();
-        let b = "a\u{10FFFF}".as_bytes();
-        assert_eq!(
-            compare(&Val::Bytes(a), &Val::Bytes(b)),
-            Some(Ordering::Less)
-        );
     }
 }

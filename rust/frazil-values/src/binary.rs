@@ -1,9 +1,9 @@
 //! Binary single-value serialization (spec Appendix D), as used for manifest bounds.
 
+use crate::bound::{self, Val};
 use crate::decimal;
 use crate::error::{Error, Result};
 use crate::literal::Literal;
-use crate::temporal::{MICROS_PER_DAY, NANOS_PER_DAY};
 use crate::types::PrimitiveType;
 
 /// Serializes a primitive literal of type `ty`.
@@ -36,79 +36,44 @@ pub fn to_bytes(value: &Literal, ty: &PrimitiveType) -> Result<Vec<u8>> {
     })
 }
 
-fn exact<const N: usize>(data: &[u8], ty: &PrimitiveType) -> Result<[u8; N]> {
-    data.try_into()
-        .map_err(|_| Error::decode(format!("a {ty} value needs {N} bytes, got {}", data.len())))
-}
-
-/// A bound written for a `date` and read for a promoted timestamp; dates out of the timestamp's
-/// range must fail rather than wrap (spec: "values outside the promoted type's range must result
-/// in a runtime failure").
-fn date_bound(data: &[u8], ty: &PrimitiveType, ticks_per_day: i64) -> Result<i64> {
-    let days = i32::from_le_bytes(exact(data, ty)?) as i64;
-    days.checked_mul(ticks_per_day)
-        .ok_or_else(|| Error::decode(format!("date {days} is outside the range of {ty}")))
-}
-
-/// Deserializes a value of type `ty`. Strict about lengths and impossible values, except for the
-/// spec's promotion table: a 4-byte `long` bound was written as an `int`, a 4-byte `double` bound
-/// as a `float`, a 4-byte `timestamp`/`timestamp_ns` bound as a `date`.
+/// Deserializes a value of type `ty`: [`bound::decode`] (lengths and the spec's promotions),
+/// then the checks a full value needs (UTF-8, a fixed length, decimal precision, time range).
 pub fn from_bytes(data: &[u8], ty: &PrimitiveType) -> Result<Literal> {
     use PrimitiveType as P;
-    let value = match ty {
-        P::Unknown => {
-            return Err(Error::unsupported(
-                "unknown values have no binary single-value form",
-            ))
-        }
-        // Geo bounds are points and variant bounds are variant objects (Appendix D); neither is
-        // a Literal yet.
-        P::Variant | P::Geometry { .. } | P::Geography { .. } => {
-            return Err(Error::unsupported(format!(
-                "{ty} values have no supported binary single-value form yet"
-            )))
-        }
-        P::Boolean => match exact::<1>(data, ty)? {
-            [0] => Literal::Boolean(false),
-            _ => Literal::Boolean(true),
-        },
-        P::Int => Literal::Int(i32::from_le_bytes(exact(data, ty)?)),
-        P::Long if data.len() == 4 => Literal::Long(i32::from_le_bytes(exact(data, ty)?) as i64),
-        P::Long => Literal::Long(i64::from_le_bytes(exact(data, ty)?)),
-        P::Float => Literal::Float(f32::from_le_bytes(exact(data, ty)?)),
-        P::Double if data.len() == 4 => {
-            Literal::Double(f32::from_le_bytes(exact(data, ty)?) as f64)
-        }
-        P::Double => Literal::Double(f64::from_le_bytes(exact(data, ty)?)),
-        P::Decimal { .. } => Literal::Decimal(decimal::from_be_bytes(data)?),
-        P::Date => Literal::Date(i32::from_le_bytes(exact(data, ty)?)),
-        P::Time => Literal::Time(i64::from_le_bytes(exact(data, ty)?)),
-        P::Timestamp if data.len() == 4 => {
-            Literal::Timestamp(date_bound(data, ty, MICROS_PER_DAY)?)
-        }
-        P::Timestamp => Literal::Timestamp(i64::from_le_bytes(exact(data, ty)?)),
-        P::TimestampTz => Literal::TimestampTz(i64::from_le_bytes(exact(data, ty)?)),
-        P::TimestampNs if data.len() == 4 => {
-            Literal::TimestampNs(date_bound(data, ty, NANOS_PER_DAY)?)
-        }
-        P::TimestampNs => Literal::TimestampNs(i64::from_le_bytes(exact(data, ty)?)),
-        P::TimestampTzNs => Literal::TimestampTzNs(i64::from_le_bytes(exact(data, ty)?)),
-        P::String => Literal::String(
-            std::str::from_utf8(data)
+    let value = match (ty, bound::decode(data, ty)?) {
+        (P::Boolean, Val::Bool(b)) => Literal::Boolean(b),
+        (P::Int, Val::I32(v)) => Literal::Int(v),
+        (P::Date, Val::I32(v)) => Literal::Date(v),
+        (P::Long, Val::I64(v)) => Literal::Long(v),
+        (P::Time, Val::I64(v)) => Literal::Time(v),
+        (P::Timestamp, Val::I64(v)) => Literal::Timestamp(v),
+        (P::TimestampTz, Val::I64(v)) => Literal::TimestampTz(v),
+        (P::TimestampNs, Val::I64(v)) => Literal::TimestampNs(v),
+        (P::TimestampTzNs, Val::I64(v)) => Literal::TimestampTzNs(v),
+        (P::Float, Val::F32(v)) => Literal::Float(v),
+        (P::Double, Val::F64(v)) => Literal::Double(v),
+        (P::Decimal { .. }, Val::I128(v)) => Literal::Decimal(v),
+        (P::Uuid, Val::U128(v)) => Literal::Uuid(v),
+        (P::String, Val::Bytes(b)) => Literal::String(
+            std::str::from_utf8(b)
                 .map_err(|e| Error::decode(format!("string value is not UTF-8: {e}")))?
                 .to_string(),
         ),
-        P::Uuid => Literal::Uuid(u128::from_be_bytes(exact(data, ty)?)),
-        P::Fixed(len) => {
-            if data.len() as u64 != *len {
+        (P::Fixed(len), Val::Bytes(b)) => {
+            if b.len() as u64 != *len {
                 return Err(Error::decode(format!(
                     "a {ty} value needs {len} bytes, got {}",
-                    data.len()
+                    b.len()
                 )));
             }
-            Literal::Fixed(data.to_vec())
+            Literal::Fixed(b.to_vec())
         }
-        P::Binary => Literal::Binary(data.to_vec()),
+        (P::Binary, Val::Bytes(b)) => Literal::Binary(b.to_vec()),
+        (_, v) => {
+            return Err(Error::decode(format!(
+                "a {ty} value cannot be decoded as {v:?}"
+            )))
+        }
     };
     value
         .validate_primitive(ty)
@@ -119,6 +84,7 @@ pub fn from_bytes(data: &[u8], ty: &PrimitiveType) -> Result<Literal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::temporal::{MICROS_PER_DAY, NANOS_PER_DAY};
     use proptest::prelude::*;
 
     fn t(s: &str) -> PrimitiveType {

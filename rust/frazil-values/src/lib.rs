@@ -2,6 +2,7 @@
 //! and JSON single-value serializations (spec Appendix D). No I/O; pure functions of bytes.
 
 pub mod binary;
+pub mod bound;
 pub mod decimal;
 pub mod error;
 pub mod json;

@@ -12,6 +12,14 @@
  *   rebytes    <type> <hex>               -> OK <hex of toByteBuffer(fromByteBuffer(hex))>
  *   json       <type> <json>              -> OK <json written back by SingleValueParser.toJson>
  *   type       <type>                     -> OK <Type.toString()>
+ *   metrics    <schema json> <filter json> <record count> <metrics json>
+ *                                         -> OK <inclusive> TAB <strict>: InclusiveMetricsEvaluator
+ *                                            and StrictMetricsEvaluator on a data file with those
+ *                                            metrics (the filter read by ExpressionParser with
+ *                                            the schema; metrics json: value_counts,
+ *                                            null_value_counts, nan_value_counts as {"id": n},
+ *                                            lower_bounds, upper_bounds as {"id": "hex"}, each
+ *                                            absent or null for no map)
  *   sync                                  -> SYNC   (and the output is flushed)
  *
  * <type> is either a primitive type string ("decimal(9,2)", "fixed[16]", "timestamptz_ns", ...)
@@ -30,10 +38,21 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.Map;
+import java.util.function.Function;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.Metrics;
+import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.SchemaParser;
 import org.apache.iceberg.SingleValueParser;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.ExpressionParser;
+import org.apache.iceberg.expressions.InclusiveMetricsEvaluator;
+import org.apache.iceberg.expressions.StrictMetricsEvaluator;
 import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.iceberg.transforms.Transform;
 import org.apache.iceberg.transforms.Transforms;
@@ -156,9 +175,58 @@ public final class FrazilOracle {
       case "type":
         need(f, 2);
         return type(f[1]).toString();
+      case "metrics":
+        {
+          need(f, 5);
+          Schema schema = SchemaParser.fromJson(f[1]);
+          Expression filter = ExpressionParser.fromJson(f[2], schema);
+          long records = Long.parseLong(f[3]);
+          JsonNode m = parse(f[4]);
+          Metrics metrics =
+              new Metrics(
+                  records,
+                  null,
+                  counts(m.get("value_counts")),
+                  counts(m.get("null_value_counts")),
+                  counts(m.get("nan_value_counts")),
+                  bounds(m.get("lower_bounds")),
+                  bounds(m.get("upper_bounds")));
+          DataFile file =
+              DataFiles.builder(PartitionSpec.unpartitioned())
+                  .withPath("oracle.parquet")
+                  .withFormat(FileFormat.PARQUET)
+                  .withFileSizeInBytes(1)
+                  .withMetrics(metrics)
+                  .build();
+          boolean inclusive = new InclusiveMetricsEvaluator(schema, filter).eval(file);
+          boolean strict = new StrictMetricsEvaluator(schema, filter).eval(file);
+          return inclusive + "\t" + strict;
+        }
       default:
         throw new IllegalArgumentException("unknown request: " + f[0]);
     }
+  }
+
+  /** A metrics map keyed by field id ({"id": value}); null when absent. */
+  private static <V> Map<Integer, V> byId(JsonNode node, Function<JsonNode, V> value) {
+    if (node == null || node.isNull()) {
+      return null;
+    }
+    Map<Integer, V> out = new HashMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      out.put(Integer.parseInt(e.getKey()), value.apply(e.getValue()));
+    }
+    return out;
+  }
+
+  private static Map<Integer, Long> counts(JsonNode node) {
+    return byId(node, JsonNode::asLong);
+  }
+
+  private static Map<Integer, ByteBuffer> bounds(JsonNode node) {
+    return byId(
+        node, v -> ByteBuffer.wrap(unhex(v.asText())).order(ByteOrder.LITTLE_ENDIAN));
   }
 
   private static Object fromBytes(Type type, String hex) {

@@ -5,8 +5,9 @@ Every operation plans the files of the branch head that may hold affected rows (
 planner: partition and metrics pruning, delete files attached) and then, per file:
 
 * a file whose rows all match the filter (its residual is ``true``, or the strict metrics
-  evaluator proves it from the file's bounds and null/NaN counts, as Java's
-  ``StrictMetricsEvaluator``) is removed without being read, together with its deletion vector;
+  evaluator, :class:`frazil.expressions.metrics_evaluator.StrictMetricsEvaluator`, proves it
+  from the file's bounds and null/NaN counts) is removed without being read, together with its
+  deletion vector;
 * otherwise its live rows are read (deletes applied) and the matching ones found with the
   filter's SQL semantics (a row is affected only where the filter is *true*; null keeps it);
 * copy-on-write (``write.delete.mode`` / ``write.merge.mode`` = ``copy-on-write``, the default)
@@ -40,46 +41,29 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from frazil import values
 from frazil.arrow_schema import FIELD_ID_KEY, schema_to_arrow
-from frazil.content_file import DataFile, DataFileContent, FileFormat
-from frazil.deletes import DeletionVector, write_deletion_vectors
+from frazil.content_file import DataFile, DataFileContent, FileFormat, data_files_to_arrow
+from frazil.deletes import DeletionVector
 from frazil.exceptions import InvalidArgumentError, ValidationError
 from frazil.expressions import (
     AlwaysFalse,
     AlwaysTrue,
     And,
     BooleanExpression,
-    BoundEqualTo,
-    BoundGreaterThan,
-    BoundGreaterThanOrEqual,
-    BoundIn,
-    BoundIsNaN,
-    BoundIsNull,
-    BoundLessThan,
-    BoundLessThanOrEqual,
-    BoundNotEqualTo,
-    BoundNotIn,
-    BoundNotNaN,
-    BoundNotNull,
-    BoundPredicate,
-    BoundReference,
-    BoundStartsWith,
     EqualTo,
     In,
     Or,
     bind,
     parse,
 )
+from frazil.expressions.metrics_evaluator import StrictMetricsEvaluator
 from frazil.metadata import Operation, Snapshot, TableMetadata
 from frazil.schema import Schema
 from frazil.table.arrow_filter import expression_to_arrow, referenced_field_ids
 from frazil.table.read import (
     FILE_PATH_FIELD_ID,
     LAST_UPDATED_FIELD_ID,
-    POS_FIELD_ID,
     ROW_ID_FIELD_ID,
     DeleteCache,
     _read_range,
@@ -88,10 +72,8 @@ from frazil.table.read import (
 )
 from frazil.table.update.snapshot import DELETED, RowDelta
 from frazil.table.write.conform import conform
-from frazil.table.write.locations import location_provider, partition_to_path
-from frazil.table.write.metrics import MetricsConfig, parquet_metrics, parse_metrics_mode
+from frazil.table.write.delete_writer import DeleteWriter
 from frazil.table.write.writer import DataFileWriter, WrittenFilesStep
-from frazil.types import DoubleType, FloatType, LongType, NestedField, PrimitiveType, StringType
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
@@ -126,156 +108,6 @@ class UpsertResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# Metrics evaluation over one file's bounds (strict: every row matches; inclusive: some may)
-
-
-def _is_float(t: Any) -> bool:
-    return isinstance(t, (FloatType, DoubleType))
-
-
-class _FileMetrics:
-    def __init__(self, f: DataFile) -> None:
-        self.f = f
-
-    def counts(self, fid: int) -> tuple[int | None, int | None, int | None]:
-        f = self.f
-        return (
-            (f.value_counts or {}).get(fid),
-            (f.null_value_counts or {}).get(fid),
-            (f.nan_value_counts or {}).get(fid),
-        )
-
-    def bounds(self, fid: int, t: PrimitiveType) -> tuple[Any, Any]:
-        lo = (self.f.lower_bounds or {}).get(fid)
-        hi = (self.f.upper_bounds or {}).get(fid)
-        try:
-            return (
-                None if lo is None else values.from_bytes(lo, t),
-                None if hi is None else values.from_bytes(hi, t),
-            )
-        except Exception:  # an unreadable bound proves nothing
-            return None, None
-
-
-def rows_must_match(expr: BooleanExpression, f: DataFile) -> bool:
-    """Whether every row of ``f`` makes the bound ``expr`` *true* (SQL semantics: a null
-    comparison is not true), from the file's metrics alone; ``False`` when unprovable."""
-    if f.record_count == 0:
-        return True
-    return _strict(expr, _FileMetrics(f))
-
-
-def _strict(e: BooleanExpression, m: _FileMetrics) -> bool:
-    if isinstance(e, AlwaysTrue):
-        return True
-    if isinstance(e, AlwaysFalse):
-        return False
-    if isinstance(e, And):
-        return _strict(e.left, m) and _strict(e.right, m)
-    if isinstance(e, Or):
-        return _strict(e.left, m) or _strict(e.right, m)
-    if not isinstance(e, BoundPredicate) or not isinstance(e.term, BoundReference):
-        return False  # Not, transforms: not proven
-    fid = e.term.field_id
-    t = e.term.type
-    n, nulls, nans = m.counts(fid)
-    if isinstance(e, BoundIsNull):
-        return n is not None and nulls is not None and nulls == n
-    no_nulls = nulls == 0
-    no_nans = not _is_float(t) or nans == 0
-    if isinstance(e, BoundNotNull):
-        return no_nulls
-    if isinstance(e, BoundIsNaN):
-        return _is_float(t) and n is not None and nans is not None and nans == n
-    if isinstance(e, BoundNotNaN):
-        return no_nulls and no_nans
-    if not (no_nulls and no_nans and isinstance(t, PrimitiveType)):
-        return False
-    lo, hi = m.bounds(fid, t)
-    try:
-        if isinstance(e, BoundLessThan):
-            return hi is not None and hi < e.literal.value
-        if isinstance(e, BoundLessThanOrEqual):
-            return hi is not None and hi <= e.literal.value
-        if isinstance(e, BoundGreaterThan):
-            return lo is not None and lo > e.literal.value
-        if isinstance(e, BoundGreaterThanOrEqual):
-            return lo is not None and lo >= e.literal.value
-        if isinstance(e, BoundEqualTo):
-            return lo is not None and lo == hi == e.literal.value
-        if isinstance(e, BoundNotEqualTo):
-            v = e.literal.value
-            return lo is not None and hi is not None and (v < lo or v > hi)
-        if isinstance(e, BoundIn):
-            return lo is not None and lo == hi and lo in e.values
-        if isinstance(e, BoundNotIn):
-            return lo is not None and hi is not None and all(v < lo or v > hi for v in e.values)
-        if isinstance(e, BoundStartsWith) and isinstance(t, StringType):
-            p = e.literal.value
-            return lo is not None and hi is not None and lo.startswith(p) and hi.startswith(p)
-    except TypeError:
-        return False
-    return False
-
-
-def rows_might_match(expr: BooleanExpression, f: DataFile) -> bool:
-    """Whether some row of ``f`` may make the bound ``expr`` true (inclusive metrics);
-    ``True`` when the metrics cannot rule it out."""
-    if f.record_count == 0:
-        return False
-    return _inclusive(expr, _FileMetrics(f))
-
-
-def _inclusive(e: BooleanExpression, m: _FileMetrics) -> bool:
-    if isinstance(e, AlwaysTrue):
-        return True
-    if isinstance(e, AlwaysFalse):
-        return False
-    if isinstance(e, And):
-        return _inclusive(e.left, m) and _inclusive(e.right, m)
-    if isinstance(e, Or):
-        return _inclusive(e.left, m) or _inclusive(e.right, m)
-    if not isinstance(e, BoundPredicate) or not isinstance(e.term, BoundReference):
-        return True
-    fid = e.term.field_id
-    t = e.term.type
-    n, nulls, nans = m.counts(fid)
-    all_null = n is not None and nulls is not None and nulls == n
-    if isinstance(e, BoundIsNull):
-        return nulls != 0
-    if isinstance(e, BoundNotNull):
-        return not all_null
-    if isinstance(e, BoundIsNaN):
-        return _is_float(t) and nans != 0
-    if isinstance(e, (BoundNotNaN, BoundNotEqualTo, BoundNotIn)):
-        return True
-    if all_null:
-        return False
-    if not isinstance(t, PrimitiveType):
-        return True
-    lo, hi = m.bounds(fid, t)
-    try:
-        if isinstance(e, BoundLessThan):
-            return lo is None or lo < e.literal.value
-        if isinstance(e, BoundLessThanOrEqual):
-            return lo is None or lo <= e.literal.value
-        if isinstance(e, BoundGreaterThan):
-            return hi is None or hi > e.literal.value
-        if isinstance(e, BoundGreaterThanOrEqual):
-            return hi is None or hi >= e.literal.value
-        if isinstance(e, BoundEqualTo):
-            v = e.literal.value
-            return not ((lo is not None and v < lo) or (hi is not None and v > hi))
-        if isinstance(e, BoundIn):
-            return any(
-                not ((lo is not None and v < lo) or (hi is not None and v > hi)) for v in e.values
-            )
-    except TypeError:
-        return True
-    return True
-
-
-# ---------------------------------------------------------------------------------------------
 # Writers
 
 
@@ -304,111 +136,6 @@ class _LineageWriter(DataFileWriter):
         self._finish_all(list(self._open.values()))
         self._open.clear()
         return list(self._done)
-
-
-_POSITION_DELETE_SCHEMA = Schema(
-    NestedField(FILE_PATH_FIELD_ID, "file_path", StringType(), required=True),
-    NestedField(POS_FIELD_ID, "pos", LongType(), required=True),
-)
-_POSITION_DELETE_ARROW = pa.schema(
-    [
-        pa.field("file_path", pa.string(), False, {FIELD_ID_KEY: str(FILE_PATH_FIELD_ID).encode()}),
-        pa.field("pos", pa.int64(), False, {FIELD_ID_KEY: str(POS_FIELD_ID).encode()}),
-    ]
-)
-# Java keeps full metrics for both columns of position delete files (forPositionDelete).
-_POSITION_DELETE_METRICS = MetricsConfig(parse_metrics_mode("full"))
-
-
-class _DeleteWriter:
-    """Writes deletion vectors (one Puffin file per operation) and v2 position delete files;
-    remembers what it wrote for cleanup."""
-
-    def __init__(self, io: FileIO, metadata: TableMetadata, operation_id: uuid.UUID) -> None:
-        self.io = io
-        self.metadata = metadata
-        self.operation_id = operation_id
-        self.locations = location_provider(metadata.location or "", metadata.properties)
-        self.written: list[str] = []
-        self._count = 0
-
-    def _name(self, ext: str) -> str:
-        self._count += 1
-        return f"00000-0-{self.operation_id}-{self._count:05d}-deletes.{ext}"
-
-    def _open(self, location: str) -> Any:
-        fs, path = self.io.filesystem(location)
-        self.written.append(location)
-        if fs.type_name == "local":
-            parent = path.rsplit("/", 1)[0]
-            if parent and parent != path:
-                fs.create_dir(parent, recursive=True)
-        return fs.open_output_stream(path)
-
-    def write_dvs(self, dvs: list[tuple[DataFile, DeletionVector]]) -> list[DataFile]:
-        if not dvs:
-            return []
-        data, placed = write_deletion_vectors([(f.file_path, dv) for f, dv in dvs])
-        location = self.locations.new_data_location(self._name("puffin"))
-        with self._open(location) as out:
-            out.write(data)
-        return [
-            DataFile(
-                file_path=location,
-                file_format=FileFormat.PUFFIN,
-                partition=tuple(f.partition),
-                record_count=w.record_count,
-                file_size_in_bytes=len(data),
-                content=DataFileContent.POSITION_DELETES,
-                spec_id=f.spec_id,
-                referenced_data_file=f.file_path,
-                content_offset=w.content_offset,
-                content_size_in_bytes=w.content_size_in_bytes,
-            )
-            for (f, _), w in zip(dvs, placed, strict=True)
-        ]
-
-    def write_position_deletes(self, f: DataFile, positions: np.ndarray) -> DataFile:
-        """A file-scoped position delete file for ``f`` (sorted positions)."""
-        spec = self.metadata.spec_by_id(f.spec_id)
-        path = ""
-        if spec is not None and spec.fields:
-            path = partition_to_path(spec, self.metadata.schema(), f.partition)
-        location = self.locations.new_data_location(self._name("parquet"), path or None)
-        positions = np.sort(positions)
-        table = pa.table(
-            [pa.repeat(pa.scalar(f.file_path, pa.string()), len(positions)), pa.array(positions)],
-            schema=_POSITION_DELETE_ARROW,
-        )
-        codec = self.metadata.properties.get("write.parquet.compression-codec", "zstd").lower()
-        codec = {"uncompressed": "none", "lz4_raw": "lz4"}.get(codec, codec)
-        sink = self._open(location)
-        writer = pq.ParquetWriter(sink, _POSITION_DELETE_ARROW, compression=codec)
-        writer.write_table(table)
-        writer.close()
-        size = sink.tell()
-        sink.close()
-        metrics = parquet_metrics(
-            writer.writer.metadata, _POSITION_DELETE_SCHEMA, config=_POSITION_DELETE_METRICS
-        )
-        return DataFile(
-            file_path=location,
-            file_format=FileFormat.PARQUET,
-            partition=tuple(f.partition),
-            file_size_in_bytes=size,
-            content=DataFileContent.POSITION_DELETES,
-            spec_id=f.spec_id,
-            referenced_data_file=f.file_path,
-            **metrics.data_file_fields(),
-        )
-
-    def abort(self) -> None:
-        for location in self.written:
-            try:
-                self.io.delete(location)
-            except Exception:
-                logger.warning("could not delete %s", location, exc_info=True)
-        self.written.clear()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -648,7 +375,7 @@ class _Change:
         if not self.removed and not self.positions and not any(t.num_rows for t in new_data):
             return
         writers: list[DataFileWriter] = []
-        deletes = _DeleteWriter(ctx.io, ctx.metadata, ctx.operation_id)
+        deletes = DeleteWriter(ctx.io, ctx.metadata, ctx.operation_id)
         producer = _RowChange(tx, snapshot_properties, ctx.branch)
         try:
             for table in [*_concat(self.rewritten), *new_data]:
@@ -669,7 +396,7 @@ class _Change:
                             producer.delete_delete_file(d)
             self._stage_positions(producer, deletes, dropped_deletes)
             if conflict is not None and ctx.isolation == "serializable":
-                producer.conflict_detection(lambda f: rows_might_match(conflict, f))
+                producer.conflict_detection(conflict, ctx.schema)
             producer.isolation_level(ctx.isolation)
             if ctx.snapshot is not None:
                 producer.validate_from_snapshot(ctx.snapshot.snapshot_id)
@@ -681,7 +408,7 @@ class _Change:
         tx.stage(WrittenFilesStep(producer, *writers, deletes))
 
     def _stage_positions(
-        self, producer: _RowChange, deletes: _DeleteWriter, dropped: set[str]
+        self, producer: _RowChange, deletes: DeleteWriter, dropped: set[str]
     ) -> None:
         ctx = self.ctx
         if not self.positions:
@@ -727,16 +454,46 @@ def _data_columns(rows: pa.Table, v3: bool) -> pa.Table:
     return rows.drop_columns([_POS])
 
 
+def _all_rows_match(
+    ctx: _Context, files: Sequence[DataFile], residuals: Sequence[BooleanExpression]
+) -> list[bool]:
+    """Per file, whether every row makes its residual true (SQL semantics, as the rows read are
+    matched): the residual is ``true``, or the strict metrics evaluator proves it from the
+    file's metrics (one Arrow batch of the files, each distinct residual evaluated natively
+    over its own files)."""
+    out = [isinstance(r, AlwaysTrue) for r in residuals]
+    by_residual: dict[int, list[int]] = {}
+    for i, r in enumerate(residuals):
+        if not isinstance(r, (AlwaysTrue, AlwaysFalse)):
+            # The planner hands every task of one residual the same object.
+            by_residual.setdefault(id(r), []).append(i)
+    if not by_residual:
+        return out
+    todo = [i for group in by_residual.values() for i in group]
+    batch = data_files_to_arrow([files[i] for i in todo], None, ctx.metadata.format_version)
+    start = 0
+    for group in by_residual.values():
+        rows = batch.slice(start, len(group))
+        start += len(group)
+        evaluator = StrictMetricsEvaluator(ctx.schema, residuals[group[0]], sql_nulls=True)
+        proven = evaluator.eval(rows)
+        for i, must in zip(group, proven.to_pylist(), strict=True):
+            out[i] = bool(must)
+    return out
+
+
 def _delete_rows(change: _Change, bound: BooleanExpression) -> int:
     """Stages the removal of every row ``bound`` makes true; returns how many rows."""
     ctx = change.ctx
     cache = DeleteCache(ctx.io, ctx.metadata.name_mapping())
     deleted = 0
-    for task in ctx.tasks(bound):
-        residual = task.residual if task.residual is not None else bound
+    tasks = ctx.tasks(bound)
+    residuals = [t.residual if t.residual is not None else bound for t in tasks]
+    proven = _all_rows_match(ctx, [t.file for t in tasks], residuals)
+    for task, residual, all_match in zip(tasks, residuals, proven, strict=True):
         if isinstance(residual, AlwaysFalse):
             continue
-        if isinstance(residual, AlwaysTrue) or rows_must_match(residual, task.file):
+        if all_match:
             change.remove_file(task)
             deleted += task.file.record_count
             continue

@@ -76,6 +76,16 @@ _MAX_WORKERS = 8
 _PARALLEL_TAKE_ROWS = 100_000
 
 
+def delete_written(io: FileIO, written: list[str]) -> None:
+    """Deletes the files a failed operation wrote (best effort) and forgets them."""
+    for location in written:
+        try:
+            io.delete(location)
+        except Exception:
+            logger.warning("could not delete %s", location, exc_info=True)
+    written.clear()
+
+
 def _int_property(props: Mapping[str, str], key: str, default: int | None) -> int | None:
     value = props.get(key)
     if value is None:
@@ -335,12 +345,7 @@ class DataFileWriter:
             except Exception:  # the file is deleted below anyway
                 pass
         self._open.clear()
-        for location in self.written:
-            try:
-                self.io.delete(location)
-            except Exception:
-                logger.warning("could not delete %s", location, exc_info=True)
-        self.written.clear()
+        delete_written(self.io, self.written)
 
     # ---- internals
 

@@ -26,7 +26,7 @@ use frazil_values::{Error, PrimitiveType, Result};
 
 use crate::expr::{Expr, Schema};
 use crate::project::PartitionSpec;
-use crate::value::{compare, decode_bound};
+use frazil_values::bound::{compare, decode_bound};
 
 /// Content of a manifest entry's file (spec "Manifests").
 pub const CONTENT_POSITION_DELETES: i32 = 1;
