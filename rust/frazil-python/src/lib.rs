@@ -6,6 +6,7 @@ mod arrow;
 mod deletes;
 mod error;
 mod manifest;
+mod puffin;
 mod scan;
 mod transforms;
 mod values;
@@ -34,6 +35,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<arrow::ArrowArrayExport>()?;
     deletes::register(m)?;
     manifest::register(m)?;
+    puffin::register(m)?;
     scan::register(m)?;
     transforms::register(m)?;
     values::register(m)?;
