@@ -88,6 +88,7 @@ class DeletionVector:
 def deletes_group_positions(
     rows: object, data_file: str | None = None
 ) -> list[tuple[str, DeletionVector]]: ...
+
 @final
 class PuffinBlobMetadata:
     @property
@@ -191,6 +192,7 @@ def manifest_write_list(
 ) -> bytes: ...
 def manifest_summarize(entries: object) -> dict[str, Any]: ...
 def transform_parse(text: str) -> str: ...
+
 @final
 class LenientTransform:
     @property

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from frazil.io import FileIO
+    from frazil.table import Table
 
 __all__ = [
     "DataScan",
@@ -640,7 +641,7 @@ class DataScan:
 
 
 def scan(
-    table: Any,
+    table: Table,
     row_filter: str | BooleanExpression = ALWAYS_TRUE,
     selected_fields: tuple[str, ...] = ("*",),
     case_sensitive: bool = True,
