@@ -77,7 +77,7 @@ class ManifestTasks:
     deletes: pa.ListArray
 
     def __len__(self) -> int:
-        return self.entries.num_rows
+        return int(self.entries.num_rows)
 
 
 @dataclass(frozen=True)

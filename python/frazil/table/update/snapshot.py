@@ -358,7 +358,10 @@ class _SnapshotProducer(TransactionStep):
                 "manifest list); rewrite the table's metadata before committing to it"
             )
         (data,) = self._read([snapshot.manifest_list])
-        return fm.read_manifest_list(data, path=snapshot.manifest_list).to_pylist()
+        rows: list[dict[str, Any]] = fm.read_manifest_list(
+            data, path=snapshot.manifest_list
+        ).to_pylist()
+        return rows
 
     def _entries(self, rows: Sequence[Mapping[str, Any]]) -> list[pa.Table]:
         datas = self._read([r["manifest_path"] for r in rows])
@@ -932,6 +935,9 @@ class RowDelta(_ChangesDeleteFiles):
         return Operation.OVERWRITE
 
 
+_P = TypeVar("_P", bound=_SnapshotProducer)
+
+
 class UpdateSnapshot:
     """The snapshot operations of a transaction (PyIceberg's ``UpdateSnapshot``)."""
 
@@ -945,7 +951,7 @@ class UpdateSnapshot:
         self._properties = dict(snapshot_properties or {})
         self._branch = branch
 
-    def _make(self, cls: type[_SnapshotProducer]) -> Any:
+    def _make(self, cls: type[_P]) -> _P:
         return cls(self._transaction, self._properties, self._branch)
 
     def fast_append(self) -> FastAppend:

@@ -428,7 +428,7 @@ def _nulls_where_valid(arr: pa.Array, valid: pa.Array | None) -> int:
     if arr.null_count == 0:
         return 0
     if valid is None:
-        return arr.null_count
+        return int(arr.null_count)
     return pc.sum(pc.and_(arr.is_null(), valid)).as_py() or 0
 
 
