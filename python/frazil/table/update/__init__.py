@@ -642,8 +642,7 @@ class _IntRequirement(TableRequirement):
 
     @property
     def expected(self) -> int:
-        value: int = getattr(self, self.attr)
-        return value
+        return getattr(self, self.attr)
 
     def validate(self, base: TableMetadata | None) -> None:
         base = _exists(base, self.what)
