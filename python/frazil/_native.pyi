@@ -1,6 +1,6 @@
 # Hand-written stub of the private native module; CI checks it against the binary with
 # `python -m mypy.stubtest frazil._native`.
-from typing import Any, final
+from typing import Any, Final, final
 
 __all__ = [
     "ArrowArrayExport",
@@ -91,36 +91,24 @@ def deletes_group_positions(
 
 @final
 class PuffinBlobMetadata:
-    @property
-    def blob_type(self) -> str: ...
-    @property
-    def fields(self) -> list[int]: ...
-    @property
-    def snapshot_id(self) -> int: ...
-    @property
-    def sequence_number(self) -> int: ...
-    @property
-    def offset(self) -> int: ...
-    @property
-    def length(self) -> int: ...
-    @property
-    def compression_codec(self) -> str | None: ...
-    @property
-    def properties(self) -> list[tuple[str, str]]: ...
+    blob_type: Final[str]
+    fields: Final[list[int]]
+    snapshot_id: Final[int]
+    sequence_number: Final[int]
+    offset: Final[int]
+    length: Final[int]
+    compression_codec: Final[str | None]
+    properties: Final[list[tuple[str, str]]]
 
 @final
 class PuffinFileMetadata:
-    @property
-    def blobs(self) -> list[PuffinBlobMetadata]: ...
-    @property
-    def properties(self) -> list[tuple[str, str]]: ...
+    blobs: Final[list[PuffinBlobMetadata]]
+    properties: Final[list[tuple[str, str]]]
 
 @final
 class PuffinWritten:
-    @property
-    def data(self) -> bytes: ...
-    @property
-    def metadata(self) -> PuffinFileMetadata: ...
+    data: Final[bytes]
+    metadata: Final[PuffinFileMetadata]
 
 def puffin_read_metadata(data: bytes, location: str) -> PuffinFileMetadata: ...
 def puffin_read_blob(
@@ -139,23 +127,16 @@ def puffin_write(
 
 @final
 class PlannedManifest:
-    @property
-    def row(self) -> int: ...
-    @property
-    def content(self) -> int: ...
-    @property
-    def entries(self) -> RecordBatchExport: ...
-    @property
-    def residual_index(self) -> ArrowArrayExport: ...
-    @property
-    def deletes(self) -> ArrowArrayExport: ...
+    row: Final[int]
+    content: Final[int]
+    entries: Final[RecordBatchExport]
+    residual_index: Final[ArrowArrayExport]
+    deletes: Final[ArrowArrayExport]
 
 @final
 class PlannedScan:
-    @property
-    def manifests(self) -> list[PlannedManifest]: ...
-    @property
-    def residuals(self) -> list[str]: ...
+    manifests: Final[list[PlannedManifest]]
+    residuals: Final[list[str]]
 
 @final
 class ScanPlanner:
@@ -195,17 +176,13 @@ def transform_parse(text: str) -> str: ...
 
 @final
 class LenientTransform:
-    @property
-    def transform(self) -> str: ...
-    @property
-    def known(self) -> bool: ...
+    transform: Final[str]
+    known: Final[bool]
 
 @final
 class TransformedChunks:
-    @property
-    def chunks(self) -> list[ArrowArrayExport]: ...
-    @property
-    def empty(self) -> ArrowArrayExport: ...
+    chunks: Final[list[ArrowArrayExport]]
+    empty: Final[ArrowArrayExport]
 
 def transform_parse_lenient(text: str) -> LenientTransform: ...
 def transform_bucket(n: object) -> str: ...
