@@ -1,13 +1,20 @@
 # Hand-written stub of the private native module; CI checks it against the binary with
 # `python -m mypy.stubtest frazil._native`.
-from typing import Any, final
+from typing import Any, Final, final
 
 __all__ = [
     "ArrowArrayExport",
     "DeletionVector",
+    "LenientTransform",
     "MetricsEvaluator",
+    "PlannedManifest",
+    "PlannedScan",
+    "PuffinBlobMetadata",
+    "PuffinFileMetadata",
+    "PuffinWritten",
     "RecordBatchExport",
     "ScanPlanner",
+    "TransformedChunks",
     "__version__",
     "build_profile",
     "deletes_group_positions",
@@ -82,12 +89,29 @@ class DeletionVector:
 def deletes_group_positions(
     rows: object, data_file: str | None = None
 ) -> list[tuple[str, DeletionVector]]: ...
-def puffin_read_metadata(
-    data: bytes, location: str
-) -> tuple[
-    list[tuple[str, list[int], int, int, int, int, str | None, list[tuple[str, str]]]],
-    list[tuple[str, str]],
-]: ...
+
+@final
+class PuffinBlobMetadata:
+    blob_type: Final[str]
+    fields: Final[list[int]]
+    snapshot_id: Final[int]
+    sequence_number: Final[int]
+    offset: Final[int]
+    length: Final[int]
+    compression_codec: Final[str | None]
+    properties: Final[list[tuple[str, str]]]
+
+@final
+class PuffinFileMetadata:
+    blobs: Final[list[PuffinBlobMetadata]]
+    properties: Final[list[tuple[str, str]]]
+
+@final
+class PuffinWritten:
+    data: Final[bytes]
+    metadata: Final[PuffinFileMetadata]
+
+def puffin_read_metadata(data: bytes, location: str) -> PuffinFileMetadata: ...
 def puffin_read_blob(
     data: bytes,
     blob_type: str,
@@ -100,7 +124,20 @@ def puffin_write(
     blobs: list[tuple[str, list[int], int, int, bytes, str | None, list[tuple[str, str]]]],
     properties: list[tuple[str, str]],
     compress_footer: bool = False,
-) -> tuple[bytes, list[tuple[int, int]]]: ...
+) -> PuffinWritten: ...
+
+@final
+class PlannedManifest:
+    row: Final[int]
+    content: Final[int]
+    entries: Final[RecordBatchExport]
+    residual_index: Final[ArrowArrayExport]
+    deletes: Final[ArrowArrayExport]
+
+@final
+class PlannedScan:
+    manifests: Final[list[PlannedManifest]]
+    residuals: Final[list[str]]
 
 @final
 class MetricsEvaluator:
@@ -122,12 +159,7 @@ class ScanPlanner:
         inherits: list[tuple[int | None, int | None, int | None] | None],
         threads: int | None = None,
         include_column_stats: bool = True,
-    ) -> tuple[
-        list[
-            tuple[int, int, RecordBatchExport, ArrowArrayExport, ArrowArrayExport, ArrowArrayExport]
-        ],
-        list[str],
-    ]: ...
+    ) -> PlannedScan: ...
 
 def manifest_read_list(data: bytes) -> RecordBatchExport: ...
 def manifest_read(
@@ -149,16 +181,25 @@ def manifest_write_list(
 ) -> bytes: ...
 def manifest_summarize(entries: object) -> dict[str, Any]: ...
 def transform_parse(text: str) -> str: ...
-def transform_parse_lenient(text: str) -> tuple[str, bool]: ...
+
+@final
+class LenientTransform:
+    transform: Final[str]
+    known: Final[bool]
+
+@final
+class TransformedChunks:
+    chunks: Final[list[ArrowArrayExport]]
+    empty: Final[ArrowArrayExport]
+
+def transform_parse_lenient(text: str) -> LenientTransform: ...
 def transform_bucket(n: object) -> str: ...
 def transform_truncate(w: object) -> str: ...
 def transform_preserves_order(transform: str) -> bool: ...
 def transform_can_transform(transform: str, type_json: str) -> bool: ...
 def transform_result_type(transform: str, type_json: str) -> str: ...
 def transform_apply(transform: str, array: object) -> ArrowArrayExport: ...
-def transform_apply_stream(
-    transform: str, stream: object
-) -> tuple[list[ArrowArrayExport], ArrowArrayExport]: ...
+def transform_apply_stream(transform: str, stream: object) -> TransformedChunks: ...
 def transform_apply_scalar(transform: str, value: object, type_json: str) -> Any: ...
 def type_parse_primitive(text: str) -> str: ...
 def value_to_bytes(value: object, type_json: str) -> bytes: ...

@@ -36,9 +36,19 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from frazil.exceptions import FrazilError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from rich.console import Console
+
+    from frazil.catalog import Catalog
+    from frazil.metadata import Snapshot
+    from frazil.partitioning import PartitionSpec
+    from frazil.schema import Schema
+    from frazil.table import Table
 
 __all__ = ["DemoError", "DemoOptions", "DemoSummary", "check_java", "print_summary", "run"]
 
@@ -204,7 +214,7 @@ def check_java() -> str:
     return banner[0]
 
 
-def start_spark(master: str = "local[2]", app: str = "frazil-demo"):
+def start_spark(master: str = "local[2]", app: str = "frazil-demo") -> SparkSession:
     """A local SparkSession whose Python workers run this interpreter (where frazil is)."""
     try:
         from pyspark.sql import SparkSession
@@ -236,7 +246,7 @@ def start_spark(master: str = "local[2]", app: str = "frazil-demo"):
 # the data
 
 
-def table_schema():
+def table_schema() -> Schema:
     """The events table: every column optional except the event id (Spark's expressions are
     nullable, and a nullable column may not be written into a required one)."""
     from frazil.schema import Schema
@@ -253,7 +263,7 @@ def table_schema():
     )
 
 
-def partition_spec():
+def partition_spec() -> PartitionSpec:
     from frazil.partitioning import PartitionField, PartitionSpec
     from frazil.transforms import parse
 
@@ -263,8 +273,8 @@ def partition_spec():
     )
 
 
-def events(spark, first_id: int, rows: int, day_from: float, day_to: float, seed: int, *,
-           channel: bool = False, partitions: int = 4):  # fmt: skip
+def events(spark: SparkSession, first_id: int, rows: int, day_from: float, day_to: float,
+           seed: int, *, channel: bool = False, partitions: int = 4) -> DataFrame:  # fmt: skip
     """``rows`` events with ids from ``first_id``, timestamps uniform in [day_from, day_to) of
     March 2024. Every value is a hash of (id, seed, column), so the rows are the same for any
     number of partitions; Spark SQL expressions only, no Python per row."""
@@ -343,7 +353,7 @@ def _counting_retries(table_name: str) -> Iterator[_RetryCounter]:
 _ATTEMPT = re.compile(r"snap-\d+-(\d+)-[0-9a-f-]+\.avro$")
 
 
-def commit_attempts(snapshot) -> int | None:
+def commit_attempts(snapshot: Snapshot) -> int | None:
     """The attempt that committed a frazil snapshot (1 = first try): its manifest list is named
     ``snap-<snapshot id>-<attempt>-<commit uuid>.avro``."""
     m = _ATTEMPT.search(snapshot.manifest_list or "")
@@ -354,7 +364,7 @@ class _SparkTasks:
     """Feeds a progress bar from Spark's status tracker: tasks done over tasks of the stages
     that ran since it started (polled on a thread)."""
 
-    def __init__(self, spark, update: Callable[[int, int], None]) -> None:
+    def __init__(self, spark: SparkSession, update: Callable[[int, int], None]) -> None:
         self._tracker = spark.sparkContext.statusTracker()
         self._update = update
         self._seen: dict[int, tuple[int, int]] = {}
@@ -390,7 +400,7 @@ class _SparkTasks:
 class _Steps:
     """Timings and a progress bar per step; prints one line when a step ends."""
 
-    def __init__(self, console, spark=None) -> None:
+    def __init__(self, console: Console, spark: SparkSession | None = None) -> None:
         self.console = console
         self.spark = spark
         self.timings: dict[str, float] = {}
@@ -422,7 +432,7 @@ class _Steps:
         self.console.print(f"[green]✓[/] {name}{extra} [dim]({seconds:.1f} s)[/]")
 
 
-def _load_catalog(options: DemoOptions):
+def _load_catalog(options: DemoOptions) -> tuple[Catalog, str]:
     from frazil.catalog import load_catalog
 
     warehouse = str(Path(options.warehouse).expanduser().resolve())
@@ -433,7 +443,7 @@ def _load_catalog(options: DemoOptions):
     return load_catalog("demo", type=kind, warehouse=warehouse), warehouse
 
 
-def _spark_write(df, identifier: str, catalog, label: str):
+def _spark_write(df: DataFrame, identifier: str, catalog: Catalog, label: str) -> Snapshot:
     import frazil.spark
 
     return frazil.spark.write(
@@ -441,18 +451,18 @@ def _spark_write(df, identifier: str, catalog, label: str):
     )
 
 
-def _snapshot_of(table, label: str):
+def _snapshot_of(table: Table, label: str) -> Snapshot:
     for s in table.snapshots():
         if (s.summary or {}).get("demo.batch") == label:
             return s
     raise DemoError(f"no snapshot of {table.name()} has demo.batch={label!r}")
 
 
-def _data_files(table) -> int:
+def _data_files(table: Table) -> int:
     return len(list(table.scan().plan_files()))
 
 
-def _count_manifests(table, row_filter: str | None) -> tuple[int, int]:
+def _count_manifests(table: Table, row_filter: str | None) -> tuple[int, int]:
     """(manifests in the current snapshot's list, manifests a filter keeps by their partition
     summaries), as the native planner decides."""
     from frazil.expressions import AlwaysTrue, bind, parse
@@ -477,7 +487,9 @@ def _count_manifests(table, row_filter: str | None) -> tuple[int, int]:
     return manifests.num_rows, int(pc.sum(keep.cast(pa.int64())).as_py() or 0)
 
 
-def _prune(spark, table, catalog, description: str, row_filter: str) -> PruneResult:
+def _prune(
+    spark: SparkSession, table: Table, catalog: Catalog, description: str, row_filter: str
+) -> PruneResult:
     import frazil.spark
 
     manifests_total, manifests_kept = _count_manifests(table, row_filter)
@@ -501,7 +513,7 @@ def _prune(spark, table, catalog, description: str, row_filter: str) -> PruneRes
     )
 
 
-def _dv_files(table) -> list[DvFile]:
+def _dv_files(table: Table) -> list[DvFile]:
     from frazil.content_file import FileFormat
 
     by_path: dict[str, DvFile] = {}
@@ -520,7 +532,7 @@ def _dv_files(table) -> list[DvFile]:
     return list(by_path.values())
 
 
-def _snapshot_rows(table) -> list[dict[str, Any]]:
+def _snapshot_rows(table: Table) -> list[dict[str, Any]]:
     rows = []
     for s in table.snapshots():
         summary = dict(s.summary or {})
@@ -539,7 +551,9 @@ def _snapshot_rows(table) -> list[dict[str, Any]]:
     return rows
 
 
-def run(options: DemoOptions, console=None, spark=None) -> DemoSummary:
+def run(
+    options: DemoOptions, console: Console | None = None, spark: SparkSession | None = None
+) -> DemoSummary:
     """Runs the pipeline (see the module docstring) and returns what happened. Starts a local
     SparkSession unless ``spark`` is given (which is then left running)."""
     from rich.console import Console
@@ -547,7 +561,7 @@ def run(options: DemoOptions, console=None, spark=None) -> DemoSummary:
     console = console or Console()
     steps = _Steps(console)
     own_spark = spark is None
-    if own_spark:
+    if spark is None:
         with steps.step("checking Java") as note:
             note["result"] = check_java()
         with steps.step("starting Spark") as note:
@@ -561,7 +575,9 @@ def run(options: DemoOptions, console=None, spark=None) -> DemoSummary:
             spark.stop()
 
 
-def _pipeline(options: DemoOptions, console, spark, steps: _Steps) -> DemoSummary:
+def _pipeline(
+    options: DemoOptions, console: Console, spark: SparkSession, steps: _Steps
+) -> DemoSummary:
     import frazil.spark
     from frazil.types import StringType
 
@@ -594,7 +610,7 @@ def _pipeline(options: DemoOptions, console, spark, steps: _Steps) -> DemoSummar
     for n in rows:
         first_ids.append(first_ids[-1] + n)
 
-    def frame(i: int):
+    def frame(i: int) -> DataFrame:
         _, day_from, day_to = BATCHES[i][:3] if i < len(BATCHES) else EVOLVED_BATCH
         return events(
             spark,
@@ -673,11 +689,11 @@ def _pipeline(options: DemoOptions, console, spark, steps: _Steps) -> DemoSummar
             with table.update_schema() as update:
                 update.add_column("channel", StringType(), doc="marketing channel, from batch 5")
             table.refresh()
-            with table.update_spec() as update:
-                update.remove_field("ts_day")
-                update.remove_field("user_bucket")
-                update.add_field("ts", "hour", "ts_hour")
-                update.add_field("user_id", "bucket[4]", "user_bucket4")
+            with table.update_spec() as spec_update:
+                spec_update.remove_field("ts_day")
+                spec_update.remove_field("user_bucket")
+                spec_update.add_field("ts", "hour", "ts_hour")
+                spec_update.add_field("user_id", "bucket[4]", "user_bucket4")
             table.refresh()
             note["result"] = f"+ channel; spec {_spec_text(table)}"
 
@@ -694,10 +710,10 @@ def _pipeline(options: DemoOptions, console, spark, steps: _Steps) -> DemoSummar
     table.refresh()
     summary.rows_written = sum(rows)
     for b in summary.batches:
-        s = _snapshot_of(table, b.label)
-        b.snapshot_id = s.snapshot_id
-        b.data_files = int((s.summary or {}).get("added-data-files", 0))
-        attempt = commit_attempts(s)
+        committed = _snapshot_of(table, b.label)
+        b.snapshot_id = committed.snapshot_id
+        b.data_files = int((committed.summary or {}).get("added-data-files", 0))
+        attempt = commit_attempts(committed)
         b.retries = (attempt - 1) if attempt else 0
 
     with steps.step("planning filtered scans") as note:
@@ -770,7 +786,7 @@ def _iso(us: int) -> str:
     return t.isoformat()
 
 
-def _spec_text(table) -> str:
+def _spec_text(table: Table) -> str:
     schema = table.schema()
     parts = []
     for f in table.spec().fields:
@@ -788,7 +804,7 @@ def _short(path: str, keep: int = 2) -> str:
     return "…/" + "/".join(parts[-keep:]) if len(parts) > keep else path
 
 
-def print_summary(summary: DemoSummary, console=None) -> None:
+def print_summary(summary: DemoSummary, console: Console | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 

@@ -84,10 +84,12 @@ def parse_transform(text: Any, at: str = "transform") -> AnyTransform:
     if not isinstance(text, str):
         raise ParseError(f"{at}: expected a transform string, got {text!r}")
     try:
-        canonical, known = _native.transform_parse_lenient(text)
+        parsed = _native.transform_parse_lenient(text)
     except FrazilError as e:
         raise ParseError(f"{at}: {e}") from None
-    return Transform(canonical) if known else UnknownTransform(canonical)
+    if parsed.known:
+        return Transform(parsed.transform)
+    return UnknownTransform(parsed.transform)
 
 
 def can_transform(transform: AnyTransform, source_type: IcebergType) -> bool:

@@ -85,12 +85,22 @@ class PuffinFile:
 def read_puffin(data: bytes, location: str = "<memory>") -> PuffinFile:
     """Reads the footer of a whole Puffin file held in ``data``; ``location`` names it in
     errors."""
-    raw_blobs, properties = _native.puffin_read_metadata(data, location)
-    blobs = tuple(
-        BlobMetadata(t, tuple(f), sid, seq, off, length, codec, dict(props))
-        for t, f, sid, seq, off, length, codec, props in raw_blobs
+    footer = _native.puffin_read_metadata(data, location)
+    blobs = tuple(_blob_metadata(b) for b in footer.blobs)
+    return PuffinFile(data, location, blobs, dict(footer.properties))
+
+
+def _blob_metadata(b: _native.PuffinBlobMetadata) -> BlobMetadata:
+    return BlobMetadata(
+        b.blob_type,
+        tuple(b.fields),
+        b.snapshot_id,
+        b.sequence_number,
+        b.offset,
+        b.length,
+        b.compression_codec,
+        dict(b.properties),
     )
-    return PuffinFile(data, location, blobs, dict(properties))
 
 
 def _write(
@@ -101,7 +111,7 @@ def _write(
     blobs = list(blobs)
     props = dict(properties or {})
     props.setdefault("created-by", CREATED_BY)
-    data, ranges = _native.puffin_write(
+    written = _native.puffin_write(
         [
             (
                 b.type,
@@ -117,20 +127,7 @@ def _write(
         list(props.items()),
         compress_footer,
     )
-    metas = [
-        BlobMetadata(
-            b.type,
-            tuple(b.fields),
-            b.snapshot_id,
-            b.sequence_number,
-            offset,
-            length,
-            b.compression_codec,
-            dict(b.properties),
-        )
-        for b, (offset, length) in zip(blobs, ranges, strict=True)
-    ]
-    return data, metas
+    return written.data, [_blob_metadata(b) for b in written.metadata.blobs]
 
 
 def write_puffin(

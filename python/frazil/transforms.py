@@ -74,8 +74,10 @@ class Transform:
         if hasattr(values, "__arrow_c_array__"):
             return pa.array(_native.transform_apply(self._spec, values))
         if hasattr(values, "__arrow_c_stream__"):
-            chunks, typed = _native.transform_apply_stream(self._spec, values)
-            return pa.chunked_array([pa.array(c) for c in chunks], type=pa.array(typed).type)
+            out = _native.transform_apply_stream(self._spec, values)
+            return pa.chunked_array(
+                [pa.array(c) for c in out.chunks], type=pa.array(out.empty).type
+            )
         raise InvalidArgumentError(
             "expected an Arrow array (an object with __arrow_c_array__ or __arrow_c_stream__), "
             f"got {type(values).__name__}"

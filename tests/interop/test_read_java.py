@@ -18,6 +18,7 @@ import json
 import math
 import sys
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from frazil.table.static import StaticTable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from java_reference import ReferenceUnavailable, reference_session
+from reference_planner import reference_plan
 
 pytestmark = [
     pytest.mark.interop,
@@ -468,9 +470,22 @@ def test_bad_input_errors(java_tables: Any, tmp_path: Path) -> None:
 def test_reference_planner_reads_the_same_rows(
     java_tables: Any, name: str, row_filter: str | None
 ) -> None:
-    """The plain Python planner (no pruning) agrees with the native default and with Spark."""
+    """The plain reference planner (no pruning, tests/interop/reference_planner.py) reads what
+    Spark reads, and attaches to every data file the native planner selects the same delete
+    files."""
     spark, warehouse, _ = java_tables
     table = _static(warehouse, name)
-    plain = table.scan(row_filter=row_filter or "true", options={"planner": "python"})
+    scan = table.scan(row_filter=row_filter or "true")
+    tasks = reference_plan(
+        scan.io, scan.table_metadata, scan.snapshot(), scan._bound_filter(), scan.table_schema()
+    )
+    plain = pa.Table.from_batches(list(scan._batches(tasks)), schema=scan.arrow_schema())
     where = f" WHERE {row_filter}" if row_filter else ""
-    _assert_same(plain.to_arrow(), spark, f"SELECT * FROM ref.db.{name}{where}")
+    _assert_same(plain, spark, f"SELECT * FROM ref.db.{name}{where}")
+
+    def deletes(ts: Iterable[FileScanTask]) -> dict[str, list[str]]:
+        return {t.file.file_path: sorted(d.file_path for d in t.delete_files) for t in ts}
+
+    reference, native = deletes(tasks), deletes(scan.plan_files())
+    assert native.keys() <= reference.keys()
+    assert native == {path: reference[path] for path in native}

@@ -30,7 +30,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from frazil import io as _io
 from frazil.exceptions import (
@@ -45,7 +45,12 @@ from frazil.exceptions import (
 from frazil.metadata import TableMetadata
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from frazil.io import FileIO
+    from frazil.partitioning import PartitionSpec
+    from frazil.schema import Schema
+    from frazil.sorting import SortOrder
     from frazil.table import Table
     from frazil.table.transaction import Transaction
     from frazil.table.update import TableRequirement, TableUpdate
@@ -240,10 +245,10 @@ class Catalog(abc.ABC):
     def _new_table_metadata(
         self,
         identifier: Identifier,
-        schema: Any,
+        schema: Schema | pa.Schema,
         location: str | None,
-        partition_spec: Any,
-        sort_order: Any,
+        partition_spec: PartitionSpec | None,
+        sort_order: SortOrder | None,
         properties: Mapping[str, str] | None,
     ) -> TableMetadata:
         from frazil.partitioning import UNPARTITIONED_PARTITION_SPEC
@@ -280,10 +285,10 @@ class Catalog(abc.ABC):
     def create_table_transaction(
         self,
         identifier: str | Identifier,
-        schema: Any,
+        schema: Schema | pa.Schema,
         location: str | None = None,
-        partition_spec: Any = None,
-        sort_order: Any = None,
+        partition_spec: PartitionSpec | None = None,
+        sort_order: SortOrder | None = None,
         properties: Mapping[str, str] | None = None,
     ) -> Transaction:
         """A transaction that creates the table when it commits (nothing is written before);
@@ -310,10 +315,10 @@ class Catalog(abc.ABC):
     def create_table(
         self,
         identifier: str | Identifier,
-        schema: Any,
+        schema: Schema | pa.Schema,
         location: str | None = None,
-        partition_spec: Any = None,
-        sort_order: Any = None,
+        partition_spec: PartitionSpec | None = None,
+        sort_order: SortOrder | None = None,
         properties: Mapping[str, str] | None = None,
     ) -> Table:
         """Creates a table; ``schema`` is a :class:`frazil.schema.Schema` or a pyarrow schema.
@@ -327,10 +332,10 @@ class Catalog(abc.ABC):
     def create_table_if_not_exists(
         self,
         identifier: str | Identifier,
-        schema: Any,
+        schema: Schema | pa.Schema,
         location: str | None = None,
-        partition_spec: Any = None,
-        sort_order: Any = None,
+        partition_spec: PartitionSpec | None = None,
+        sort_order: SortOrder | None = None,
         properties: Mapping[str, str] | None = None,
     ) -> Table:
         try:

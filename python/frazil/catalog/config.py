@@ -61,10 +61,11 @@ def load_config() -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InvalidArgumentError(f"{path}: expected a mapping at the top level")
 
-    def lower(d: Any) -> Any:
+    def lower(d: Any) -> Any:  # YAML values: any plain data
         return {str(k).lower(): lower(v) for k, v in d.items()} if isinstance(d, dict) else d
 
-    return lower(data)
+    lowered: dict[str, Any] = lower(data)
+    return lowered
 
 
 def _env_properties(name: str) -> dict[str, str]:

@@ -94,11 +94,14 @@ class FileSystemCatalog(Catalog):
         return "/".join([self._root.rstrip("/"), *ident]) if ident else self._root
 
     def _is_dir(self, path: str) -> bool:
-        return self._fs.get_file_info(path).type == pafs.FileType.Directory
+        return bool(self._fs.get_file_info(path).type == pafs.FileType.Directory)
 
     def _children(self, path: str) -> list[pafs.FileInfo]:
         try:
-            return self._fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+            infos: list[pafs.FileInfo] = self._fs.get_file_info(
+                pafs.FileSelector(path, allow_not_found=True)
+            )
+            return infos
         except (FileNotFoundError, NotADirectoryError):
             return []
 

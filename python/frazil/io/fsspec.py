@@ -152,7 +152,8 @@ class FsspecFileIO(FileIO):
             return self._local.read(location)
         fs, path = self._resolve(location)
         try:
-            return fs.cat_file(path)
+            data: bytes = fs.cat_file(path)
+            return data
         except FileNotFoundError:
             raise file_not_found(location) from None
         except OSError as exc:

@@ -182,7 +182,8 @@ class S3FileIO(FileIO):
         fs, path = self._resolve(location)
         try:
             with fs.open_input_stream(path) as stream:
-                return stream.read()
+                data: bytes = stream.read()
+                return data
         except FileNotFoundError:
             raise file_not_found(location) from None
         except OSError as exc:
@@ -206,7 +207,7 @@ class S3FileIO(FileIO):
 
     def exists(self, location: str) -> bool:
         fs, path = self._resolve(location)
-        return self._file_info(fs, path, location).type != pyarrow.fs.FileType.NotFound
+        return bool(self._file_info(fs, path, location).type != pyarrow.fs.FileType.NotFound)
 
     def delete(self, location: str) -> None:
         fs, path = self._resolve(location)

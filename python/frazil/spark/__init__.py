@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from frazil.exceptions import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
 
 __all__ = ["register"]
 
@@ -37,7 +41,7 @@ _lock = threading.Lock()
 _registered: dict[tuple[int, str], Any] = {}
 
 
-def register(spark, prefix: str = "frazil_") -> list[str]:
+def register(spark: SparkSession, prefix: str = "frazil_") -> list[str]:
     """Registers ``frazil_bucket``, ``frazil_truncate``, ``frazil_years``, ``frazil_months``,
     ``frazil_days``, ``frazil_hours`` and ``frazil_identity`` as temporary functions of
     ``spark`` (a classic SparkSession: Spark Connect has no way to add Python SQL functions of
@@ -61,7 +65,7 @@ def register(spark, prefix: str = "frazil_") -> list[str]:
 
         sc = spark.sparkContext
         # Spark's analyzer calls back into this process to build each call's expression.
-        ensure_callback_server_started(sc._gateway)
+        ensure_callback_server_started(sc._gateway)  # type: ignore[no-untyped-call]  # PySpark's
         registry = jsession.sessionState().functionRegistry()
         builders = [_Builder(sc, kind, prefix + kind) for kind in FUNCTIONS]
         builders.append(_Builder(sc, "identity", prefix + "identity"))
@@ -81,12 +85,13 @@ class _Builder:
     through py4j: given the resolved arguments of one call, it checks them and returns the
     PythonUDF expression for that call's constant and argument type."""
 
-    def __init__(self, sc, kind: str, name: str) -> None:
+    def __init__(self, sc: SparkContext, kind: str, name: str) -> None:
         self._sc = sc
         self.kind = kind
         self.name = name
 
-    def apply(self, children):
+    def apply(self, children: Any) -> Any:  # py4j proxies of Seq[Expression], Expression
+        from frazil.spark import _arrow
         from frazil.spark import functions as fs
 
         args = [children.apply(i) for i in range(children.size())]
@@ -107,14 +112,17 @@ class _Builder:
         spark_type = _parse_datatype_json_string(value.dataType().json())
         udf = fs.make_udf(self.kind, param, fs.result_type(self.kind, spark_type))
         jvm = self._sc._jvm
+        assert jvm is not None  # set on the driver, where Spark resolves calls
         if not fs.arrow_udf_available():
             expressions = jvm.org.apache.spark.sql.catalyst.expressions
             # Literal's companion object (Scala objects have no static forwarder for apply here)
-            marker = getattr(expressions, "Literal$").__getattr__("MODULE$").apply(fs._arrow.MARKER)
+            marker = getattr(expressions, "Literal$").__getattr__("MODULE$").apply(_arrow.MARKER)
             value = expressions.CreateNamedStruct(jvm.PythonUtils.toSeq([marker, value]))
-        return udf._unwrapped._judf.builder(jvm.PythonUtils.toSeq([value]))
+        # PySpark wraps the UserDefinedFunction (and its Java UDF) in a plain function
+        judf = udf._unwrapped._judf  # type: ignore[attr-defined]
+        return judf.builder(jvm.PythonUtils.toSeq([value]))
 
-    def _constant(self, expr) -> int:
+    def _constant(self, expr: Any) -> int:
         what = "number of buckets" if self.kind == "bucket" else "width"
         type_name = expr.dataType().typeName()
         if not expr.foldable() or type_name not in ("byte", "short", "integer", "long"):
@@ -139,7 +147,7 @@ from frazil.spark.write import write  # noqa: E402
 __all__ += ["read", "write"]
 
 
-def register_data_source(spark, pushdown: bool | None = None) -> None:
+def register_data_source(spark: SparkSession, pushdown: bool | None = None) -> None:
     """Registers the ``frazil`` Python data source with ``spark`` (PySpark 4.0+):
     ``spark.read.format("frazil")`` and ``df.write.format("frazil")`` (see
     :func:`frazil.spark.datasource.register_data_source` for ``pushdown``)."""

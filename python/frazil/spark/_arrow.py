@@ -21,14 +21,18 @@ is unpickled, before its first batch arrives.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil import transforms
 from frazil.exceptions import InvalidArgumentError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +141,8 @@ def _marked_value(column: Any) -> Any:
     return column.field(0)
 
 
-def _passthrough(original):
-    def arrow_to_pandas(self, arrow_column, *args, **kwargs):
+def _passthrough(original: Callable[..., Any]) -> Callable[..., Any]:
+    def arrow_to_pandas(self: Any, arrow_column: Any, *args: Any, **kwargs: Any) -> Any:
         inner = _marked_value(arrow_column)
         if inner is None:
             return original(self, arrow_column, *args, **kwargs)
@@ -146,7 +150,7 @@ def _passthrough(original):
 
         return pd.Series(pd.arrays.ArrowExtensionArray(inner), copy=False)
 
-    arrow_to_pandas.__frazil_original__ = original
+    arrow_to_pandas.__dict__["__frazil_original__"] = original
     arrow_to_pandas.__doc__ = original.__doc__
     return arrow_to_pandas
 
@@ -173,11 +177,11 @@ def install_pandas_passthrough() -> bool:
     return patched
 
 
-def pandas_kernel(kind: str, param: int | None):
+def pandas_kernel(kind: str, param: int | None) -> Callable[[pd.Series], pd.Series]:
     """The function a scalar pandas_udf runs: Series (Arrow-backed) -> Series (Arrow-backed)."""
     import pandas as pd
 
-    def kernel(values):
+    def kernel(values: pd.Series) -> pd.Series:
         return arrow_to_series(apply(kind, param, series_to_arrow(values)))
 
     kernel.__annotations__ = {"values": pd.Series, "return": pd.Series}
@@ -185,10 +189,10 @@ def pandas_kernel(kind: str, param: int | None):
     return kernel
 
 
-def arrow_kernel(kind: str, param: int | None):
+def arrow_kernel(kind: str, param: int | None) -> Callable[[pa.Array], pa.Array]:
     """The function a scalar arrow_udf (PySpark 4.1+) runs: Array -> Array."""
 
-    def kernel(values):
+    def kernel(values: pa.Array) -> pa.Array:
         out = apply(kind, param, values)
         if isinstance(out, pa.ChunkedArray):
             out = out.combine_chunks()

@@ -91,7 +91,7 @@ def _identifier(options: Any) -> str:
     ident = options.get("path") or options.get("table")
     if not ident:
         raise InvalidArgumentError("the frazil data source needs a table: load('db.table')")
-    return ident
+    return str(ident)
 
 
 def _read_args(options: Any) -> dict[str, Any]:
@@ -106,7 +106,7 @@ def _read_args(options: Any) -> dict[str, Any]:
     }
 
 
-class FrazilDataSource(DataSource):
+class FrazilDataSource(DataSource):  # type: ignore[misc]  # untyped before Spark 4
     """The ``frazil`` format (see the module docstring)."""
 
     @classmethod
@@ -196,7 +196,7 @@ def translate_filter(f: Any, types: dict[str, str]) -> tuple[Any, bool] | None:
     return make(name, f.value), exact
 
 
-class FrazilPlainReader(DataSourceReader):
+class FrazilPlainReader(DataSourceReader):  # type: ignore[misc]  # untyped before Spark 4
     def __init__(self, options: dict[str, str]) -> None:
         self.options = options
         self.pushed: list[Any] = []
@@ -273,12 +273,12 @@ def _all_fields(schema: Any) -> Iterator[tuple[int, Any]]:
 
 
 @dataclass
-class FrazilCommitMessage(WriterCommitMessage):
+class FrazilCommitMessage(WriterCommitMessage):  # type: ignore[misc]  # untyped before Spark 4
     files: list[str]  # content-file JSON
     paths: list[str]
 
 
-class FrazilWriter(DataSourceArrowWriter):
+class FrazilWriter(DataSourceArrowWriter):  # type: ignore[misc]  # untyped before Spark 4
     def __init__(self, options: dict[str, str], overwrite: bool) -> None:
         from frazil.spark.write import io_spec
 

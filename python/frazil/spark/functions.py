@@ -39,10 +39,17 @@ from __future__ import annotations
 import functools
 import json
 import warnings
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from frazil.exceptions import InvalidArgumentError
 from frazil.spark import _arrow
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql._typing import UserDefinedFunctionLike
+    from pyspark.sql.types import DataType
 
 __all__ = [
     "bucket",
@@ -55,7 +62,7 @@ __all__ = [
     "years",
 ]
 
-ColumnOrName = Any  # pyspark.sql.Column | str
+ColumnOrName: TypeAlias = "Column | str"
 
 # Spark types (their simpleString without parameters) each function accepts.
 _INTEGRAL = ("tinyint", "smallint", "int", "bigint")
@@ -70,12 +77,12 @@ _ACCEPTS = {
 _FIXED_RESULT = {"bucket": "int", "years": "int", "months": "int", "days": "date", "hours": "int"}
 
 
-def bucket(n: int, col: ColumnOrName):
+def bucket(n: int, col: ColumnOrName) -> Column:
     """``bucket[n]``: the Murmur3 hash of each value modulo ``n``, as Spark int."""
     return _fixed("bucket", _positive_int("bucket", "number of buckets", n, 2**31 - 1), col)
 
 
-def truncate(w: int, col: ColumnOrName):
+def truncate(w: int, col: ColumnOrName) -> Column:
     """``truncate[w]``: integers and decimals rounded down to a multiple of ``w``, strings cut to
     ``w`` code points, binaries to ``w`` bytes; the result has the column's own type."""
     width = _positive_int("truncate", "width", w, 2**31 - 1)
@@ -99,27 +106,27 @@ def truncate(w: int, col: ColumnOrName):
     return call.alias(_display("truncate", width, col))
 
 
-def years(col: ColumnOrName):
+def years(col: ColumnOrName) -> Column:
     """Years from 1970 of a date or timestamp, as Spark int."""
     return _fixed("years", None, col)
 
 
-def months(col: ColumnOrName):
+def months(col: ColumnOrName) -> Column:
     """Months from 1970-01 of a date or timestamp, as Spark int."""
     return _fixed("months", None, col)
 
 
-def days(col: ColumnOrName):
+def days(col: ColumnOrName) -> Column:
     """The day of a date or timestamp, as a Spark date (like Java's ``system.days``)."""
     return _fixed("days", None, col)
 
 
-def hours(col: ColumnOrName):
+def hours(col: ColumnOrName) -> Column:
     """Hours from 1970-01-01 00:00 of a timestamp, as Spark int."""
     return _fixed("hours", None, col)
 
 
-def identity(col: ColumnOrName):
+def identity(col: ColumnOrName) -> Column:
     """The partition value of an identity field: the column itself, in Spark's own plan."""
     return _column(col)
 
@@ -136,7 +143,7 @@ def _positive_int(kind: str, what: str, value: Any, limit: int) -> int:
     return value
 
 
-def _column(col: ColumnOrName):
+def _column(col: ColumnOrName) -> Column:
     from pyspark.sql import Column
     from pyspark.sql import functions as F
 
@@ -147,12 +154,12 @@ def _column(col: ColumnOrName):
     raise InvalidArgumentError(f"expected a Column or a column name, got {type(col).__name__}")
 
 
-def _type_name(spark_type) -> str:
+def _type_name(spark_type: DataType) -> str:
     name = spark_type.simpleString()
     return "decimal" if name.startswith("decimal") else name
 
 
-def check_type(kind: str, spark_type) -> None:
+def check_type(kind: str, spark_type: DataType) -> None:
     """Raises when Java's ``system.<kind>`` would refuse a column of this Spark type."""
     if _type_name(spark_type) not in _ACCEPTS[kind]:
         accepted = ", ".join(_ACCEPTS[kind])
@@ -162,7 +169,7 @@ def check_type(kind: str, spark_type) -> None:
         )
 
 
-def result_type(kind: str, spark_type):
+def result_type(kind: str, spark_type: DataType) -> DataType:
     """The Spark type of ``kind`` over a column of ``spark_type`` (Java's ``resultType``)."""
     from pyspark.sql.types import _parse_datatype_string
 
@@ -172,18 +179,19 @@ def result_type(kind: str, spark_type):
     return _parse_datatype_string(_FIXED_RESULT[kind])
 
 
-def _known_type(col: ColumnOrName):
+def _known_type(col: ColumnOrName) -> DataType | None:
     """The Spark type of a Column that is already resolved (``df["x"]`` on classic PySpark),
     else None. Names and unresolved expressions are typed only by Spark's analyzer."""
     if isinstance(col, str):
         return None
-    jc = getattr(col, "_jc", None)
+    jc: Any = getattr(col, "_jc", None)  # a py4j proxy
     if jc is None:  # Spark Connect
         return None
     expr = None
     # Spark 3.5's Column wraps a catalyst expression; Spark 4's a ColumnNode, which for a
     # DataFrame's column wraps the resolved catalyst attribute
-    for get in (lambda: jc.expr(), lambda: jc.node().expression()):
+    getters: tuple[Callable[[], Any], ...] = (lambda: jc.expr(), lambda: jc.node().expression())
+    for get in getters:
         try:
             expr = get()
             break
@@ -213,25 +221,29 @@ def arrow_udf_available() -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def _udf_cached(kind: str, param: int | None, result_json: str, arrow: bool):
+def _udf_cached(
+    kind: str, param: int | None, result_json: str, arrow: bool
+) -> UserDefinedFunctionLike:
     from pyspark.sql.types import _parse_datatype_json_string
 
     result = _parse_datatype_json_string(result_json)
     if arrow:
         from pyspark.sql.functions import arrow_udf  # type: ignore[attr-defined]  # PySpark 4.1+
 
-        return arrow_udf(_arrow.arrow_kernel(kind, param), result)
-    from pyspark.sql.functions import pandas_udf
+        udf: UserDefinedFunctionLike = arrow_udf(_arrow.arrow_kernel(kind, param), result)
+        return udf
+    from pyspark.sql.pandas.functions import pandas_udf
 
     with warnings.catch_warnings():
         # PySpark 3.5 checks the pandas and pyarrow versions with distutils' LooseVersion
         warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
         # The UDF's kind comes from the kernel's runtime __annotations__ (Series -> Series) and
         # the result is any DataType: neither is visible to PySpark's overloads.
-        return pandas_udf(_arrow.pandas_kernel(kind, param), result)  # type: ignore[call-overload]
+        udf = pandas_udf(_arrow.pandas_kernel(kind, param), result)  # type: ignore[call-overload]
+        return udf
 
 
-def make_udf(kind: str, param: int | None, result):
+def make_udf(kind: str, param: int | None, result: DataType) -> UserDefinedFunctionLike:
     """The PySpark UDF computing ``kind`` with this parameter into this Spark type; its input
     must be passed through :func:`udf_input` (or :func:`wrap_input_expression`)."""
     arrow = arrow_udf_available()
@@ -240,7 +252,7 @@ def make_udf(kind: str, param: int | None, result):
     return _udf_cached(kind, param, json.dumps(json.loads(result.json())), arrow)
 
 
-def udf_input(col):
+def udf_input(col: Column) -> Column:
     """The Column a frazil UDF takes: the column itself for arrow_udf, else marked for the
     pandas pass-through (a one-field struct)."""
     if arrow_udf_available():
@@ -251,21 +263,22 @@ def udf_input(col):
 
 
 def _display(kind: str, param: int | None, col: ColumnOrName) -> str:
-    inner = col if isinstance(col, str) else None
-    if inner is None:
+    if isinstance(col, str):
+        inner = col
+    else:
         try:
-            inner = col._jc.toString()
-        except Exception:
+            inner = str(col._jc.toString())
+        except Exception:  # Spark Connect: no JVM column
             inner = "col"
     return f"frazil_{kind}({param}, {inner})" if param is not None else f"frazil_{kind}({inner})"
 
 
-def _apply(kind: str, param: int | None, spark_type, col: ColumnOrName):
+def _apply(kind: str, param: int | None, spark_type: DataType, col: ColumnOrName) -> Column:
     udf = make_udf(kind, param, result_type(kind, spark_type))
     return udf(udf_input(_column(col))).alias(_display(kind, param, col))
 
 
-def _fixed(kind: str, param: int | None, col: ColumnOrName):
+def _fixed(kind: str, param: int | None, col: ColumnOrName) -> Column:
     from pyspark.sql.types import _parse_datatype_string
 
     spark_type = _known_type(col)
@@ -307,7 +320,7 @@ def _parse_transform(text: str) -> tuple[str, int | None]:
     )
 
 
-def with_transforms(df, columns: dict[str, tuple[str, str]]):
+def with_transforms(df: DataFrame, columns: dict[str, tuple[str, str]]) -> DataFrame:
     """``df`` with one more column per entry of ``columns``: new name -> (Iceberg transform
     string, name of a top-level column of ``df``), e.g. ``{"b": ("bucket[16]", "id"),
     "d": ("day", "ts")}``. Values and types are those of the Column functions above.
@@ -360,11 +373,13 @@ def with_transforms(df, columns: dict[str, tuple[str, str]]):
         return df.mapInArrow(_batch_transformer(plan, names), schema)
 
 
-def _batch_transformer(plan: list[tuple[str, int | None, int]], names: list[str]):
+def _batch_transformer(
+    plan: list[tuple[str, int | None, int]], names: list[str]
+) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The ``mapInArrow`` function (shipped to executors by value): each batch's columns, then
     each transform of one of them."""
 
-    def run(batches):
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
 
         from frazil.spark import _arrow

@@ -19,13 +19,16 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil.exceptions import UnsupportedError
+
+if TYPE_CHECKING:
+    from frazil.table.scan import FileScanTask
 
 __all__ = ["arrow_to_spark_type", "read", "spark_arrow_schema", "to_spark_batch"]
 
@@ -319,7 +322,7 @@ def plan(
     return tasks, context, arrow_schema
 
 
-def _task_size(task: Any) -> int:
+def _task_size(task: FileScanTask) -> int:
     size = task.length if task.length is not None else task.file.file_size_in_bytes
     return size + sum(d.file_size_in_bytes for d in task.delete_files)
 

@@ -55,6 +55,8 @@ import pyarrow as pa
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
 
 if TYPE_CHECKING:
+    from pyspark.accumulators import AccumulatorParam
+
     from frazil.catalog import Catalog
     from frazil.metadata import Snapshot, TableMetadata
     from frazil.table import Table
@@ -154,10 +156,10 @@ def _cluster(df: Any, metadata: TableMetadata) -> Any:
 # executor side
 
 
-def _list_param() -> Any:
+def _list_param() -> AccumulatorParam[list[str]]:
     from pyspark.accumulators import AccumulatorParam
 
-    class _Paths(AccumulatorParam):
+    class _Paths(AccumulatorParam[list[str]]):
         def zero(self, value: list[str]) -> list[str]:
             return []
 
@@ -343,7 +345,7 @@ def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
             row = pa.Table.from_pylist(
                 [dict(zip(arrow_schema.names, f.partition, strict=True))], schema=arrow_schema
             )
-            return row.filter(expression_to_arrow(expr, pschema)).num_rows > 0
+            return bool(row.filter(expression_to_arrow(expr, pschema)).num_rows > 0)
         except Exception:
             log.debug("conflict check of %s: assuming a match", f.file_path, exc_info=True)
             return True
@@ -477,7 +479,7 @@ def write(
 
 
 def _file_path(text: str) -> str:
-    return json.loads(text)["file-path"]
+    return str(json.loads(text)["file-path"])
 
 
 @dataclass

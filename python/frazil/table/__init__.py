@@ -9,7 +9,7 @@ and expiry (``expire_snapshots``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from frazil.metadata import (
     MAIN_BRANCH,
@@ -25,6 +25,7 @@ from frazil.table.transaction import Transaction
 
 if TYPE_CHECKING:
     from frazil.catalog import Catalog, Identifier
+    from frazil.expressions import BooleanExpression
     from frazil.io import FileIO
     from frazil.table.scan import DataScan
     from frazil.table.update.expire_snapshots import ExpireSnapshots
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from frazil.table.update.snapshot import UpdateSnapshot
     from frazil.table.update.sort_order import ReplaceSortOrder
     from frazil.table.update.spec import UpdateSpec
+    from frazil.table.write.conform import ArrowData
+    from frazil.table.write.maintenance import RewriteDataFilesResult
+    from frazil.table.write.row_delta import UpsertResult
 
 __all__ = ["MAIN_BRANCH", "Table", "Transaction"]
 
@@ -172,11 +176,11 @@ class Table:
 
     def scan(
         self,
-        row_filter: Any = None,
+        row_filter: str | BooleanExpression | None = None,
         selected_fields: tuple[str, ...] = ("*",),
         case_sensitive: bool = True,
         snapshot_id: int | None = None,
-        options: Mapping[str, Any] | None = None,
+        options: Mapping[str, str] | None = None,
         limit: int | None = None,
     ) -> DataScan:
         """A scan of the table (PyIceberg's arguments); ``row_filter`` is an expression or a
@@ -206,7 +210,7 @@ class Table:
 
     def append(
         self,
-        df: Any,
+        df: ArrowData,
         snapshot_properties: Mapping[str, str] | None = None,
         branch: str | None = None,
     ) -> None:
@@ -227,8 +231,8 @@ class Table:
 
     def overwrite(
         self,
-        df: Any,
-        overwrite_filter: Any = None,
+        df: ArrowData,
+        overwrite_filter: str | BooleanExpression | None = None,
         snapshot_properties: Mapping[str, str] | None = None,
         case_sensitive: bool = True,
         branch: str | None = None,
@@ -240,7 +244,7 @@ class Table:
 
     def delete(
         self,
-        delete_filter: Any,
+        delete_filter: str | BooleanExpression,
         snapshot_properties: Mapping[str, str] | None = None,
         case_sensitive: bool = True,
         branch: str | None = None,
@@ -251,16 +255,16 @@ class Table:
 
     def upsert(
         self,
-        df: Any,
+        df: ArrowData,
         join_cols: Sequence[str] | None = None,
         when_matched_update_all: bool = True,
         when_not_matched_insert_all: bool = True,
         case_sensitive: bool = True,
         branch: str | None = None,
         snapshot_properties: Mapping[str, str] | None = None,
-    ) -> Any:
+    ) -> UpsertResult:
         """Updates rows matching ``df`` on ``join_cols`` and inserts the others (PyIceberg's
-        ``upsert``), in one snapshot; returns an ``UpsertResult``."""
+        ``upsert``), in one snapshot."""
         with self.transaction() as tx:
             return tx.upsert(
                 df,
@@ -275,13 +279,12 @@ class Table:
     def rewrite_data_files(
         self,
         target_file_size_bytes: int | None = None,
-        row_filter: Any = None,
+        row_filter: str | BooleanExpression | None = None,
         min_input_files: int = 2,
         branch: str | None = None,
-    ) -> Any:
+    ) -> RewriteDataFilesResult:
         """Compacts small data files (deletes applied, row lineage kept) in one ``replace``
-        snapshot; returns a ``RewriteDataFilesResult`` (see
-        :mod:`frazil.table.write.maintenance`)."""
+        snapshot (see :mod:`frazil.table.write.maintenance`)."""
         from frazil.table.write.maintenance import rewrite_data_files
 
         return rewrite_data_files(self, target_file_size_bytes, row_filter, min_input_files, branch)

@@ -77,7 +77,7 @@ class ManifestTasks:
     deletes: pa.ListArray
 
     def __len__(self) -> int:
-        return self.entries.num_rows
+        return int(self.entries.num_rows)
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,9 @@ def _schema_for(metadata: TableMetadata, snapshot: Snapshot | None) -> Schema:
     return metadata.schema()
 
 
-def planner_for(metadata: TableMetadata, schema: Schema, bound_filter: BooleanExpression) -> Any:
+def planner_for(
+    metadata: TableMetadata, schema: Schema, bound_filter: BooleanExpression
+) -> _native.ScanPlanner:
     """The native planner for a filter bound to ``schema`` and the table's specs."""
     specs = [s.to_json() for s in metadata.specs().values()]
     return _native.ScanPlanner(
@@ -190,16 +192,15 @@ def plan_files(
         raise type(e)(f"planning a scan of {list_path}: {e}") from None
 
     by_row = dict(zip(rows, kept, strict=True))
-    planned, residual_json = planned
-    residuals = [from_json(json.loads(text), schema) for text in residual_json]
+    residuals = [from_json(json.loads(text), schema) for text in planned.residuals]
     data: list[ManifestTasks] = []
     delete_groups: list[ManifestTasks] = []
-    for row, content, entries, res_index, offsets, indices in planned:
-        m = by_row[row]
-        table = pa.table(entries)
+    for p in planned.manifests:
+        m = by_row[p.row]
+        table = pa.table(p.entries)
         if table.num_rows == 0:
             continue
-        if content != 0:
+        if p.content != 0:
             delete_groups.append(
                 ManifestTasks(
                     m["manifest_path"],
@@ -210,10 +211,13 @@ def plan_files(
                 )
             )
             continue
-        deletes = pa.ListArray.from_arrays(pa.array(offsets), pa.array(indices))
         data.append(
             ManifestTasks(
-                m["manifest_path"], m["partition_spec_id"], table, pa.array(res_index), deletes
+                m["manifest_path"],
+                m["partition_spec_id"],
+                table,
+                pa.array(p.residual_index),
+                pa.array(p.deletes),
             )
         )
     starts = list(itertools.accumulate((len(g) for g in delete_groups), initial=0))

@@ -12,8 +12,7 @@ tag reads with that snapshot's schema; a branch or the current snapshot with the
 
 Planning is native (:mod:`frazil.table.planning`: manifests pruned by partition summaries,
 files by partition values and column metrics, delete files attached, with the GIL released).
-``options={"planner": "python"}`` selects :func:`_plan`, a plain reference planner that keeps
-every live data file and attaches delete files by the same spec rules. Tasks are
+Tasks are
 :class:`FileScanTask` objects that serialize to the JSON the Java reference's
 ``ScanTaskParser`` writes (since Iceberg 1.11: lower-case ``content``/``file-format`` and
 partition tuples as arrays, the REST catalog's form); :meth:`FileScanTask.from_json` also reads
@@ -29,22 +28,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from frazil import values
 from frazil.arrow_schema import schema_to_arrow
-from frazil.content_file import DataFile, DataFileContent, FileFormat, data_files_from_entries
+from frazil.content_file import DataFile, DataFileContent, data_files_from_entries
 from frazil.exceptions import InvalidArgumentError, ParseError, ValidationError
 from frazil.expressions import AlwaysTrue, And, BooleanExpression, bind, from_json, parse, to_json
-from frazil.manifest import read_manifest_list, read_manifests
 from frazil.metadata import Snapshot, SnapshotRefType, TableMetadata
 from frazil.partitioning import PartitionSpec
 from frazil.schema import Schema
 from frazil.table.read import (
     DEFAULT_BATCH_SIZE,
-    FILE_PATH_FIELD_ID,
     METADATA_COLUMNS,
     DeleteCache,
     metadata_field,
@@ -57,6 +52,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from frazil.io import FileIO
+    from frazil.table import Table
 
 __all__ = [
     "DataScan",
@@ -351,113 +347,6 @@ def table_partition_type(metadata: TableMetadata, schema: Schema | None = None) 
     return StructType(*(fields[i] for i in sorted(fields)))
 
 
-def _partition_equal(partitions: pa.StructArray, value: tuple[Any, ...]) -> np.ndarray:
-    """Null-safe equality of each row's partition tuple with ``value`` (vectorized)."""
-    n = len(partitions)
-    out = np.ones(n, dtype=bool)
-    for i, v in enumerate(value):
-        col = partitions.field(i)
-        if v is None:
-            out &= col.is_null().to_numpy(zero_copy_only=False)
-        else:
-            eq = pc.equal(col, pa.scalar(v, col.type))
-            out &= pc.fill_null(eq, False).to_numpy(zero_copy_only=False)
-    return out
-
-
-def _in_path_bounds(paths: pa.Array, d: DataFile) -> np.ndarray:
-    """Data files within a position delete file's ``file_path`` bounds (as Java's delete
-    index narrows a v2 position delete file to the data files it can reference)."""
-    lower = (d.lower_bounds or {}).get(FILE_PATH_FIELD_ID)
-    upper = (d.upper_bounds or {}).get(FILE_PATH_FIELD_ID)
-    out = np.ones(len(paths), dtype=bool)
-    if lower is not None:
-        low = lower.decode("utf-8", "replace")
-        out &= pc.greater_equal(paths, low).to_numpy(zero_copy_only=False)
-    if upper is not None:
-        up = upper.decode("utf-8", "replace")
-        out &= pc.less_equal(paths, up).to_numpy(zero_copy_only=False)
-    return out
-
-
-def _plan(
-    io: FileIO,
-    metadata: TableMetadata,
-    snapshot: Snapshot | None,
-    bound_filter: BooleanExpression,
-    schema: Schema,
-) -> list[FileScanTask]:
-    """Every live data file of ``snapshot`` with the delete files the spec attaches to it; no
-    pruning (the residual is the whole filter). The native planner replaces this."""
-    if snapshot is None:
-        return []
-    if snapshot.manifest_list is None:
-        raise ValidationError(f"snapshot {snapshot.snapshot_id} has no manifest list")
-    list_path = metadata.resolve(snapshot.manifest_list)
-    manifests = read_manifest_list(io.read(list_path), path=list_path).to_pylist()
-    datas = io.read_many([metadata.resolve(m["manifest_path"]) for m in manifests])
-    tables = read_manifests(datas, manifests)
-    specs = metadata.specs()
-
-    data_groups: list[tuple[int, pa.Table]] = []
-    deletes: list[DataFile] = []
-    for m, t in zip(manifests, tables, strict=True):
-        live = t.filter(pc.not_equal(t.column("status"), 2))
-        if live.num_rows == 0:
-            continue
-        spec_id = m["partition_spec_id"]
-        if m.get("content", 0) == 0:
-            data_groups.append((spec_id, live))
-        else:
-            deletes.extend(data_files_from_entries(live, spec_id))
-
-    tasks: list[FileScanTask] = []
-    for spec_id, live in data_groups:
-        df = live.column("data_file").combine_chunks()
-        n = len(df)
-        paths = df.field("file_path")
-        seqs = live.column("sequence_number").to_numpy(zero_copy_only=False)
-        partitions = df.field("partition")
-        attached: list[list[int]] = [[] for _ in range(n)]
-        has_dv = np.zeros(n, dtype=bool)
-        for k, d in enumerate(deletes):
-            dseq = d.extra.get("sequence_number") or 0
-            if d.content == DataFileContent.POSITION_DELETES:
-                mask = seqs <= dseq
-                if d.referenced_data_file is not None:
-                    mask &= pc.equal(paths, d.referenced_data_file).to_numpy(zero_copy_only=False)
-                else:
-                    mask &= _in_path_bounds(paths, d)
-                if (d.file_format or "").upper() == FileFormat.PUFFIN:
-                    has_dv |= mask
-                elif d.spec_id != spec_id:
-                    continue
-                else:
-                    mask &= _partition_equal(partitions, d.partition)
-            else:
-                mask = seqs < dseq
-                dspec = specs.get(d.spec_id)
-                if dspec is not None and not dspec.is_unpartitioned():
-                    if d.spec_id != spec_id:
-                        continue
-                    mask &= _partition_equal(partitions, d.partition)
-            for i in np.flatnonzero(mask).tolist():
-                attached[i].append(k)
-        files = data_files_from_entries(live, spec_id)
-        spec = specs.get(spec_id)
-        for i, f in enumerate(files):
-            ds = [deletes[k] for k in attached[i]]
-            if has_dv[i]:  # a DV supersedes position delete files for its data file
-                ds = [
-                    d
-                    for d in ds
-                    if d.content != DataFileContent.POSITION_DELETES
-                    or (d.file_format or "").upper() == FileFormat.PUFFIN
-                ]
-            tasks.append(FileScanTask(f, ds, bound_filter, schema, spec))
-    return tasks
-
-
 def _plan_native(
     io: FileIO,
     metadata: TableMetadata,
@@ -648,8 +537,6 @@ class DataScan:
         bound = self._bound_filter()
         schema = self.table_schema()
         snapshot = self.snapshot()
-        if self.options.get("planner", "native") == "python":
-            return _plan(self.io, self.table_metadata, snapshot, bound, schema)
         return _plan_native(
             self.io, self.table_metadata, snapshot, bound, schema, include_column_stats
         )
@@ -754,7 +641,7 @@ class DataScan:
 
 
 def scan(
-    table: Any,
+    table: Table,
     row_filter: str | BooleanExpression = ALWAYS_TRUE,
     selected_fields: tuple[str, ...] = ("*",),
     case_sensitive: bool = True,

@@ -21,9 +21,11 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from types import TracebackType
+from typing import TYPE_CHECKING
 
 from frazil.exceptions import CommitFailedError, CommitStateUnknownError, ValidationError
 from frazil.metadata import TableMetadata
@@ -57,6 +59,7 @@ from frazil.table.update import (
 )
 
 if TYPE_CHECKING:
+    from frazil.expressions import BooleanExpression
     from frazil.table import Table
     from frazil.table.update.expire_snapshots import ExpireSnapshots
     from frazil.table.update.manage_snapshots import ManageSnapshots
@@ -64,6 +67,8 @@ if TYPE_CHECKING:
     from frazil.table.update.snapshot import UpdateSnapshot
     from frazil.table.update.sort_order import ReplaceSortOrder
     from frazil.table.update.spec import UpdateSpec
+    from frazil.table.write.conform import ArrowData
+    from frazil.table.write.row_delta import UpsertResult
 
 __all__ = ["RetryPolicy", "Transaction", "requirements_for"]
 
@@ -80,9 +85,9 @@ def requirements_for(
     out: list[TableRequirement] = []
     if base.table_uuid is not None:
         out.append(AssertTableUUID(base.table_uuid))
-    seen: set[Any] = set()
+    seen: set[str | tuple[str, str]] = set()
 
-    def once(key: Any, make: Any) -> None:
+    def once(key: str | tuple[str, str], make: Callable[[], TableRequirement]) -> None:
         if key not in seen:
             seen.add(key)
             out.append(make())
@@ -102,19 +107,12 @@ def requirements_for(
             # Removing a snapshot also drops refs that point at it (as Java's builder does), so
             # a ref moved onto it concurrently must fail the commit rather than vanish.
             for name, ref in base.refs.items():
-                once(
-                    ("ref", name),
-                    lambda name=name, ref=ref: AssertRefSnapshotId(name, ref.snapshot_id),
-                )
+                once(("ref", name), partial(AssertRefSnapshotId, name, ref.snapshot_id))
         elif isinstance(u, (SetSnapshotRefUpdate, RemoveSnapshotRefUpdate)):
             name = u.ref_name
             current = base.refs.get(name)
-            once(
-                ("ref", name),
-                lambda name=name, ref=current: AssertRefSnapshotId(
-                    name, None if ref is None else ref.snapshot_id
-                ),
-            )
+            snapshot_id = None if current is None else current.snapshot_id
+            once(("ref", name), partial(AssertRefSnapshotId, name, snapshot_id))
     return out
 
 
@@ -263,7 +261,7 @@ class Transaction:
 
     def append(
         self,
-        df: Any,
+        df: ArrowData,
         snapshot_properties: Mapping[str, str] | None = None,
         branch: str | None = None,
     ) -> Transaction:
@@ -303,8 +301,8 @@ class Transaction:
 
     def overwrite(
         self,
-        df: Any,
-        overwrite_filter: Any = None,
+        df: ArrowData,
+        overwrite_filter: str | BooleanExpression | None = None,
         snapshot_properties: Mapping[str, str] | None = None,
         case_sensitive: bool = True,
         branch: str | None = None,
@@ -318,7 +316,7 @@ class Transaction:
 
     def delete(
         self,
-        delete_filter: Any,
+        delete_filter: str | BooleanExpression,
         snapshot_properties: Mapping[str, str] | None = None,
         case_sensitive: bool = True,
         branch: str | None = None,
@@ -331,16 +329,15 @@ class Transaction:
 
     def upsert(
         self,
-        df: Any,
+        df: ArrowData,
         join_cols: Sequence[str] | None = None,
         when_matched_update_all: bool = True,
         when_not_matched_insert_all: bool = True,
         case_sensitive: bool = True,
         branch: str | None = None,
         snapshot_properties: Mapping[str, str] | None = None,
-    ) -> Any:
-        """Updates matching rows and inserts new ones, in one snapshot; returns an
-        ``UpsertResult``."""
+    ) -> UpsertResult:
+        """Updates matching rows and inserts new ones, in one snapshot."""
         from frazil.table.write.row_delta import upsert
 
         return upsert(
@@ -359,7 +356,12 @@ class Transaction:
     def __enter__(self) -> Transaction:
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         if exc_type is None:
             self.commit_transaction()
         elif not self._committed:

@@ -1,14 +1,13 @@
-//! Bindings of `frazil_deletes`: Puffin files (bytes in, footer tuples and blob bytes out),
-//! deletion vectors as an opaque `DeletionVector` (positions in and out as Arrow arrays,
-//! keep-masks and keep-indices for row ranges), and position delete files grouped by data
-//! file; all native work runs with the GIL released.
+//! Bindings of `frazil_deletes`: deletion vectors as an opaque `DeletionVector` (positions in
+//! and out as Arrow arrays, keep-masks and keep-indices for row ranges), and position delete
+//! files grouped by data file; all native work runs with the GIL released. Puffin files are in
+//! `puffin.rs`.
 
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array};
 use arrow_schema::Field;
-use frazil_deletes::puffin::{self, BlobInput, BlobMetadata, CompressionCodec};
 use frazil_deletes::{apply, PositionBitmap};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
@@ -16,45 +15,6 @@ use pyo3::types::PyBytes;
 
 use crate::arrow::{export, import_array, import_stream, ArrowArrayExport};
 use crate::error::{invalid, IntoPyResult};
-
-type Properties = Vec<(String, String)>;
-/// (type, fields, snapshot-id, sequence-number, offset, length, compression-codec, properties)
-type BlobTuple = (
-    String,
-    Vec<i32>,
-    i64,
-    i64,
-    u64,
-    u64,
-    Option<String>,
-    Properties,
-);
-/// (type, fields, snapshot-id, sequence-number, data, compression-codec, properties)
-type BlobInputTuple = (
-    String,
-    Vec<i32>,
-    i64,
-    i64,
-    PyBackedBytes,
-    Option<String>,
-    Properties,
-);
-
-/// A written file's bytes and each blob's (offset, length).
-type Written<'py> = (Bound<'py, PyBytes>, Vec<(u64, u64)>);
-
-fn blob_tuple(b: BlobMetadata) -> BlobTuple {
-    (
-        b.blob_type,
-        b.fields,
-        b.snapshot_id,
-        b.sequence_number,
-        b.offset,
-        b.length,
-        b.compression_codec,
-        b.properties,
-    )
-}
 
 fn array_export(array: ArrayRef, nullable: bool) -> ArrowArrayExport {
     let field = Arc::new(Field::new("", array.data_type().clone(), nullable));
@@ -73,87 +33,6 @@ fn import_chunks(obj: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
             obj.get_type().name()?
         )))
     }
-}
-
-/// Footer of a whole Puffin file: (blobs, file properties).
-#[pyfunction]
-fn puffin_read_metadata(
-    py: Python<'_>,
-    data: PyBackedBytes,
-    location: &str,
-) -> PyResult<(Vec<BlobTuple>, Properties)> {
-    let metadata = py
-        .detach(|| puffin::read_file_metadata(&data, location))
-        .py()?;
-    Ok((
-        metadata.blobs.into_iter().map(blob_tuple).collect(),
-        metadata.properties,
-    ))
-}
-
-/// One blob's bytes, decompressed; `data` is the whole file.
-#[pyfunction]
-#[pyo3(signature = (data, blob_type, offset, length, compression_codec, location))]
-fn puffin_read_blob<'py>(
-    py: Python<'py>,
-    data: PyBackedBytes,
-    blob_type: String,
-    offset: u64,
-    length: u64,
-    compression_codec: Option<String>,
-    location: &str,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let blob = BlobMetadata {
-        blob_type,
-        fields: Vec::new(),
-        snapshot_id: -1,
-        sequence_number: -1,
-        offset,
-        length,
-        compression_codec,
-        properties: Vec::new(),
-    };
-    let bytes = py
-        .detach(|| puffin::read_blob(&data, &blob, location))
-        .py()?;
-    Ok(PyBytes::new(py, &bytes))
-}
-
-/// A whole Puffin file: its bytes and each blob's (offset, length).
-#[pyfunction]
-#[pyo3(signature = (blobs, properties, compress_footer = false))]
-fn puffin_write<'py>(
-    py: Python<'py>,
-    blobs: Vec<BlobInputTuple>,
-    properties: Properties,
-    compress_footer: bool,
-) -> PyResult<Written<'py>> {
-    let inputs = blobs
-        .iter()
-        .map(
-            |(blob_type, fields, snapshot_id, sequence_number, data, codec, props)| {
-                Ok(BlobInput {
-                    blob_type: blob_type.clone(),
-                    fields: fields.clone(),
-                    snapshot_id: *snapshot_id,
-                    sequence_number: *sequence_number,
-                    data: data.as_ref(),
-                    codec: CompressionCodec::from_name(codec.as_deref())?,
-                    properties: props.clone(),
-                })
-            },
-        )
-        .collect::<Result<Vec<_>, frazil_values::Error>>()
-        .py()?;
-    let (bytes, metadata) = py
-        .detach(|| puffin::write_puffin(&inputs, &properties, compress_footer))
-        .py()?;
-    let ranges = metadata
-        .blobs
-        .iter()
-        .map(|b| (b.offset, b.length))
-        .collect();
-    Ok((PyBytes::new(py, &bytes), ranges))
 }
 
 /// Position delete rows (anything with `__arrow_c_stream__` of structs holding `file_path`
@@ -308,9 +187,6 @@ impl PyDeletionVector {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDeletionVector>()?;
-    m.add_function(wrap_pyfunction!(puffin_read_metadata, m)?)?;
-    m.add_function(wrap_pyfunction!(puffin_read_blob, m)?)?;
-    m.add_function(wrap_pyfunction!(puffin_write, m)?)?;
     m.add_function(wrap_pyfunction!(deletes_group_positions, m)?)?;
     Ok(())
 }

@@ -7,6 +7,7 @@ mod deletes;
 mod error;
 mod manifest;
 mod metrics_evaluator;
+mod puffin;
 mod scan;
 mod transforms;
 mod values;
@@ -36,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     deletes::register(m)?;
     manifest::register(m)?;
     metrics_evaluator::register(m)?;
+    puffin::register(m)?;
     scan::register(m)?;
     transforms::register(m)?;
     values::register(m)?;

@@ -5,10 +5,11 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, RecordBatch};
-use arrow_schema::Field;
+use arrow_array::{Array, ArrayRef, ListArray, RecordBatch};
+use arrow_buffer::OffsetBuffer;
+use arrow_schema::{DataType, Field};
 use frazil_manifest::{ManifestFile, ReadOptions};
-use frazil_scan::ScanPlanner;
+use frazil_scan::{ScanPlanner, TaskDeletes};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 
@@ -16,17 +17,6 @@ use crate::arrow::{export, export_batch, import_array, ArrowArrayExport, RecordB
 use crate::error::{invalid, IntoPyResult};
 
 type Inherit = Option<(Option<i64>, Option<i64>, Option<i64>)>;
-
-/// One planned manifest: (manifest list row, content, entries, residual index per entry,
-/// delete offsets, delete indices).
-type Planned = (
-    usize,
-    i32,
-    RecordBatchExport,
-    ArrowArrayExport,
-    ArrowArrayExport,
-    ArrowArrayExport,
-);
 
 fn import_batch(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
     let imported = import_array(obj)?;
@@ -40,6 +30,36 @@ fn import_batch(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
 fn array_export(array: ArrayRef) -> ArrowArrayExport {
     let field = Arc::new(Field::new("", array.data_type().clone(), false));
     export(array, field)
+}
+
+/// Each entry's delete file indices as one `list<int32>` array (the crate keeps the offsets
+/// valid: one more than entries, ascending from 0).
+fn deletes_export(deletes: TaskDeletes) -> ArrowArrayExport {
+    let item = Arc::new(Field::new_list_field(DataType::Int32, false));
+    let offsets = OffsetBuffer::new(deletes.offsets.values().clone());
+    let list = ListArray::new(item, offsets, Arc::new(deletes.indices), None);
+    array_export(Arc::new(list))
+}
+
+/// One planned manifest (`frazil_scan::PlannedManifest`): its row in the manifest list, its
+/// content (0: data, 1: deletes), the selected entries, and for a data manifest each entry's
+/// residual (an index into `PlannedScan.residuals`) and delete files (indices into the
+/// concatenated entries of the delete manifests, in order).
+#[pyclass(frozen, get_all, module = "frazil._native")]
+pub struct PlannedManifest {
+    row: usize,
+    content: i32,
+    entries: Py<RecordBatchExport>,
+    residual_index: Py<ArrowArrayExport>,
+    deletes: Py<ArrowArrayExport>,
+}
+
+/// A planned scan (`frazil_scan::PlannedScan`): its manifests in `rows` order and the distinct
+/// residuals (expressions spec JSON) their entries refer to.
+#[pyclass(frozen, get_all, module = "frazil._native")]
+pub struct PlannedScan {
+    manifests: Vec<Py<PlannedManifest>>,
+    residuals: Vec<String>,
 }
 
 #[pyclass(frozen, module = "frazil._native", name = "ScanPlanner")]
@@ -82,8 +102,7 @@ impl PyScanPlanner {
 
     /// Plans the manifests at `rows` of `manifest_list` (their bytes in `datas`, inheritance in
     /// `inherits`: (added_snapshot_id, sequence_number, first_row_id)), decoding and planning
-    /// on up to `threads` threads: one tuple per manifest, in `rows` order, and the distinct
-    /// residuals (JSON) that the residual indices refer to.
+    /// on up to `threads` threads.
     /// Data files' column stats maps are in the entries only with `include_column_stats`.
     #[pyo3(signature = (manifest_list, rows, datas, inherits, threads = None, include_column_stats = true))]
     #[allow(clippy::too_many_arguments)]
@@ -96,7 +115,7 @@ impl PyScanPlanner {
         inherits: Vec<Inherit>,
         threads: Option<usize>,
         include_column_stats: bool,
-    ) -> PyResult<(Vec<Planned>, Vec<String>)> {
+    ) -> PyResult<PlannedScan> {
         if datas.len() != rows.len() || inherits.len() != rows.len() {
             return Err(invalid(
                 "rows, datas and inherits must have one element per manifest",
@@ -140,21 +159,26 @@ impl PyScanPlanner {
             .manifests
             .into_iter()
             .map(|p| {
-                (
-                    p.row,
-                    p.content,
-                    export_batch(p.entries),
-                    array_export(Arc::new(p.residual_index) as ArrayRef),
-                    array_export(Arc::new(p.deletes.offsets) as ArrayRef),
-                    array_export(Arc::new(p.deletes.indices) as ArrayRef),
-                )
+                let manifest = PlannedManifest {
+                    row: p.row,
+                    content: p.content,
+                    entries: Py::new(py, export_batch(p.entries))?,
+                    residual_index: Py::new(py, array_export(Arc::new(p.residual_index)))?,
+                    deletes: Py::new(py, deletes_export(p.deletes))?,
+                };
+                Py::new(py, manifest)
             })
-            .collect();
-        Ok((manifests, planned.residuals))
+            .collect::<PyResult<_>>()?;
+        Ok(PlannedScan {
+            manifests,
+            residuals: planned.residuals,
+        })
     }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyScanPlanner>()?;
+    m.add_class::<PlannedManifest>()?;
+    m.add_class::<PlannedScan>()?;
     Ok(())
 }

@@ -34,13 +34,23 @@ fn transform_parse(text: &str) -> PyResult<String> {
     Ok(parse(text)?.to_string())
 }
 
-/// Parses as a metadata reader must: returns the canonical string and whether the transform is
-/// known (an unknown name is kept, not refused; spec "Partition Transforms").
+/// A transform parsed as a metadata reader must (spec "Partition Transforms"): an unknown name
+/// is kept, not refused.
+#[pyclass(frozen, get_all, module = "frazil._native")]
+pub struct LenientTransform {
+    /// The canonical transform string.
+    transform: String,
+    /// Whether the transform is one this version knows.
+    known: bool,
+}
+
 #[pyfunction]
-fn transform_parse_lenient(text: &str) -> PyResult<(String, bool)> {
+fn transform_parse_lenient(text: &str) -> PyResult<LenientTransform> {
     let t = Transform::parse_lenient(text).py()?;
-    let known = !matches!(t, Transform::Unknown(_));
-    Ok((t.to_string(), known))
+    Ok(LenientTransform {
+        known: !matches!(t, Transform::Unknown(_)),
+        transform: t.to_string(),
+    })
 }
 
 #[pyfunction]
@@ -107,23 +117,30 @@ fn transform_apply(
     apply_one(py, &t, imported.array, &imported.field)
 }
 
-/// Applies a transform to every chunk of a stream; also returns an empty array of the result
-/// type, so that a stream with no chunks still has a type.
+/// A transformed stream: one array per input chunk, and an empty array of the result type, so
+/// that a stream with no chunks still has a type.
+#[pyclass(frozen, get_all, module = "frazil._native")]
+pub struct TransformedChunks {
+    chunks: Vec<Py<ArrowArrayExport>>,
+    empty: Py<ArrowArrayExport>,
+}
+
+/// Applies a transform to every chunk of a stream.
 #[pyfunction]
 fn transform_apply_stream(
     py: Python<'_>,
     transform: &str,
     stream: &Bound<'_, PyAny>,
-) -> PyResult<(Vec<ArrowArrayExport>, ArrowArrayExport)> {
+) -> PyResult<TransformedChunks> {
     let t = parse(transform)?;
     let (field, chunks) = import_stream(stream)?;
     let empty = make_array(ArrayData::new_empty(field.data_type()));
-    let typed = apply_one(py, &t, empty, &field)?;
-    let out = chunks
+    let empty = Py::new(py, apply_one(py, &t, empty, &field)?)?;
+    let chunks = chunks
         .into_iter()
-        .map(|chunk| apply_one(py, &t, chunk, &field))
+        .map(|chunk| Py::new(py, apply_one(py, &t, chunk, &field)?))
         .collect::<PyResult<Vec<_>>>()?;
-    Ok((out, typed))
+    Ok(TransformedChunks { chunks, empty })
 }
 
 #[pyfunction]
@@ -145,6 +162,8 @@ fn transform_apply_scalar<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<LenientTransform>()?;
+    m.add_class::<TransformedChunks>()?;
     m.add_function(wrap_pyfunction!(transform_parse, m)?)?;
     m.add_function(wrap_pyfunction!(transform_parse_lenient, m)?)?;
     m.add_function(wrap_pyfunction!(transform_bucket, m)?)?;

@@ -11,7 +11,7 @@ metrics, :class:`~frazil.expressions.metrics_evaluator.InclusiveMetricsEvaluator
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -293,6 +293,9 @@ class RowDelta(_ChangesDeleteFiles):
         return Operation.OVERWRITE
 
 
+_P = TypeVar("_P", bound=_SnapshotProducer)
+
+
 class UpdateSnapshot:
     """The snapshot operations of a transaction (PyIceberg's ``UpdateSnapshot``)."""
 
@@ -306,7 +309,7 @@ class UpdateSnapshot:
         self._properties = dict(snapshot_properties or {})
         self._branch = branch
 
-    def _make(self, cls: type[_SnapshotProducer]) -> Any:
+    def _make(self, cls: type[_P]) -> _P:
         return cls(self._transaction, self._properties, self._branch)
 
     def fast_append(self) -> FastAppend:

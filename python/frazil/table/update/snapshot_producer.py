@@ -350,7 +350,10 @@ class _SnapshotProducer(TransactionStep):
                 "manifest list); rewrite the table's metadata before committing to it"
             )
         (data,) = self._read([snapshot.manifest_list])
-        return fm.read_manifest_list(data, path=snapshot.manifest_list).to_pylist()
+        rows: list[dict[str, Any]] = fm.read_manifest_list(
+            data, path=snapshot.manifest_list
+        ).to_pylist()
+        return rows
 
     def _entries(self, rows: Sequence[Mapping[str, Any]]) -> list[pa.Table]:
         datas = self._read([r["manifest_path"] for r in rows])

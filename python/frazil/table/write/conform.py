@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -62,7 +62,14 @@ from frazil.types import (
 if TYPE_CHECKING:
     from frazil.schema import Schema
 
-__all__ = ["DOWNCAST_NS_ENV", "ConformedInput", "conform", "input_batches"]
+__all__ = [
+    "DOWNCAST_NS_ENV",
+    "ArrowData",
+    "ArrowStreamExportable",
+    "ConformedInput",
+    "conform",
+    "input_batches",
+]
 
 # PyIceberg's configuration key (``downcast-ns-timestamp-to-us-on-write``) as an environment
 # variable, under both projects' prefixes.
@@ -84,7 +91,25 @@ def _downcast_default() -> bool:
 # Input shapes
 
 
-def input_batches(data: Any) -> tuple[pa.Schema, Iterator[pa.RecordBatch], bool]:
+class ArrowStreamExportable(Protocol):
+    """Anything that exports its rows as an Arrow C stream (the PyCapsule interface): pyarrow
+    tables and readers, Polars and pandas data frames, DuckDB relations..."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+
+
+#: The data the write operations (``append``, ``overwrite``, ``upsert``) accept; see
+#: :func:`input_batches`.
+ArrowData: TypeAlias = (
+    pa.Table
+    | pa.RecordBatch
+    | pa.RecordBatchReader
+    | ArrowStreamExportable
+    | Iterable[pa.Table | pa.RecordBatch]
+)
+
+
+def input_batches(data: ArrowData) -> tuple[pa.Schema, Iterator[pa.RecordBatch], bool]:
     """(schema, batches, whole) of an Arrow input: a ``pa.Table`` or ``pa.RecordBatch`` (whole:
     in memory, so it can be checked completely before writing), a ``pa.RecordBatchReader``,
     anything with ``__arrow_c_stream__`` (Polars, DuckDB...), or an iterable of record
@@ -403,7 +428,7 @@ def _nulls_where_valid(arr: pa.Array, valid: pa.Array | None) -> int:
     if arr.null_count == 0:
         return 0
     if valid is None:
-        return arr.null_count
+        return int(arr.null_count)
     return pc.sum(pc.and_(arr.is_null(), valid)).as_py() or 0
 
 

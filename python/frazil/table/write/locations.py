@@ -308,7 +308,7 @@ def human_string(transform: str, result_type: IcebergType, value: Any) -> str:
         if isinstance(value, Decimal):
             sign, digits, _ = value.as_tuple()
             unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
-            shift = -int(value.as_tuple().exponent) - t.scale  # type: ignore[operator]
+            shift = -int(value.as_tuple().exponent) - t.scale
             unscaled = unscaled * 10**-shift if shift < 0 else unscaled // 10**shift
             return _java_decimal(unscaled, t.scale)
         return _java_decimal(int(value), t.scale)

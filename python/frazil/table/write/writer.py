@@ -43,7 +43,7 @@ from frazil.io import property_bool
 from frazil.partitioning import UnknownTransform, is_void
 from frazil.sorting import NullOrder, SortDirection
 from frazil.table.step import TransactionStep
-from frazil.table.write.conform import conform, input_batches
+from frazil.table.write.conform import ArrowData, conform, input_batches
 from frazil.table.write.locations import data_file_name, location_provider, partition_to_path
 from frazil.table.write.metrics import MetricsConfig, parquet_metrics
 from frazil.types import DoubleType, FloatType, ListType, MapType
@@ -328,7 +328,7 @@ class DataFileWriter:
 
     # ---- public
 
-    def write(self, data: Any) -> list[DataFile]:
+    def write(self, data: ArrowData) -> list[DataFile]:
         """Writes all of ``data`` (see :func:`frazil.table.write.conform.input_batches`) and
         returns its data files. On error, deletes every file written and re-raises."""
         try:
@@ -349,7 +349,7 @@ class DataFileWriter:
 
     # ---- internals
 
-    def _write(self, data: Any) -> list[DataFile]:
+    def _write(self, data: ArrowData) -> list[DataFile]:
         in_schema, batches, whole = input_batches(data)
         conformed = conform(in_schema, self.schema, downcast_ns_timestamp_to_us=self.downcast)
         self.arrow_schema = conformed.arrow_schema
@@ -626,7 +626,7 @@ class WrittenFilesStep(TransactionStep):
 def write_data_files(
     io: FileIO,
     metadata: TableMetadata,
-    data: Any,
+    data: ArrowData,
     *,
     operation_id: uuid.UUID | None = None,
 ) -> list[DataFile]:
@@ -637,7 +637,7 @@ def write_data_files(
 
 def append(
     transaction: Transaction,
-    df: Any,
+    df: ArrowData,
     snapshot_properties: Mapping[str, str] | None = None,
     branch: str | None = None,
 ) -> None:
