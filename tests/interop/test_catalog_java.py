@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from java_reference import ReferenceUnavailable, reference_session
+from peers import peer_missing
 
 from frazil.catalog import load_catalog
 from frazil.partitioning import PartitionField, PartitionSpec
@@ -45,7 +46,7 @@ def spark(warehouse: Path) -> Any:
             str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
         )
     except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+        peer_missing(f"the Java reference is unavailable: {e}")
     yield session
     session.stop()
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from java_reference import ReferenceUnavailable, reference_session
+from peers import peer_missing
 
 from frazil.catalog import load_catalog
 from frazil.content_file import DataFile, DataFileContent, FileFormat
@@ -54,7 +55,7 @@ def spark(warehouse: Path) -> Any:
             str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
         )
     except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+        peer_missing(f"the Java reference is unavailable: {e}")
     yield session
     session.stop()
 

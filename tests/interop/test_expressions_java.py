@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from peers import peer_missing
 
 from frazil.exceptions import ValidationError
 from frazil.expressions import bind, from_json, parse, to_json
@@ -177,7 +178,7 @@ def jvm(tmp_path_factory):
     try:
         spark = reference_session(str(tmp_path_factory.mktemp("warehouse")))
     except ReferenceUnavailable as e:
-        pytest.skip(str(e))
+        peer_missing(str(e))
     yield spark._jvm
     spark.stop()
 

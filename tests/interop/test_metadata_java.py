@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from peers import peer_missing
 
 from frazil.metadata import MetadataLogEntry, TableMetadata
 from frazil.partitioning import PartitionField, PartitionSpec
@@ -192,7 +193,7 @@ def spark_tables(tmp_path_factory: pytest.TempPathFactory) -> Any:
             str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
         )
     except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+        peer_missing(f"the Java reference is unavailable: {e}")
     try:
         _create_tables(spark)
         yield spark, warehouse

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from peers import peer_missing
 
 from frazil.expressions import parse, to_json
 from frazil.io.local import LocalFileIO
@@ -95,7 +96,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
             str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
         )
     except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+        peer_missing(f"the Java reference is unavailable: {e}")
     try:
         _create(session)
         yield session

@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from peers import peer_missing
 
 from frazil.exceptions import ValidationError
 from frazil.table.scan import FileScanTask
@@ -176,7 +177,7 @@ def java_tables(tmp_path_factory: pytest.TempPathFactory) -> Any:
             str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
         )
     except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+        peer_missing(f"the Java reference is unavailable: {e}")
     try:
         info = _create(spark, warehouse)
         yield spark, warehouse, info

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from java_reference import ReferenceUnavailable, reference_session
+from peers import peer_missing
 from test_row_delta_peers import COLUMNS, SCHEMA, SPEC, rows
 
 from frazil.catalog import load_catalog
@@ -44,7 +45,7 @@ def spark(warehouse: Path) -> Any:
             str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
         )
     except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+        peer_missing(f"the Java reference is unavailable: {e}")
     yield session
     session.stop()
 

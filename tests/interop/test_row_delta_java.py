@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from java_reference import ReferenceUnavailable, reference_session
+from peers import peer_missing
 from test_row_delta_peers import CASES, COLUMNS, SCENARIOS, frazil_rows
 
 from frazil.catalog import load_catalog
@@ -37,7 +38,7 @@ def spark(warehouse: Path) -> Any:
             },
         )
     except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+        peer_missing(f"the Java reference is unavailable: {e}")
     yield session
     session.stop()
 

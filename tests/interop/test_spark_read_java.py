@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from peers import peer_missing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -34,7 +35,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Any:
             str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
         )
     except ReferenceUnavailable as e:
-        pytest.skip(str(e))
+        peer_missing(str(e))
     sql = spark.sql
     sql("CREATE NAMESPACE IF NOT EXISTS ref.db")
     sql(

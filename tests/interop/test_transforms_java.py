@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from peers import import_peer, peer_missing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from java_reference import (
@@ -51,13 +52,13 @@ from java_reference import (
     reference_session,
 )
 
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+pa = import_peer("pyarrow")
+pq = import_peer("pyarrow.parquet")
 
 try:
     check_available()
 except ReferenceUnavailable as _e:
-    pytest.skip(f"the Java reference is unavailable: {_e}", allow_module_level=True)
+    peer_missing(f"the Java reference is unavailable: {_e}", module_level=True)
 
 frazil = pytest.importorskip("frazil", reason="frazil is not built (run maturin develop)")
 import frazil.transforms as ft  # noqa: E402

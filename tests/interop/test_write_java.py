@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from java_reference import ReferenceUnavailable, reference_session
+from peers import peer_missing
 
 from frazil import manifest as fm
 from frazil.catalog import load_catalog
@@ -114,7 +115,7 @@ def spark(warehouse: Path) -> Any:
             },
         )
     except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+        peer_missing(f"the Java reference is unavailable: {e}")
     yield session
     session.stop()
 
