@@ -36,9 +36,18 @@ def test_java_double(value: float, text: str) -> None:
     assert float(text) == value
 
 
-def test_refuses_non_finite() -> None:
+@pytest.mark.parametrize(
+    ("value", "text"), [(0.1, "0.1"), (1e-10, "1.0E-10"), (16777217.0, "1.6777216E7")]
+)
+def test_java_float(value: float, text: str) -> None:
+    assert java_double(value, single=True) == text
+
+
+def test_non_finite_numbers_are_text_but_not_json() -> None:
+    assert java_double(float("nan")) == "NaN"
+    assert java_double(float("-inf")) == "-Infinity"
     with pytest.raises(ValueError):
-        java_double(float("nan"))
+        dumps({"x": float("inf")})
 
 
 def test_compact_text_and_escapes() -> None:

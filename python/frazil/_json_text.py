@@ -1,4 +1,5 @@
-"""JSON text as the Java reference writes it (Jackson's compact generator).
+"""JSON text as the Java reference writes it (Jackson's compact generator), and Java's
+``Double.toString`` (also used by partition paths' human strings).
 
 Metadata files are compared and rewritten by other implementations; writing the same bytes as
 Java's ``TableMetadataParser`` keeps a file unchanged when one implementation rewrites the
@@ -10,6 +11,7 @@ for the other control characters, and floating-point numbers as Java's ``Double.
 from __future__ import annotations
 
 import math
+import struct
 from decimal import Decimal
 from typing import Any
 
@@ -25,25 +27,37 @@ _ESCAPES = {
 }
 
 
-def java_double(x: float) -> str:
-    """``Double.toString``: plain notation for 1e-3 <= |x| < 1e7, else ``d.dddE[-]n``, always
-    with a digit after the point; the digits are the shortest that read back as ``x``."""
-    if math.isnan(x) or math.isinf(x):
-        raise ValueError(f"JSON has no {x!r}")
+def java_double(x: float, single: bool = False) -> str:
+    """``Double.toString`` (``Float.toString`` when ``single``): the shortest digits that read
+    back as ``x`` (as a float32 when ``single``), in plain notation for 1e-3 <= |x| < 1e7, else
+    as ``d.dddE[-]n``, always with a digit after the point; ``NaN``, ``Infinity``."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
     if x == 0.0:
         return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
-    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
+    if single:
+        x = _float32(x)
+        text = next(t for t in (f"{x:.{p}g}" for p in range(1, 10)) if _float32(float(t)) == x)
+    else:
+        text = repr(x)
+    sign, digits, exponent = Decimal(text).normalize().as_tuple()
     assert isinstance(exponent, int)
-    text = "".join(map(str, digits))
-    point = len(text) + exponent  # the decimal point sits after this many digits
+    ds = "".join(map(str, digits))
+    point = len(ds) + exponent  # the decimal point sits after this many digits
     minus = "-" if sign else ""
     if 1e-3 <= abs(x) < 1e7:
         if point <= 0:
-            return f"{minus}0.{'0' * -point}{text}"
-        if point >= len(text):
-            return f"{minus}{text}{'0' * (point - len(text))}.0"
-        return f"{minus}{text[:point]}.{text[point:]}"
-    return f"{minus}{text[0]}.{text[1:] or '0'}E{point - 1}"
+            return f"{minus}0.{'0' * -point}{ds}"
+        if point >= len(ds):
+            return f"{minus}{ds}{'0' * (point - len(ds))}.0"
+        return f"{minus}{ds[:point]}.{ds[point:]}"
+    return f"{minus}{ds[0]}.{ds[1:] or '0'}E{point - 1}"
+
+
+def _float32(x: float) -> float:
+    return float(struct.unpack("<f", struct.pack("<f", x))[0])
 
 
 def dumps(value: Any) -> str:
@@ -65,6 +79,8 @@ def _write(value: Any, out: list[str]) -> None:
     elif isinstance(value, int):
         out.append(str(value))
     elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"JSON has no {value!r}")
         out.append(java_double(value))
     elif isinstance(value, dict):
         out.append("{")
