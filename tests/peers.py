@@ -13,9 +13,11 @@ skips for other reasons (a platform without ``fork``) stay plain ``pytest.skip``
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -43,3 +45,17 @@ def import_peer(name: str, reason: str | None = None) -> ModuleType:
         return pytest.importorskip(name, reason=reason, exc_type=ImportError)
     except pytest.skip.Exception as e:
         peer_missing(str(e.msg), module_level=True)
+
+
+def java_reference_session(warehouse: Any, **conf: str) -> Any:
+    """``java_reference.reference_session`` (a local Spark with Iceberg 1.10.2's runtime), or
+    :func:`peer_missing` when Java, PySpark or the runtime wheel is missing."""
+    interop = str(Path(__file__).resolve().parent / "interop")
+    if interop not in sys.path:
+        sys.path.insert(0, interop)
+    from java_reference import ReferenceUnavailable, reference_session
+
+    try:
+        return reference_session(str(warehouse), **conf)
+    except (ReferenceUnavailable, ImportError) as e:
+        peer_missing(f"the Java reference is unavailable: {e}")

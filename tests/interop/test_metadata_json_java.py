@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from java_reference import ReferenceUnavailable, reference_session
-from peers import peer_missing
+from peers import java_reference_session
 
 from frazil.metadata import (
     BlobMetadata,
@@ -83,12 +82,7 @@ T0 = 1_700_000_000_123
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Any:
     warehouse = tmp_path_factory.mktemp("metadata-json-wh")
-    try:
-        session = reference_session(
-            str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
-        )
-    except (ReferenceUnavailable, ImportError) as e:
-        peer_missing(f"the Java reference is unavailable: {e}")
+    session = java_reference_session(warehouse, **{"spark.sql.catalog.ref.cache-enabled": "false"})
     yield session
     session.stop()
 

@@ -23,13 +23,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from java_reference import Err, JavaOracle, ReferenceUnavailable, reference_session
-from peers import peer_missing
+from java_reference import Err, JavaOracle, ReferenceUnavailable
+from peers import java_reference_session, peer_missing
+from test_write_java import _live_files, _local
 
-from frazil import manifest as fm
 from frazil import values
 from frazil.catalog import load_catalog
-from frazil.content_file import DataFile, data_files_from_entries
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.transforms import parse
@@ -225,10 +224,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def spark(warehouse: Path) -> Any:
-    try:
-        session = reference_session(str(warehouse / "java"))
-    except (ReferenceUnavailable, ImportError) as e:
-        peer_missing(f"the Java reference is unavailable: {e}")
+    session = java_reference_session(warehouse / "java")
     yield session
     session.stop()
 
@@ -247,23 +243,6 @@ def catalog(warehouse: Path) -> Any:
     cat = load_catalog("w", type="filesystem", warehouse=str(warehouse / "frazil"))
     cat.create_namespace("db")
     return cat
-
-
-def _local(path: str) -> str:
-    return path.removeprefix("file://").removeprefix("file:")
-
-
-def _live_files(table: Any) -> list[DataFile]:
-    snap = table.current_snapshot()
-    out = []
-    for row in fm.read_manifest_list(table.io.read(snap.manifest_list)).to_pylist():
-        entries = fm.read_manifest(table.io.read(row["manifest_path"]), row)
-        out += [
-            f
-            for f in data_files_from_entries(entries, row["partition_spec_id"])
-            if f.extra["status"] != 2
-        ]
-    return out
 
 
 def _partition_dir(path: str) -> str:
