@@ -169,13 +169,15 @@ if pytest is not None:
     import itertools
     from collections.abc import Iterator
 
+    from peers import peer_missing  # skips, or fails under CI=true
+
     _db_counter = itertools.count()
 
     @pytest.fixture(scope="session")
     def postgres_server() -> Iterator[PostgresServer]:
         """One private PostgreSQL server for the test session (skips if none is installed)."""
         if find_pg_bin() is None:
-            pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+            peer_missing("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
         server = PostgresServer().start()
         try:
             yield server

@@ -8,6 +8,7 @@ import io
 import os
 
 import pytest
+from peers import import_peer, peer_missing
 
 from frazil import demo
 from frazil.cli import main
@@ -65,8 +66,8 @@ def run(tmp_path_factory):
     try:
         demo.check_java()
     except demo.DemoError as e:
-        pytest.skip(str(e))
-    pytest.importorskip("pyspark")
+        peer_missing(str(e))
+    import_peer("pyspark")
     from rich.console import Console
 
     spark = demo.start_spark(app="frazil-test-demo")

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.fs
 import pyarrow.parquet as pq
 import pytest
+from peers import import_peer
 
 from frazil.exceptions import FrazilError, InvalidArgumentError, UnsupportedError
 from frazil.io import FileIO, FsspecFileIO, LocalFileIO, S3FileIO, load_file_io
@@ -369,7 +370,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def s3_endpoint() -> Iterator[str]:
-    pytest.importorskip("moto")
+    import_peer("moto")
     from moto.server import ThreadedMotoServer
 
     # pyarrow's AWS SDK must never look for the EC2 metadata service (not on this network).

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from frazil import _json_text
 from frazil._json_fields import Fields, check_str, check_unique
 from frazil.exceptions import FrazilError, ParseError, UnsupportedError
 from frazil.name_mapping import (
@@ -97,14 +98,18 @@ class Snapshot:
         return None if self.summary is None else self.summary.get("operation")
 
     def to_json(self, format_version: int) -> dict[str, Any]:
-        out: dict[str, Any] = {"snapshot-id": self.snapshot_id}
-        if self.parent_snapshot_id is not None:
-            out["parent-snapshot-id"] = self.parent_snapshot_id
+        out: dict[str, Any] = {}
+        # First, as the reference writes it. The reference leaves out a sequence number of 0 (a
+        # v1 snapshot carried into v2 by an upgrade); the spec requires it from v2, so it stays.
         if format_version >= 2:
             out["sequence-number"] = self.sequence_number
+        out["snapshot-id"] = self.snapshot_id
+        if self.parent_snapshot_id is not None:
+            out["parent-snapshot-id"] = self.parent_snapshot_id
         out["timestamp-ms"] = self.timestamp_ms
         if self.summary is not None:
-            out["summary"] = dict(self.summary)
+            # the operation first, then the other properties in their order
+            out["summary"] = {"operation": self.summary["operation"]} | dict(self.summary)
         if self.manifest_list is not None:
             out["manifest-list"] = self.manifest_list
         elif self.manifests is not None:
@@ -132,7 +137,9 @@ class Snapshot:
         if v is None:
             sequence_number = f.opt_long("sequence-number") or 0
         else:
-            sequence_number = f.long("sequence-number") if v >= 2 else 0
+            # A v2 snapshot without one has 0 (one from v1, carried over by an upgrade): the
+            # reference writes none for 0 and reads a missing one as 0.
+            sequence_number = (f.opt_long("sequence-number") or 0) if v >= 2 else 0
         timestamp_ms = f.long("timestamp-ms")
         strict = v is not None and v >= 2
         manifest_list = f.str("manifest-list") if strict else f.opt_str("manifest-list")
@@ -505,6 +512,10 @@ class TableMetadata:
         return _serialize(self)
 
     def to_json(self, indent: int | None = None) -> str:
+        """The metadata file's text, byte for byte as the Java reference writes it (compact,
+        its field order and number format); ``indent`` pretty-prints it for people instead."""
+        if indent is None:
+            return _json_text.dumps(self.to_dict())
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
     def to_json_bytes(self, compress: bool = False) -> bytes:
@@ -732,6 +743,12 @@ def _serialize(m: TableMetadata) -> dict[str, Any]:
         # What the reference writes for "no snapshot": -1 before v3 (older readers expect a
         # number), null from v3.
         out["current-snapshot-id"] = -1 if v < 3 else None
+    if v >= 3:
+        if m.next_row_id is None:
+            raise FrazilError("next-row-id is required from format version 3")
+        out["next-row-id"] = m.next_row_id
+        if m.encryption_keys:
+            out["encryption-keys"] = [k.to_json() for k in m.encryption_keys]
     # The reference writes refs for every version (v1 tables can have branches too).
     out["refs"] = {name: ref.to_json() for name, ref in m.refs.items()}
     out["snapshots"] = [s.to_json(v) for s in m.snapshots]
@@ -739,10 +756,4 @@ def _serialize(m: TableMetadata) -> dict[str, Any]:
     out["partition-statistics"] = [s.to_json() for s in m.partition_statistics]
     out["snapshot-log"] = [e.to_json() for e in m.snapshot_log]
     out["metadata-log"] = [e.to_json() for e in m.metadata_log]
-    if v >= 3:
-        if m.next_row_id is None:
-            raise FrazilError("next-row-id is required from format version 3")
-        out["next-row-id"] = m.next_row_id
-        if m.encryption_keys:
-            out["encryption-keys"] = [k.to_json() for k in m.encryption_keys]
     return out

@@ -111,6 +111,10 @@ class DecimalType(PrimitiveType):
     def __str__(self) -> str:
         return f"decimal({self.precision},{self.scale})"
 
+    def to_json(self) -> str:
+        # The spec's grammar allows either; the Java reference writes a space after the comma.
+        return f"decimal({self.precision}, {self.scale})"
+
 
 @dataclass(frozen=True)
 class DateType(PrimitiveType):
@@ -247,8 +251,8 @@ class ListType(IcebergType):
         return {
             "type": "list",
             "element-id": self.element_id,
-            "element-required": self.element_required,
             "element": self.element_type.to_json(),
+            "element-required": self.element_required,
         }
 
 
@@ -266,8 +270,8 @@ class MapType(IcebergType):
             "key-id": self.key_id,
             "key": self.key_type.to_json(),
             "value-id": self.value_id,
-            "value-required": self.value_required,
             "value": self.value_type.to_json(),
+            "value-required": self.value_required,
         }
 
 

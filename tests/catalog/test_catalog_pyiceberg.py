@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 from catalog_helpers import commit_snapshot
+from peers import import_peer
 
 from frazil.catalog import Catalog, load_catalog
 
-pyiceberg_sql = pytest.importorskip("pyiceberg.catalog.sql")
+pyiceberg_sql = import_peer("pyiceberg.catalog.sql")
 
 pytestmark = pytest.mark.interop
 

@@ -91,7 +91,7 @@ def test_current_form_shapes():
     assert to_json(EqualTo("d", Decimal("1.50")))["right"] == {
         "type": "literal",
         "value": "1.50",
-        "data-type": "decimal(3,2)",
+        "data-type": "decimal(3, 2)",  # the Java reference's form; was "decimal(3,2)"
     }
     assert to_json(EqualTo("t", dt.date(2024, 1, 2)))["right"] == {
         "type": "literal",
@@ -145,7 +145,7 @@ def test_bound_form_shapes():
                 "values": {
                     "type": "literals",
                     "values": ["1.50", "2.00"],
-                    "data-type": "decimal(9,2)",
+                    "data-type": "decimal(9, 2)",  # Java's form; was "decimal(9,2)"
                 },
             },
             "right": {

@@ -8,6 +8,7 @@ import re
 from decimal import Decimal
 
 import pytest
+from peers import import_peer
 
 from frazil.exceptions import ParseError
 from frazil.expressions import (
@@ -233,5 +234,5 @@ def _from_pyiceberg(e):
 
 @pytest.mark.parametrize("text", PYICEBERG_STRINGS)
 def test_same_as_pyiceberg(text):
-    pyiceberg_parser = pytest.importorskip("pyiceberg.expressions.parser")
+    pyiceberg_parser = import_peer("pyiceberg.expressions.parser")
     assert parse(text) == _from_pyiceberg(pyiceberg_parser.parse(text))

@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from java_reference import ReferenceUnavailable, reference_session
+from peers import java_reference_session
 
 from frazil.catalog import load_catalog
 from frazil.partitioning import PartitionField, PartitionSpec
@@ -40,12 +40,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def spark(warehouse: Path) -> Any:
-    try:
-        session = reference_session(
-            str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
-        )
-    except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+    session = java_reference_session(warehouse, **{"spark.sql.catalog.ref.cache-enabled": "false"})
     yield session
     session.stop()
 

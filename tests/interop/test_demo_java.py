@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from peers import peer_missing
 
 from frazil import demo
 
@@ -46,11 +47,11 @@ def spark(tmp_path_factory):
                 "org.apache.iceberg.spark.SparkCatalog", True, False
             )
         except Exception:
-            pytest.skip("this process already runs a Spark JVM without the Iceberg runtime")
+            peer_missing("this process already runs a Spark JVM without the Iceberg runtime")
     try:
         session = java_reference.reference_session(str(warehouse))
     except java_reference.ReferenceUnavailable as e:
-        pytest.skip(str(e))
+        peer_missing(str(e))
     yield session, warehouse
     session.stop()
 

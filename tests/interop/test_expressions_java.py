@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from peers import java_reference_session
 
 from frazil.exceptions import ValidationError
 from frazil.expressions import bind, from_json, parse, to_json
@@ -42,7 +43,6 @@ from frazil.types import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from java_reference import ReferenceUnavailable, reference_session
 
 pytestmark = [
     pytest.mark.interop,
@@ -174,10 +174,7 @@ BOTH_REFUSE = [
 
 @pytest.fixture(scope="module")
 def jvm(tmp_path_factory):
-    try:
-        spark = reference_session(str(tmp_path_factory.mktemp("warehouse")))
-    except ReferenceUnavailable as e:
-        pytest.skip(str(e))
+    spark = java_reference_session(tmp_path_factory.mktemp("warehouse"))
     yield spark._jvm
     spark.stop()
 

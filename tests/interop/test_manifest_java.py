@@ -16,21 +16,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from peers import import_peer, peer_missing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from java_reference import ReferenceUnavailable, check_available, reference_session
 from manifest_expected import diff, expected_manifest, expected_manifest_list, raw_rows
 
-pa = pytest.importorskip("pyarrow")
-pytest.importorskip("fastavro")
+pa = import_peer("pyarrow")
+import_peer("fastavro")
 
 try:
     check_available()
 except ReferenceUnavailable as _e:
-    pytest.skip(f"the Java reference is unavailable: {_e}", allow_module_level=True)
+    peer_missing(f"the Java reference is unavailable: {_e}", module_level=True)
 
-frazil = pytest.importorskip("frazil", reason="frazil is not built (run maturin develop)")
 import frazil.manifest as fm  # noqa: E402
 
 pytestmark = [

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from peers import java_reference_session
 
 from frazil.metadata import MetadataLogEntry, TableMetadata
 from frazil.partitioning import PartitionField, PartitionSpec
@@ -40,7 +41,6 @@ from frazil.transforms import parse
 from frazil.types import LongType, NestedField, StringType, StructType, TimestampType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from java_reference import ReferenceUnavailable, reference_session
 
 pytestmark = [
     pytest.mark.interop,
@@ -187,12 +187,7 @@ def _write_next(metadata_dir: Path, metadata: TableMetadata) -> Path:
 @pytest.fixture(scope="module")
 def spark_tables(tmp_path_factory: pytest.TempPathFactory) -> Any:
     warehouse = tmp_path_factory.mktemp("metadata-wh")
-    try:
-        spark = reference_session(
-            str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
-        )
-    except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+    spark = java_reference_session(warehouse, **{"spark.sql.catalog.ref.cache-enabled": "false"})
     try:
         _create_tables(spark)
         yield spark, warehouse

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from peers import import_peer
 
 from frazil.metadata import Snapshot, TableMetadata
 from frazil.table.update import (
@@ -29,7 +30,7 @@ from frazil.types import (
     TimestampType,
 )
 
-pyiceberg_metadata = pytest.importorskip("pyiceberg.table.metadata")
+pyiceberg_metadata = import_peer("pyiceberg.table.metadata")
 pytestmark = [pytest.mark.interop]
 
 

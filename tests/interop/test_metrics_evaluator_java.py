@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from peers import peer_missing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from java_reference import JavaOracle, ReferenceUnavailable, check_available
@@ -28,7 +29,7 @@ from java_reference import JavaOracle, ReferenceUnavailable, check_available
 try:
     check_available()
 except ReferenceUnavailable as _e:
-    pytest.skip(f"the Java reference is unavailable: {_e}", allow_module_level=True)
+    peer_missing(f"the Java reference is unavailable: {_e}", module_level=True)
 
 from frazil.content_file import DataFile, data_files_to_arrow
 from frazil.expressions import bind, parse, to_json

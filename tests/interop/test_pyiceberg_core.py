@@ -9,10 +9,11 @@ from decimal import Decimal
 
 import pyarrow as pa
 import pytest
+from peers import import_peer
 
 from frazil import transforms as T
 
-P = pytest.importorskip("pyiceberg_core.transform", reason="pyiceberg-core is not installed")
+P = import_peer("pyiceberg_core.transform", reason="pyiceberg-core is not installed")
 
 pytestmark = pytest.mark.interop
 N = 5000

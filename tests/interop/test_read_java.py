@@ -25,13 +25,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from peers import java_reference_session
 
 from frazil.exceptions import ValidationError
 from frazil.table.scan import FileScanTask
 from frazil.table.static import StaticTable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from java_reference import ReferenceUnavailable, reference_session
 from reference_planner import reference_plan
 
 pytestmark = [
@@ -173,12 +173,7 @@ def _add_equality_delete(spark: Any, location: Path, keys: list[list[Any]]) -> N
 @pytest.fixture(scope="module")
 def java_tables(tmp_path_factory: pytest.TempPathFactory) -> Any:
     warehouse = tmp_path_factory.mktemp("read-wh")
-    try:
-        spark = reference_session(
-            str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
-        )
-    except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+    spark = java_reference_session(warehouse, **{"spark.sql.catalog.ref.cache-enabled": "false"})
     try:
         info = _create(spark, warehouse)
         yield spark, warehouse, info

@@ -14,10 +14,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from peers import import_peer
 
 from frazil.table.static import StaticTable
 
-pyiceberg = pytest.importorskip("pyiceberg")
+pyiceberg = import_peer("pyiceberg")
 
 from pyiceberg.catalog.sql import SqlCatalog  # noqa: E402
 from pyiceberg.table import StaticTable as PyStaticTable  # noqa: E402

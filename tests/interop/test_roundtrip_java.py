@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from java_reference import ReferenceUnavailable, reference_session
+from peers import java_reference_session
 from test_row_delta_peers import COLUMNS, SCHEMA, SPEC, rows
 
 from frazil.catalog import load_catalog
@@ -39,12 +39,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def spark(warehouse: Path) -> Any:
-    try:
-        session = reference_session(
-            str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
-        )
-    except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+    session = java_reference_session(warehouse, **{"spark.sql.catalog.ref.cache-enabled": "false"})
     yield session
     session.stop()
 

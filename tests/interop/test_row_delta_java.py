@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from java_reference import ReferenceUnavailable, reference_session
+from peers import java_reference_session
 from test_row_delta_peers import CASES, COLUMNS, SCENARIOS, frazil_rows
 
 from frazil.catalog import load_catalog
@@ -28,16 +28,13 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def spark(warehouse: Path) -> Any:
-    try:
-        session = reference_session(
-            str(warehouse),
-            **{
-                "spark.sql.catalog.ref.cache-enabled": "false",
-                "spark.sql.session.timeZone": "UTC",
-            },
-        )
-    except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+    session = java_reference_session(
+        warehouse,
+        **{
+            "spark.sql.catalog.ref.cache-enabled": "false",
+            "spark.sql.session.timeZone": "UTC",
+        },
+    )
     yield session
     session.stop()
 

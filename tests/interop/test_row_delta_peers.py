@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from peers import import_peer
 
 from frazil.catalog import load_catalog
 from frazil.partitioning import PartitionField, PartitionSpec
@@ -176,7 +177,7 @@ def test_pyiceberg_reads_the_same_rows(
 
 
 def _duckdb() -> Any:
-    duckdb = pytest.importorskip("duckdb")
+    duckdb = import_peer("duckdb")
     con = duckdb.connect()
     import duckdb_extension_avro
     import duckdb_extension_iceberg

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from peers import import_peer, peer_missing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from java_reference import ReferenceUnavailable, check_available, reference_session
@@ -27,11 +28,11 @@ from java_reference import ReferenceUnavailable, check_available, reference_sess
 try:
     check_available()
 except ReferenceUnavailable as _e:
-    pytest.skip(f"the Java reference is unavailable: {_e}", allow_module_level=True)
+    peer_missing(f"the Java reference is unavailable: {_e}", module_level=True)
 
-pytest.importorskip("pandas", reason="PySpark 3.5's pandas_udf needs pandas")
-import frazil.spark
-from frazil.spark import functions as fs
+import_peer("pandas", reason="PySpark 3.5's pandas_udf needs pandas")
+import frazil.spark  # noqa: E402
+from frazil.spark import functions as fs  # noqa: E402
 
 pytestmark = [
     pytest.mark.interop,

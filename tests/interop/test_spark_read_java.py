@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from peers import java_reference_session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from java_reference import ReferenceUnavailable, reference_session
 
 pytestmark = [
     pytest.mark.interop,
@@ -28,13 +28,8 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Any:
     warehouse = tmp_path_factory.mktemp("spark-java")
-    try:
-        # no table cache: the reference sees frazil's commits at once
-        spark = reference_session(
-            str(warehouse), **{"spark.sql.catalog.ref.cache-enabled": "false"}
-        )
-    except ReferenceUnavailable as e:
-        pytest.skip(str(e))
+    # no table cache: the reference sees frazil's commits at once
+    spark = java_reference_session(warehouse, **{"spark.sql.catalog.ref.cache-enabled": "false"})
     sql = spark.sql
     sql("CREATE NAMESPACE IF NOT EXISTS ref.db")
     sql(

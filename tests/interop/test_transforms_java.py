@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from peers import import_peer, peer_missing
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from java_reference import (
@@ -46,13 +47,13 @@ from java_reference import (
     reference_session,
 )
 
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+pa = import_peer("pyarrow")
+pq = import_peer("pyarrow.parquet")
 
 try:
     check_available()
 except ReferenceUnavailable as _e:
-    pytest.skip(f"the Java reference is unavailable: {_e}", allow_module_level=True)
+    peer_missing(f"the Java reference is unavailable: {_e}", module_level=True)
 
 from java_values import (  # noqa: E402
     BUCKETS,
@@ -91,7 +92,6 @@ from value_generators import (  # noqa: E402
     transforms_for,
 )
 
-frazil = pytest.importorskip("frazil", reason="frazil is not built (run maturin develop)")
 import frazil.transforms as ft  # noqa: E402
 import frazil.values as fv  # noqa: E402
 from frazil.types import type_from_json  # noqa: E402

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from java_reference import ReferenceUnavailable, reference_session
+from peers import java_reference_session
 
 from frazil import manifest as fm
 from frazil.catalog import load_catalog
@@ -105,16 +105,13 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def spark(warehouse: Path) -> Any:
-    try:
-        session = reference_session(
-            str(warehouse),
-            **{
-                "spark.sql.catalog.ref.cache-enabled": "false",
-                "spark.sql.session.timeZone": "UTC",
-            },
-        )
-    except (ReferenceUnavailable, ImportError) as e:
-        pytest.skip(f"the Java reference is unavailable: {e}")
+    session = java_reference_session(
+        warehouse,
+        **{
+            "spark.sql.catalog.ref.cache-enabled": "false",
+            "spark.sql.session.timeZone": "UTC",
+        },
+    )
     yield session
     session.stop()
 

@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from peers import import_peer
 
 from frazil.catalog import load_catalog
 from frazil.partitioning import PartitionField, PartitionSpec
@@ -28,7 +29,7 @@ from frazil.types import (
     TimestampType,
 )
 
-pytest.importorskip("pyiceberg")
+import_peer("pyiceberg")
 
 pytestmark = pytest.mark.interop
 

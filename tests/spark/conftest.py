@@ -11,14 +11,15 @@ import shutil
 import sys
 
 import pytest
+from peers import import_peer, peer_missing
 
-pytest.importorskip("pyspark")
-pytest.importorskip("pandas", reason="PySpark's Arrow UDFs need pandas")
+import_peer("pyspark")
+import_peer("pandas", reason="PySpark's Arrow UDFs need pandas")
 
 
 def make_session(app: str, **conf):
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Java is not installed (Spark needs it)")
+        peer_missing("Java is not installed (Spark needs it)")
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable

@@ -6,9 +6,10 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from peers import import_peer
 
-pa = pytest.importorskip("pyarrow")
-pd = pytest.importorskip("pandas")
+pa = import_peer("pyarrow")
+pd = import_peer("pandas")
 
 from frazil.exceptions import InvalidArgumentError  # noqa: E402
 from frazil.spark import _arrow  # noqa: E402

@@ -21,9 +21,10 @@ import struct
 from decimal import Context, Decimal
 
 import pytest
+from peers import import_peer
 
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+pa = import_peer("pyarrow")
+pq = import_peer("pyarrow.parquet")
 
 import frazil.spark  # noqa: E402
 from frazil.exceptions import InvalidArgumentError  # noqa: E402

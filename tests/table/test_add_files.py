@@ -15,17 +15,18 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
+from peers import import_peer
 
 from frazil.content_file import DataFile
 from frazil.exceptions import ValidationError
 from frazil.metadata import TableMetadata
 from frazil.table.write.add_files import data_files_from_parquet
 
-pytest.importorskip("pyiceberg")
-from pyiceberg.catalog.sql import SqlCatalog
-from pyiceberg.partitioning import PartitionField as PField
-from pyiceberg.partitioning import PartitionSpec as PSpec
-from pyiceberg.transforms import (
+import_peer("pyiceberg")
+from pyiceberg.catalog.sql import SqlCatalog  # noqa: E402
+from pyiceberg.partitioning import PartitionField as PField  # noqa: E402
+from pyiceberg.partitioning import PartitionSpec as PSpec  # noqa: E402
+from pyiceberg.transforms import (  # noqa: E402
     BucketTransform,
     DayTransform,
     IdentityTransform,

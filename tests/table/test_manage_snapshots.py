@@ -8,6 +8,7 @@ import time
 
 import pytest
 import snapshot_history as h
+from peers import import_peer
 
 from frazil.exceptions import InvalidArgumentError, ValidationError
 from frazil.metadata import SnapshotRef
@@ -188,7 +189,7 @@ def test_retry_rechecks_against_the_new_base(table) -> None:
 
 
 def _pyiceberg_table(table: Table, tmp_path):
-    sql = pytest.importorskip("pyiceberg.catalog.sql")
+    sql = import_peer("pyiceberg.catalog.sql")
     catalog = sql.SqlCatalog(
         "peer", uri=f"sqlite:///{tmp_path}/peer.db", warehouse=f"file://{tmp_path}/peer"
     )

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from peers import import_peer
 from row_data import rows
 
 from frazil import manifest as fm
@@ -24,7 +24,7 @@ from frazil.content_file import (
 )
 from frazil.deletes import DeletionVector
 from frazil.exceptions import CommitFailedError, ValidationError
-from frazil.expressions import bind, parse
+from frazil.expressions import parse
 from frazil.expressions.metrics_evaluator import (
     InclusiveMetricsEvaluator,
     StrictMetricsEvaluator,
@@ -83,11 +83,19 @@ def read(t: Table, *extra: str) -> list[dict[str, Any]]:
 
 
 def expect_after_delete(data: pa.Table, filt: str) -> list[dict[str, Any]]:
-    bound = bind(SCHEMA, parse(filt))
-    from frazil.table.arrow_filter import expression_to_arrow
-
-    deleted = data.filter(expression_to_arrow(bound, SCHEMA)).column("id")
-    return data.filter(pc.invert(pc.is_in(data.column("id"), deleted))).sort_by("id").to_pylist()
+    """The rows a delete by ``filt`` keeps, judged by DuckDB's SQL rather than frazil's own
+    filter evaluation: a row goes only where the filter is true (null keeps it, as in Iceberg),
+    so the survivors are those where it ``IS NOT TRUE``."""
+    duckdb = import_peer("duckdb")
+    con = duckdb.connect()
+    try:
+        con.register("before_rows", data)
+        kept = con.execute(
+            f"SELECT * FROM before_rows WHERE ({filt}) IS NOT TRUE ORDER BY id"
+        ).to_arrow_table()
+    finally:
+        con.close()
+    return kept.to_pylist()
 
 
 def live(t: Table, content: int | None = None) -> list[DataFile]:

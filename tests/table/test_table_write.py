@@ -396,9 +396,11 @@ def test_empty_append_commits_an_empty_snapshot(catalog: Any) -> None:
             "identity",
             "timestamptz",
             dt.datetime(1969, 12, 31, 23, 0, 1, tzinfo=dt.timezone.utc),
-            "1969-12-31T23:00:01Z",
+            # Iceberg 1.10's form (ISO_LOCAL_DATE_TIME and +00:00); was "1969-12-31T23:00:01Z"
+            "1969-12-31T23:00:01+00:00",
         ),
-        ("identity", "timestamp", dt.datetime(2024, 5, 1, 10, 30), "2024-05-01T10:30"),
+        # seconds always, as Iceberg 1.10 writes them; was "2024-05-01T10:30"
+        ("identity", "timestamp", dt.datetime(2024, 5, 1, 10, 30), "2024-05-01T10:30:00"),
         (
             "identity",
             "timestamp",

@@ -1,7 +1,9 @@
 """Tables read straight from a metadata file, without a catalog (PyIceberg's ``StaticTable``).
 
->>> table = StaticTable.from_metadata("/warehouse/db/t/metadata/v3.metadata.json")  # doctest: +SKIP
->>> table.scan(row_filter="id > 5").to_arrow()  # doctest: +SKIP
+Usage (a plain example, not a doctest: it needs a table on disk)::
+
+    table = StaticTable.from_metadata("/warehouse/db/t/metadata/v3.metadata.json")
+    table.scan(row_filter="id > 5").to_arrow()
 
 ``from_metadata`` also takes the table directory or its ``metadata`` directory: the version in
 ``metadata/version-hint.text`` is read (as the Hadoop catalog writes it), else the newest

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import math
 import struct
 import urllib.parse
 import uuid
@@ -31,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from frazil._json_text import java_double
 from frazil.io import property_bool
 from frazil.types import (
     BinaryType,
@@ -191,48 +191,15 @@ def _java_date(days: int) -> str:
     return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
 
 
-def _java_local_datetime(nanos: int) -> str:
+def _iso_local_datetime(nanos: int) -> str:
+    # DateTimeFormatter.ISO_LOCAL_DATE_TIME, as Iceberg 1.10's human strings use it: seconds
+    # always, a fraction only when non-zero and without trailing zeros (unlike toString).
     days, rem = divmod(nanos, 86_400_000_000_000)
     secs, frac = divmod(rem, 1_000_000_000)
     h, rest = divmod(secs, 3600)
     m, s = divmod(rest, 60)
-    return f"{_java_date(days)}T{_java_time(h, m, s, frac)}"
-
-
-def _java_double(value: float, single: bool) -> str:
-    # Float.toString / Double.toString: shortest digits; plain notation in [1e-3, 1e7).
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    if single:
-        value = struct.unpack("<f", struct.pack("<f", value))[0]
-        text = next(
-            t
-            for t in (f"{value:.{p}g}" for p in range(1, 10))
-            if struct.unpack("<f", struct.pack("<f", float(t)))[0] == value
-        )
-    else:
-        text = repr(value)
-    d = Decimal(text)
-    sign, digits, exp = d.as_tuple()
-    assert isinstance(exp, int)
-    while len(digits) > 1 and digits[-1] == 0:
-        digits, exp = digits[:-1], exp + 1
-    s = "-" if sign else ""
-    adjusted = len(digits) + exp - 1
-    ds = "".join(map(str, digits))
-    if 1e-3 <= abs(value) < 1e7:
-        if exp >= 0:
-            return f"{s}{ds}{'0' * exp}.0"
-        point = len(ds) + exp
-        if point > 0:
-            return f"{s}{ds[:point]}.{ds[point:]}"
-        return f"{s}0.{'0' * -point}{ds}"
-    mantissa = ds[0] + "." + (ds[1:] or "0")
-    return f"{s}{mantissa}E{adjusted}"
+    fraction = f".{frac:09d}".rstrip("0") if frac else ""
+    return f"{_java_date(days)}T{h:02d}:{m:02d}:{s:02d}{fraction}"
 
 
 def _java_decimal(unscaled: int, scale: int) -> str:
@@ -295,15 +262,15 @@ def human_string(transform: str, result_type: IcebergType, value: Any) -> str:
         h, rest = divmod(secs, 3600)
         return _java_time(h, rest // 60, rest % 60, micros * 1000)
     if isinstance(t, TimestampType):
-        return _java_local_datetime(value * 1000)
+        return _iso_local_datetime(value * 1000)
     if isinstance(t, TimestamptzType):
-        return _java_local_datetime(value * 1000) + "Z"
+        return _iso_local_datetime(value * 1000) + "+00:00"
     if isinstance(t, TimestampNanoType):
-        return _java_local_datetime(value)
+        return _iso_local_datetime(value)
     if isinstance(t, TimestamptzNanoType):
-        return _java_local_datetime(value) + "Z"
+        return _iso_local_datetime(value) + "+00:00"
     if isinstance(t, (FloatType, DoubleType)):
-        return _java_double(float(value), isinstance(t, FloatType))
+        return java_double(float(value), isinstance(t, FloatType))
     if isinstance(t, DecimalType):
         if isinstance(value, Decimal):
             sign, digits, _ = value.as_tuple()
