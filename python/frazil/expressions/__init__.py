@@ -20,6 +20,15 @@ from frazil.expressions.base import (
     AlwaysTrue,
     And,
     BooleanExpression,
+    Not,
+    Or,
+    fold,
+)
+from frazil.expressions.binding import bind
+from frazil.expressions.json import from_json, to_json
+from frazil.expressions.literals import Literal, literal
+from frazil.expressions.parser import parse
+from frazil.expressions.predicates import (
     BoundEqualTo,
     BoundGreaterThan,
     BoundGreaterThanOrEqual,
@@ -35,11 +44,8 @@ from frazil.expressions.base import (
     BoundNotNull,
     BoundNotStartsWith,
     BoundPredicate,
-    BoundReference,
     BoundSetPredicate,
     BoundStartsWith,
-    BoundTerm,
-    BoundTransform,
     BoundUnaryPredicate,
     EqualTo,
     GreaterThan,
@@ -50,26 +56,25 @@ from frazil.expressions.base import (
     LessThan,
     LessThanOrEqual,
     LiteralPredicate,
-    Not,
     NotEqualTo,
     NotIn,
     NotNaN,
     NotNull,
     NotStartsWith,
-    Or,
-    Reference,
     SetPredicate,
     StartsWith,
-    Term,
     UnaryPredicate,
     UnboundPredicate,
+)
+from frazil.expressions.terms import (
+    BoundReference,
+    BoundTerm,
+    BoundTransform,
+    Reference,
+    Term,
     UnboundTerm,
     UnboundTransform,
 )
-from frazil.expressions.binding import bind
-from frazil.expressions.json import from_json, to_json
-from frazil.expressions.literals import Literal, literal
-from frazil.expressions.parser import parse
 
 __all__ = [
     "AlwaysFalse",
@@ -123,6 +128,7 @@ __all__ = [
     "UnboundTerm",
     "UnboundTransform",
     "bind",
+    "fold",
     "from_json",
     "literal",
     "parse",
