@@ -15,122 +15,19 @@ converted to the column types), giving the bound form that the native planner ev
 
 from __future__ import annotations
 
-from frazil.expressions.base import (
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
-    BooleanExpression,
-    Not,
-    Or,
-    fold,
-)
+# The public names of each module, re-exported (each module's __all__ says which).
+from frazil.expressions import base as _base
+from frazil.expressions import predicates as _predicates
+from frazil.expressions import terms as _terms
+from frazil.expressions.base import *  # noqa: F403
 from frazil.expressions.binding import bind
 from frazil.expressions.json import from_json, to_json
 from frazil.expressions.literals import Literal, literal
 from frazil.expressions.parser import parse
-from frazil.expressions.predicates import (
-    BoundEqualTo,
-    BoundGreaterThan,
-    BoundGreaterThanOrEqual,
-    BoundIn,
-    BoundIsNaN,
-    BoundIsNull,
-    BoundLessThan,
-    BoundLessThanOrEqual,
-    BoundLiteralPredicate,
-    BoundNotEqualTo,
-    BoundNotIn,
-    BoundNotNaN,
-    BoundNotNull,
-    BoundNotStartsWith,
-    BoundPredicate,
-    BoundSetPredicate,
-    BoundStartsWith,
-    BoundUnaryPredicate,
-    EqualTo,
-    GreaterThan,
-    GreaterThanOrEqual,
-    In,
-    IsNaN,
-    IsNull,
-    LessThan,
-    LessThanOrEqual,
-    LiteralPredicate,
-    NotEqualTo,
-    NotIn,
-    NotNaN,
-    NotNull,
-    NotStartsWith,
-    SetPredicate,
-    StartsWith,
-    UnaryPredicate,
-    UnboundPredicate,
-)
-from frazil.expressions.terms import (
-    BoundReference,
-    BoundTerm,
-    BoundTransform,
-    Reference,
-    Term,
-    UnboundTerm,
-    UnboundTransform,
-)
+from frazil.expressions.predicates import *  # noqa: F403
+from frazil.expressions.terms import *  # noqa: F403
 
-__all__ = [
-    "AlwaysFalse",
-    "AlwaysTrue",
-    "And",
-    "BooleanExpression",
-    "BoundEqualTo",
-    "BoundGreaterThan",
-    "BoundGreaterThanOrEqual",
-    "BoundIn",
-    "BoundIsNaN",
-    "BoundIsNull",
-    "BoundLessThan",
-    "BoundLessThanOrEqual",
-    "BoundLiteralPredicate",
-    "BoundNotEqualTo",
-    "BoundNotIn",
-    "BoundNotNaN",
-    "BoundNotNull",
-    "BoundNotStartsWith",
-    "BoundPredicate",
-    "BoundReference",
-    "BoundSetPredicate",
-    "BoundStartsWith",
-    "BoundTerm",
-    "BoundTransform",
-    "BoundUnaryPredicate",
-    "EqualTo",
-    "GreaterThan",
-    "GreaterThanOrEqual",
-    "In",
-    "IsNaN",
-    "IsNull",
-    "LessThan",
-    "LessThanOrEqual",
-    "Literal",
-    "LiteralPredicate",
-    "Not",
-    "NotEqualTo",
-    "NotIn",
-    "NotNaN",
-    "NotNull",
-    "NotStartsWith",
-    "Or",
-    "Reference",
-    "SetPredicate",
-    "StartsWith",
-    "Term",
-    "UnaryPredicate",
-    "UnboundPredicate",
-    "UnboundTerm",
-    "UnboundTransform",
-    "bind",
-    "fold",
-    "from_json",
-    "literal",
-    "parse",
-    "to_json",
-]
+__all__ = ["Literal", "bind", "from_json", "literal", "parse", "to_json"]
+__all__ += _base.__all__
+__all__ += _predicates.__all__
+__all__ += _terms.__all__

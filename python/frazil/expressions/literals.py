@@ -21,6 +21,7 @@ import datetime as dt
 import math
 import struct
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -323,7 +324,9 @@ def _parse_number_text(text: str) -> Decimal:
     return d
 
 
-def _to_integral(x: Fraction | _Bound, lo: int, hi: int, make: Any) -> Literal | _Bound | Between:
+def _to_integral(
+    x: Fraction | _Bound, lo: int, hi: int, make: Callable[[int], Literal]
+) -> Literal | _Bound | Between:
     if isinstance(x, _Bound):
         return x
     if x > hi:
@@ -369,13 +372,15 @@ def _timestamp_nanos(v: Any, src: IcebergType) -> int | None:
     if isinstance(src, (TimestampType, TimestamptzType)):
         return _micros_of(v) * 1000
     if isinstance(src, (TimestampNanoType, TimestamptzNanoType)):
-        return v
+        return int(v)
     if isinstance(src, DateType):
-        return (v - _EPOCH_DATE).days * _NANOS_PER_DAY
+        return int((v - _EPOCH_DATE).days) * _NANOS_PER_DAY
     return None
 
 
-def _timestamp_from_nanos(nanos: int, per: int, make: Any) -> Literal | Between:
+def _timestamp_from_nanos(
+    nanos: int, per: int, make: Callable[[int], Literal | None]
+) -> Literal | Between | None:
     q, r = divmod(nanos, per)
     if r == 0:
         return make(q)
@@ -393,7 +398,7 @@ def _make_time(micros: int) -> Literal | None:
     return Literal(dt.time(seconds // 3600, seconds // 60 % 60, seconds % 60, us), TimeType())
 
 
-def _make_timestamp(t: IcebergType) -> Any:
+def _make_timestamp(t: IcebergType) -> Callable[[int], Literal]:
     def make(micros: int) -> Literal:
         if isinstance(t, TimestamptzType):
             return Literal(_EPOCH_UTC + dt.timedelta(microseconds=micros), t)

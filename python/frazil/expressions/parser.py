@@ -298,9 +298,10 @@ class _Parser:
 
     def build(self, start: _Token, cls: Any, term: UnboundTerm, lits: Any) -> BooleanExpression:
         try:
-            return cls(term, lits)
+            out: BooleanExpression = cls(term, lits)
         except FrazilError as e:
             raise _error(self.text, start.pos, str(e)) from None
+        return out
 
     def like(self, term: UnboundTerm, pattern: _Token) -> BooleanExpression:
         out, wildcard, i, s = [], False, 0, pattern.value
@@ -354,7 +355,8 @@ class _Parser:
         if t.kind != "ident":
             raise self.error("expected a column name")
         self.next()
-        return t.value
+        name: str = t.value
+        return name
 
     def column(self) -> Reference:
         parts = [self.ident()]

@@ -23,11 +23,8 @@ from frazil.expressions.terms import (
     _unbound_term,
 )
 
+# (The tables by operation, BOUND_BY_OP and the others, are for the package's own modules.)
 __all__ = [
-    "BOUND_BY_OP",
-    "FLIPPED_OP",
-    "NEGATED_OP",
-    "UNBOUND_BY_OP",
     "BoundEqualTo",
     "BoundGreaterThan",
     "BoundGreaterThanOrEqual",
@@ -162,7 +159,7 @@ class _UnaryMixin:
     term: Term
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.term == self.term  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.term == self.term
 
     def __hash__(self) -> int:
         return hash((self.op, self.term))
@@ -207,9 +204,7 @@ class _LiteralMixin:
 
     def __eq__(self, other: object) -> bool:
         return (
-            type(other) is type(self)
-            and other.term == self.term  # type: ignore[attr-defined]
-            and other.literal == self.literal  # type: ignore[attr-defined]
+            type(other) is type(self) and other.term == self.term and other.literal == self.literal
         )
 
     def __hash__(self) -> int:
@@ -275,8 +270,8 @@ class _SetMixin:
     def __eq__(self, other: object) -> bool:
         return (
             type(other) is type(self)
-            and other.term == self.term  # type: ignore[attr-defined]
-            and frozenset(other.literals) == frozenset(self.literals)  # type: ignore[attr-defined]
+            and other.term == self.term
+            and frozenset(other.literals) == frozenset(self.literals)
         )
 
     def __hash__(self) -> int:

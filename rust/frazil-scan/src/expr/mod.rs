@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use frazil_values::json as value_json;
 use frazil_values::{Error, Literal, PrimitiveType, Result, StructType, Type};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::value::compare_literals;
 
@@ -321,42 +321,61 @@ impl Expr {
 
     /// The current JSON form with id references and typed literals.
     pub fn to_json(&self, schema: &Schema) -> Result<Value> {
+        // Objects are built from owned values: `json!` would serialize each interpolated child
+        // again (a copy of the whole subtree at every level).
         Ok(match self {
             Expr::True => Value::Bool(true),
             Expr::False => Value::Bool(false),
-            Expr::And(a, b) => {
-                json!({"type": "and", "left": a.to_json(schema)?, "right": b.to_json(schema)?})
+            Expr::And(a, b) | Expr::Or(a, b) => {
+                let kind = if matches!(self, Expr::And(..)) {
+                    "and"
+                } else {
+                    "or"
+                };
+                object([
+                    ("type", kind.into()),
+                    ("left", a.to_json(schema)?),
+                    ("right", b.to_json(schema)?),
+                ])
             }
-            Expr::Or(a, b) => {
-                json!({"type": "or", "left": a.to_json(schema)?, "right": b.to_json(schema)?})
-            }
-            Expr::Not(a) => json!({"type": "not", "child": a.to_json(schema)?}),
+            Expr::Not(a) => object([("type", "not".into()), ("child", a.to_json(schema)?)]),
             Expr::Pred(p) => {
                 let field = schema.field(p.field_id)?;
                 let ty = Type::Primitive(field.ty.clone());
-                let reference = json!({"type": "reference", "id": p.field_id});
-                let data_type = ty.to_json();
+                let reference = object([("type", "reference".into()), ("id", p.field_id.into())]);
+                let op = p.op.as_str().into();
                 if p.op.is_unary() {
-                    json!({"type": p.op.as_str(), "child": reference})
+                    object([("type", op), ("child", reference)])
                 } else if p.op.is_set() {
                     let values = p
                         .literals
                         .iter()
                         .map(|l| value_json::to_json(Some(l), &ty))
                         .collect::<Result<Vec<_>>>()?;
-                    json!({"type": p.op.as_str(), "child": reference, "values":
-                        {"type": "literals", "values": values, "data-type": data_type}})
+                    let literals = object([
+                        ("type", "literals".into()),
+                        ("values", Value::Array(values)),
+                        ("data-type", ty.to_json()),
+                    ]);
+                    object([("type", op), ("child", reference), ("values", literals)])
                 } else {
                     let lit = p.literal().ok_or_else(|| {
                         Error::invalid(format!("{} predicate without a literal", p.op.as_str()))
                     })?;
-                    json!({"type": p.op.as_str(), "left": reference, "right":
-                        {"type": "literal", "value": value_json::to_json(Some(lit), &ty)?,
-                         "data-type": data_type}})
+                    let literal = object([
+                        ("type", "literal".into()),
+                        ("value", value_json::to_json(Some(lit), &ty)?),
+                        ("data-type", ty.to_json()),
+                    ]);
+                    object([("type", op), ("left", reference), ("right", literal)])
                 }
             }
         })
     }
+}
+
+fn object<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 
 /// Takes a child out of its box (leaving a constant), for code that rebuilds an expression.
