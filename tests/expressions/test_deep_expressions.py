@@ -250,3 +250,37 @@ def test_plan_files_deep_not_nests_and_limit(table: Any) -> None:
         e = Not(Or(e, EqualTo("id", 2_000_000 + i)))
     with pytest.raises(InvalidArgumentError, match="more than 500 levels"):
         table.scan(row_filter=e).plan_files()
+
+
+def test_composite_key_upsert_of_a_thousand_rows(tmp_path: Path) -> None:
+    """The bug that motivated balancing: the key filter of a composite-key upsert is an ``Or``
+    of one ``And`` per source row, and 1,000 rows raised RecursionError."""
+    from frazil.types import StringType
+
+    cat = load_catalog("u", type="filesystem", warehouse=str(tmp_path))
+    cat.create_namespace("db")
+    schema = Schema(
+        NestedField(1, "a", LongType(), True),
+        NestedField(2, "b", StringType(), True),
+        NestedField(3, "v", LongType(), False),
+    )
+    t = cat.create_table("db.t", schema)
+    n = 1000
+
+    def rows(keys: range, v: int) -> pa.Table:
+        return pa.table(
+            {
+                "a": pa.array(keys, pa.int64()),
+                "b": pa.array([str(i % 7) for i in keys]),
+                "v": pa.array([v] * len(keys), pa.int64()),
+            }
+        )
+
+    t.append(rows(range(n), 0))
+    result = t.upsert(rows(range(500, 500 + n), 1), join_cols=["a", "b"])
+    # expected: a plain dict merge keyed by (a, b)
+    expected = {(a, str(a % 7)): 0 for a in range(n)}
+    expected.update({(a, str(a % 7)): 1 for a in range(500, 500 + n)})
+    got = {(r["a"], r["b"]): r["v"] for r in t.scan().to_arrow().to_pylist()}
+    assert got == expected
+    assert (result.rows_updated, result.rows_inserted) == (500, 500)
