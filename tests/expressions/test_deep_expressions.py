@@ -284,3 +284,47 @@ def test_composite_key_upsert_of_a_thousand_rows(tmp_path: Path) -> None:
     got = {(r["a"], r["b"]): r["v"] for r in t.scan().to_arrow().to_pylist()}
     assert got == expected
     assert (result.rows_updated, result.rows_inserted) == (500, 500)
+
+
+# -- the native reader at its boundary: JSON text nobody balanced
+
+
+def _planner(filter_json: str) -> Any:
+    import json
+
+    from frazil import _native
+
+    specs = [{"spec-id": 0, "fields": [{"source-id": 1, "field-id": 1000, "name": "id_p",
+                                         "transform": "identity"}]}]  # fmt: skip
+    return _native.ScanPlanner(json.dumps(SCHEMA.to_json()), json.dumps(specs), filter_json)
+
+
+def _lt(v: int) -> str:
+    return f'{{"type":"lt","left":{{"type":"reference","id":1}},"right":{v}}}'
+
+
+def test_native_reader_deep_text() -> None:
+    import json
+
+    # 20,001 NOTs of id < 5 are id >= 5, projected onto the identity partition
+    e = _planner('{"type":"not","child":' * 20_001 + _lt(5) + "}" * 20_001)
+    projected = json.loads(e.partition_filter_json(0))
+    assert projected["type"] == "gt-eq" and projected["right"]["value"] == 5
+    # a left-deep chain of 50,000 predicates is read, balanced (16 levels) and projected
+    text = '{"type":"or","left":' * 49_999 + _lt(0)
+    text += "".join(f',"right":{_lt(i)}}}' for i in range(1, 50_000))
+    projected = json.loads(_planner(text).partition_filter_json(0))
+    partition_schema = Schema(NestedField(1000, "id_p", LongType(), False))
+    assert depth(from_json(projected, partition_schema)) == 16  # ceil(log2(50,000))
+
+
+def test_native_reader_limits() -> None:
+    with pytest.raises(InvalidArgumentError, match="at most 200000 are read"):
+        _planner("[" * 200_001 + "]" * 200_001)
+    with pytest.raises(FrazilError, match="not a predicate"):
+        _planner("[" * 150_000 + "]" * 150_000)
+    alternating = "".join(
+        f'{{"type":"{"and" if i % 2 else "or"}","left":{_lt(i)},"right":' for i in range(501)
+    )
+    with pytest.raises(InvalidArgumentError, match="more than 500 levels"):
+        _planner(alternating + _lt(0) + "}" * 501)
