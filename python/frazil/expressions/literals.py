@@ -28,7 +28,7 @@ from fractions import Fraction
 from typing import Any
 
 from frazil import values
-from frazil.exceptions import InvalidArgumentError
+from frazil.exceptions import FrazilError, InvalidArgumentError
 from frazil.types import (
     BinaryType,
     BooleanType,
@@ -50,6 +50,7 @@ from frazil.types import (
     UUIDType,
     as_type,
 )
+from frazil.values import _from_native, _to_native
 
 __all__ = ["ABOVE_MAX", "BELOW_MIN", "Between", "Literal", "convert", "literal"]
 
@@ -57,9 +58,6 @@ INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 FLOAT_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
 
-_EPOCH_DATE = dt.date(1970, 1, 1)
-_EPOCH = dt.datetime(1970, 1, 1)
-_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _MICROS_PER_DAY = 86_400_000_000
 _NANOS_PER_DAY = _MICROS_PER_DAY * 1000
 
@@ -293,7 +291,7 @@ def convert(lit: Literal, target: IcebergType) -> Literal | _Bound | Between:
         return lit
     try:
         out = _convert(v, src, target)
-    except (ValueError, ArithmeticError, OverflowError) as e:
+    except (ValueError, ArithmeticError, OverflowError, FrazilError) as e:
         raise ConversionError(f"cannot convert {src} literal {lit} to {target}: {e}") from None
     if out is None:
         raise ConversionError(f"cannot convert {src} literal {lit} to {target}")
@@ -361,20 +359,15 @@ def _to_float32(x: float) -> Literal | _Bound:
     return Literal(struct.unpack("<f", struct.pack("<f", x))[0], FloatType())
 
 
-def _micros_of(value: dt.datetime) -> int:
-    delta = value - (_EPOCH_UTC if value.tzinfo is not None else _EPOCH)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
 def _timestamp_nanos(v: Any, src: IcebergType) -> int | None:
     """Nanoseconds from the epoch of a date/timestamp literal (naive and aware alike, as
     PyIceberg and Java, which share one timestamp literal for both)."""
     if isinstance(src, (TimestampType, TimestamptzType)):
-        return _micros_of(v) * 1000
+        return int(_to_native(v, src)) * 1000
     if isinstance(src, (TimestampNanoType, TimestamptzNanoType)):
         return int(v)
     if isinstance(src, DateType):
-        return int((v - _EPOCH_DATE).days) * _NANOS_PER_DAY
+        return int(_to_native(v, src)) * _NANOS_PER_DAY
     return None
 
 
@@ -387,22 +380,22 @@ def _timestamp_from_nanos(
     return Between(make(q), make(q + 1))
 
 
+# Epoch-based ints to values, as frazil.values converts the native core's canonical forms.
+
+
 def _make_date(days: int) -> Literal:
-    return Literal(_EPOCH_DATE + dt.timedelta(days=days), DateType())
+    return Literal(_from_native(days, DateType()), DateType())
 
 
 def _make_time(micros: int) -> Literal | None:
     if not 0 <= micros < _MICROS_PER_DAY:
         return None
-    seconds, us = divmod(micros, 1_000_000)
-    return Literal(dt.time(seconds // 3600, seconds // 60 % 60, seconds % 60, us), TimeType())
+    return Literal(_from_native(micros, TimeType()), TimeType())
 
 
 def _make_timestamp(t: IcebergType) -> Callable[[int], Literal]:
     def make(micros: int) -> Literal:
-        if isinstance(t, TimestamptzType):
-            return Literal(_EPOCH_UTC + dt.timedelta(microseconds=micros), t)
-        return Literal(_EPOCH + dt.timedelta(microseconds=micros), t)
+        return Literal(_from_native(micros, t), t)
 
     return make
 
