@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from frazil import values
-from frazil.exceptions import DecodeError, FrazilError, InvalidArgumentError
+from frazil.exceptions import DecodeError, FrazilError, InvalidArgumentError, ParseError
 from frazil.types import ListType, MapType, NestedField, StringType, StructType, type_from_json
 
 UTC = dt.timezone.utc
@@ -316,3 +316,111 @@ def test_decimal_zero_with_any_exponent() -> None:
 def test_huge_ints_for_floats() -> None:
     with pytest.raises(InvalidArgumentError):
         values.to_bytes(10**400, "double")
+
+
+# ---------------------------------------------------------------------------------------------
+# ISO-8601 text of expression literals (Java's Literals string conversions), parsed natively.
+# Oracle: the standard library's ISO parsers (datetime.fromisoformat), independent of frazil.
+
+_ISO_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _stdlib_nanos(text: str, extra_nanos: int = 0) -> int:
+    d = dt.datetime.fromisoformat(text)
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=dt.timezone.utc)
+    delta = d - _ISO_EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 10**9 + delta.microseconds * 1000 + extra_nanos
+
+
+@pytest.mark.parametrize("text", ["2024-02-29", "0001-01-01", "9999-12-31", "1969-12-31"])
+def test_iso_date_days(text: str) -> None:
+    assert values.iso_date_days(text) == (dt.date.fromisoformat(text) - dt.date(1970, 1, 1)).days
+    assert values.iso_date_days(f"  {text} ") == values.iso_date_days(text)
+
+
+def test_iso_dates_beyond_python() -> None:
+    assert values.iso_date_days("+10000-01-01") == 2_932_897
+    assert values.iso_date_days("-0001-12-31") == -719_529
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("2024-13-01", "month must be in 1..12"),
+        ("2023-02-29", "day is out of range for month"),
+        ("2024/01/01", "not an ISO date"),
+        ("24-01-01", "not an ISO date"),
+        ("10000-01-01", "not an ISO date"),  # five-digit years need a sign (ISO-8601, Java)
+    ],
+)
+def test_iso_date_errors(text: str, why: str) -> None:
+    with pytest.raises(ParseError, match=why):
+        values.iso_date_days(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "nanos"),
+    [
+        ("00:00", 0),
+        ("10:11", (10 * 60 + 11) * 60 * 10**9),
+        ("23:59:59", 86_399 * 10**9),
+        ("10:11:12.5", (36_672 * 10**9) + 500_000_000),
+        ("10:11:12.123456789", 36_672 * 10**9 + 123_456_789),
+    ],
+)
+def test_iso_time_nanos(text: str, nanos: int) -> None:
+    assert values.iso_time_nanos(text) == nanos
+    if len(text) <= 15:  # the stdlib reads to microseconds
+        t = dt.time.fromisoformat(text)
+        micros = ((t.hour * 60 + t.minute) * 60 + t.second) * 10**6 + t.microsecond
+        assert nanos == micros * 1000
+
+
+@pytest.mark.parametrize("text", ["24:00", "10:60", "10:11:12.1234567890", "10", "10:11:12."])
+def test_iso_time_errors(text: str) -> None:
+    with pytest.raises(ParseError):
+        values.iso_time_nanos(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "with_zone", "extra"),
+    [
+        ("2024-01-01T10:00:00", False, 0),
+        ("2024-01-01 10:00:00.123456", False, 0),
+        ("2024-01-01", False, 0),
+        ("1969-12-31T23:59:59.999999", False, 0),
+        ("2024-01-01T10:00:00+02:00", True, 0),
+        ("2024-01-01T10:00:00Z", True, 0),
+        ("2024-01-01T10:00:00-00:00", True, 0),
+        ("2024-06-30T23:59:30.25-05:30:15", True, 0),
+    ],
+)
+def test_iso_timestamp_nanos(text: str, with_zone: bool, extra: int) -> None:
+    expected = _stdlib_nanos(text.replace("Z", "+00:00"), extra)
+    assert values.iso_timestamp_nanos(text, with_zone) == expected
+
+
+def test_iso_timestamp_nanosecond_precision_and_range() -> None:
+    base = _stdlib_nanos("1970-01-01T00:00:01+00:00")
+    assert values.iso_timestamp_nanos("1970-01-01T00:00:01.000000001Z", True) == base + 1
+    assert values.iso_timestamp_nanos("1970-01-01T00:00:00.000000001", False) == 1
+    # beyond 64-bit nanoseconds (year 2262) and beyond Python's datetime (year 9999)
+    days = values.iso_date_days("+20000-01-01")
+    assert values.iso_timestamp_nanos("+20000-01-01T00:00:00", False) == days * 86_400 * 10**9
+
+
+@pytest.mark.parametrize(
+    ("text", "with_zone", "why"),
+    [
+        ("2024-01-01T00:00:00+01:00", False, "timestamp without zone"),
+        ("2024-01-01T00:00:00", True, "has no UTC offset"),
+        ("2024-01-01T", False, "not an ISO timestamp"),
+        ("2024-01-01T25:00", False, "not a valid time of day"),
+        ("2024-02-30T00:00", False, "day is out of range"),
+        ("2024-01-01T00:00:00+19:00", True, "not an ISO timestamp"),
+    ],
+)
+def test_iso_timestamp_errors(text: str, with_zone: bool, why: str) -> None:
+    with pytest.raises(ParseError, match=why):
+        values.iso_timestamp_nanos(text, with_zone)

@@ -62,7 +62,15 @@ from frazil.types import (
     as_type,
 )
 
-__all__ = ["from_bytes", "from_json", "to_bytes", "to_json"]
+__all__ = [
+    "from_bytes",
+    "from_json",
+    "iso_date_days",
+    "iso_time_nanos",
+    "iso_timestamp_nanos",
+    "to_bytes",
+    "to_json",
+]
 
 _EPOCH_DATE = dt.date(1970, 1, 1)
 _EPOCH = dt.datetime(1970, 1, 1)
@@ -99,6 +107,33 @@ def from_json(obj: Any, type: IcebergType | str) -> Any:
     except (TypeError, ValueError) as e:
         raise DecodeError(f"not a JSON value: {obj!r} ({e})") from None
     return _from_native(_native.value_from_json(text, t.json_text()), t)
+
+
+def iso_date_days(text: str) -> int:
+    """Days from the epoch of ISO-8601 date text (``[±]YYYY-MM-DD``, Java's ``ISO_LOCAL_DATE``;
+    surrounding whitespace ignored), as expression literals are read. Raises
+    :class:`~frazil.exceptions.ParseError`."""
+    return _native.value_parse_date_literal(_text(text))
+
+
+def iso_time_nanos(text: str) -> int:
+    """Nanoseconds of the day of ISO-8601 time text (``HH:MM[:SS[.fffffffff]]``, Java's
+    ``ISO_LOCAL_TIME``)."""
+    return _native.value_parse_time_literal(_text(text))
+
+
+def iso_timestamp_nanos(text: str, with_zone: bool) -> int:
+    """Nanoseconds from the epoch (UTC) of ISO-8601 timestamp text: Java's
+    ``ISO_LOCAL_DATE_TIME`` (``with_zone=False``) or ``ISO_DATE_TIME`` with an offset (``Z`` or
+    ``±HH:MM[:SS]``, required exactly when ``with_zone``), a space allowed for the ``T`` and a
+    date alone read as its midnight; fractions to nanoseconds."""
+    return _native.value_parse_timestamp_literal(_text(text), with_zone)
+
+
+def _text(text: Any) -> str:
+    if not isinstance(text, str):
+        raise InvalidArgumentError(f"expected ISO-8601 text, got {text!r}")
+    return text
 
 
 def _fail(value: Any, t: IcebergType, why: str = "") -> InvalidArgumentError:

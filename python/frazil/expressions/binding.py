@@ -16,26 +16,23 @@ import logging
 from typing import Any
 
 from frazil.exceptions import FrazilError, ValidationError
-from frazil.expressions.base import (
+from frazil.expressions.base import AlwaysFalse, AlwaysTrue, And, BooleanExpression, Not, Or, fold
+from frazil.expressions.literals import ABOVE_MAX, BELOW_MIN, Between, Literal, convert
+from frazil.expressions.predicates import (
     BOUND_BY_OP,
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
-    BooleanExpression,
     BoundPredicate,
+    LiteralPredicate,
+    SetPredicate,
+    UnaryPredicate,
+)
+from frazil.expressions.terms import (
     BoundReference,
     BoundTerm,
     BoundTransform,
-    LiteralPredicate,
-    Not,
-    Or,
     Reference,
-    SetPredicate,
     Term,
-    UnaryPredicate,
     UnboundTransform,
 )
-from frazil.expressions.literals import ABOVE_MAX, BELOW_MIN, Between, Literal, convert
 from frazil.schema import Schema
 from frazil.types import (
     DoubleType,
@@ -60,28 +57,35 @@ def bind(schema: Schema, expr: BooleanExpression, case_sensitive: bool = True) -
     return _bind(schema, expr, case_sensitive)
 
 
-def _bind(schema: Schema, e: BooleanExpression, cs: bool) -> BooleanExpression:
-    if isinstance(e, (AlwaysTrue, AlwaysFalse)):
-        return e
-    if isinstance(e, And):
-        return And(_bind(schema, e.left, cs), _bind(schema, e.right, cs))
-    if isinstance(e, Or):
-        return Or(_bind(schema, e.left, cs), _bind(schema, e.right, cs))
-    if isinstance(e, Not):
-        return Not(_bind(schema, e.child, cs))
-    if isinstance(e, BoundPredicate):
-        if e.ref.field_id not in schema.field_ids:
-            raise ValidationError(
-                f"bound predicate {e} refers to field id {e.ref.field_id}, not in the schema"
-            )
-        return e
-    if isinstance(e, UnaryPredicate):
-        return _bind_unary(schema, e, bind_term(schema, e.term, cs))
-    if isinstance(e, LiteralPredicate):
-        return _bind_literal(e, bind_term(schema, e.term, cs))
-    if isinstance(e, SetPredicate):
-        return _bind_set(e, bind_term(schema, e.term, cs))
-    raise ValidationError(f"cannot bind {e!r}")
+def _bind(schema: Schema, expr: BooleanExpression, cs: bool) -> BooleanExpression:
+    def leaf(e: BooleanExpression) -> BooleanExpression:
+        if isinstance(e, (AlwaysTrue, AlwaysFalse)):
+            return e
+        if isinstance(e, BoundPredicate):
+            if e.ref.field_id not in schema.field_ids:
+                raise ValidationError(
+                    f"bound predicate {e} refers to field id {e.ref.field_id}, not in the schema"
+                )
+            return e
+        if isinstance(e, UnaryPredicate):
+            return _bind_unary(schema, e, bind_term(schema, e.term, cs))
+        if isinstance(e, LiteralPredicate):
+            return _bind_literal(e, bind_term(schema, e.term, cs))
+        if isinstance(e, SetPredicate):
+            return _bind_set(e, bind_term(schema, e.term, cs))
+        raise ValidationError(f"cannot bind {e!r}")
+
+    def node(e: BooleanExpression, bound: list[BooleanExpression]) -> BooleanExpression:
+        if isinstance(e, Not):
+            return Not(bound[0])
+        if isinstance(e, And):
+            return And(bound[0], bound[1])
+        if isinstance(e, Or):
+            return Or(bound[0], bound[1])
+        raise ValidationError(f"cannot bind {e!r}")  # pragma: no cover
+
+    # Iterative: a filter built by hand may nest thousands of levels.
+    return fold(expr, leaf, node)
 
 
 def bind_term(schema: Schema, term: Term, case_sensitive: bool = True) -> BoundTerm:

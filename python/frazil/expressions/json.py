@@ -38,39 +38,37 @@ the left of a comparison (the operator is flipped), every function-reference spe
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from frazil import values
 from frazil.exceptions import FrazilError, ParseError, UnsupportedError, ValidationError
-from frazil.expressions.base import (
+from frazil.expressions.base import AlwaysFalse, AlwaysTrue, And, BooleanExpression, Not, Or, fold
+from frazil.expressions.literals import Literal
+from frazil.expressions.predicates import (
     BOUND_BY_OP,
     FLIPPED_OP,
     UNBOUND_BY_OP,
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
-    BooleanExpression,
     BoundLiteralPredicate,
     BoundPredicate,
-    BoundReference,
     BoundSetPredicate,
+    LiteralPredicate,
+    SetPredicate,
+    UnaryPredicate,
+)
+from frazil.expressions.terms import (
+    BoundReference,
     BoundTerm,
     BoundTransform,
-    LiteralPredicate,
-    Not,
-    Or,
     Reference,
-    SetPredicate,
     Term,
-    UnaryPredicate,
     UnboundTransform,
 )
-from frazil.expressions.literals import Literal
 from frazil.schema import Schema
 from frazil.transforms import Transform
 from frazil.types import BooleanType, DoubleType, LongType, StringType, type_from_json
 
-__all__ = ["from_json", "to_json"]
+__all__ = ["from_json", "to_json", "to_json_text"]
 
 ICEBERG_FUNCTIONS = "iceberg_functions"
 _UNARY = ("is-null", "not-null", "is-nan", "not-nan")
@@ -87,25 +85,49 @@ _FUNCTIONS = ("identity", "year", "month", "day", "hour", *_PARAMETERIZED)
 def to_json(expr: BooleanExpression, legacy: bool = False) -> Any:
     """The JSON object (``json.dumps``-able) of an expression; ``legacy=True`` writes the
     deprecated term-based form that REST servers before the expressions spec (and Java's
-    ``ExpressionParser`` up to 1.10) read."""
+    ``ExpressionParser`` up to 1.10) read. Any depth (``json.dumps`` itself stops near 1,000
+    levels: use :func:`to_json_text` for text)."""
+    _check(expr)
+
+    def node(e: BooleanExpression, kids: list[Any]) -> Any:
+        if isinstance(e, Not):
+            return {"type": "not", "child": kids[0]}
+        return {"type": "and" if isinstance(e, And) else "or", "left": kids[0], "right": kids[1]}
+
+    return fold(expr, lambda e: _write(e, legacy), node)
+
+
+def to_json_text(expr: BooleanExpression, legacy: bool = False) -> str:
+    """:func:`to_json` as compact JSON text, written without recursion so that a filter nested
+    thousands of levels deep (a chain built by hand) can be sent to the native planner."""
+    _check(expr)
+    out: list[str] = []
+    todo: list[str | BooleanExpression] = [expr]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Not):
+            todo.extend(("}", item.child, '{"type":"not","child":'))
+        elif isinstance(item, (And, Or)):
+            kind = "and" if isinstance(item, And) else "or"
+            todo.extend(("}", item.right, ',"right":', item.left, f'{{"type":"{kind}","left":'))
+        else:
+            out.append(json.dumps(_write(item, legacy), separators=(",", ":")))
+    return "".join(out)
+
+
+def _check(expr: Any) -> None:
     if not isinstance(expr, BooleanExpression):
         raise ValidationError(f"expected a BooleanExpression, got {expr!r}")
-    return _write(expr, legacy)
 
 
 def _write(e: BooleanExpression, legacy: bool) -> Any:
+    """A constant or a predicate."""
     if isinstance(e, AlwaysTrue):
         return True
     if isinstance(e, AlwaysFalse):
         return False
-    if isinstance(e, (And, Or)):
-        return {
-            "type": "and" if isinstance(e, And) else "or",
-            "left": _write(e.left, legacy),
-            "right": _write(e.right, legacy),
-        }
-    if isinstance(e, Not):
-        return {"type": "not", "child": _write(e.child, legacy)}
     bound = isinstance(e, BoundPredicate)
     term = e.term  # type: ignore[attr-defined]
     op = e.op  # type: ignore[attr-defined]
@@ -177,19 +199,67 @@ def _legacy_term(term: Term) -> Any:
 
 
 def from_json(obj: Any, schema: Schema | None = None) -> BooleanExpression:
-    """Reads an expression from its parsed JSON (either form). Named references give unbound
-    predicates; id references give bound predicates and need the ``schema`` they refer to."""
-    return _Reader(schema).predicate(obj, "$")
+    """Reads an expression from its parsed JSON (either form), at any depth. Named references
+    give unbound predicates; id references give bound predicates and need the ``schema`` they
+    refer to."""
+    return _Reader(schema).read(obj)
+
+
+class _Path:
+    """Where in the JSON a value is (``$.left.right``), kept as links and joined only for an
+    error message: a path string per node would be quadratic on deep input."""
+
+    __slots__ = ("parent", "suffix")
+
+    def __init__(self, parent: _Path | None, suffix: str) -> None:
+        self.parent, self.suffix = parent, suffix
+
+    def __add__(self, suffix: str) -> _Path:
+        return _Path(self, suffix)
+
+    def __str__(self) -> str:
+        parts: list[str] = []
+        p: _Path | None = self
+        while p is not None:
+            parts.append(p.suffix)
+            p = p.parent
+        return "".join(reversed(parts))
 
 
 class _Reader:
     def __init__(self, schema: Schema | None) -> None:
         self.schema = schema
 
-    def fail(self, at: str, why: str) -> ParseError:
+    def fail(self, at: _Path, why: str) -> ParseError:
         return ParseError(f"invalid expression JSON at {at}: {why}")
 
-    def predicate(self, obj: Any, at: str) -> BooleanExpression:
+    def read(self, obj: Any) -> BooleanExpression:
+        """Post-order over the JSON with a heap stack (no recursion)."""
+        todo: list[tuple[Any, _Path, str | None]] = [(obj, _Path(None, "$"), None)]
+        done: list[BooleanExpression] = []
+        while todo:
+            o, at, combine = todo.pop()
+            if combine == "not":
+                done.append(Not(done.pop()))
+                continue
+            if combine is not None:
+                right = done.pop()
+                left = done.pop()
+                done.append(And(left, right) if combine == "and" else Or(left, right))
+                continue
+            kind = o.get("type") if isinstance(o, dict) else None
+            kind = kind.lower() if isinstance(kind, str) else None
+            if kind in ("and", "or"):
+                left, right = self.field(o, "left", at), self.field(o, "right", at)
+                todo += [(o, at, kind), (right, at + ".right", None), (left, at + ".left", None)]
+            elif kind == "not":
+                todo += [(o, at, kind), (self.field(o, "child", at), at + ".child", None)]
+            else:
+                done.append(self.predicate(o, at))
+        return done[0]
+
+    def predicate(self, obj: Any, at: _Path) -> BooleanExpression:
+        """A constant or a predicate (``read`` takes and/or/not apart)."""
         if isinstance(obj, bool):
             return AlwaysTrue() if obj else AlwaysFalse()
         if obj in ("true", "false"):
@@ -207,12 +277,6 @@ class _Reader:
             if not isinstance(value, bool):
                 raise self.fail(at, f"a literal predicate must be true or false, got {value!r}")
             return AlwaysTrue() if value else AlwaysFalse()
-        if kind in ("and", "or"):
-            left = self.predicate(self.field(obj, "left", at), f"{at}.left")
-            right = self.predicate(self.field(obj, "right", at), f"{at}.right")
-            return And(left, right) if kind == "and" else Or(left, right)
-        if kind == "not":
-            return Not(self.predicate(self.field(obj, "child", at), f"{at}.child"))
         if kind in _UNARY:
             self.no(obj, at, kind, "value", "values", "right", "left")
             term = self.operand(obj, at, "child")
@@ -221,18 +285,18 @@ class _Reader:
             self.no(obj, at, kind, "values", "child")
             if "term" in obj:
                 self.no(obj, at, kind, "left", "right")
-                term = self.legacy_term(obj["term"], f"{at}.term")
-                lit = self.literal(self.field(obj, "value", at), f"{at}.value")
+                term = self.legacy_term(obj["term"], at + ".term")
+                lit = self.literal(self.field(obj, "value", at), at + ".value")
                 return self.make(kind, term, lit, at)
             self.no(obj, at, kind, "value")
             left, right = self.field(obj, "left", at), self.field(obj, "right", at)
             if self.is_term(left):
-                term = self.term(left, f"{at}.left")
-                return self.make(kind, term, self.literal(right, f"{at}.right"), at)
+                term = self.term(left, at + ".left")
+                return self.make(kind, term, self.literal(right, at + ".right"), at)
             if self.is_term(right) and kind in FLIPPED_OP:
                 # ``5 < x`` is ``x > 5``
-                term = self.term(right, f"{at}.right")
-                lit = self.literal(left, f"{at}.left")
+                term = self.term(right, at + ".right")
+                lit = self.literal(left, at + ".left")
                 return self.make(FLIPPED_OP[kind], term, lit, at)
             raise UnsupportedError(
                 f"expression JSON at {at}: {kind} must compare a field (or a transform of one) "
@@ -241,30 +305,30 @@ class _Reader:
         if kind in _SET:
             self.no(obj, at, kind, "value", "left", "right")
             term = self.operand(obj, at, "child")
-            lits = self.literals(self.field(obj, "values", at), f"{at}.values")
+            lits = self.literals(self.field(obj, "values", at), at + ".values")
             return self.make(kind, term, lits, at)
         raise self.fail(at, f"unknown expression type {obj['type']!r}")
 
     # -- helpers
 
-    def field(self, obj: dict[str, Any], key: str, at: str) -> Any:
+    def field(self, obj: dict[str, Any], key: str, at: _Path) -> Any:
         if key not in obj:
             raise self.fail(at, f"{obj['type']} needs '{key}'")
         return obj[key]
 
-    def no(self, obj: dict[str, Any], at: str, kind: str, *keys: str) -> None:
+    def no(self, obj: dict[str, Any], at: _Path, kind: str, *keys: str) -> None:
         for key in keys:
             if key in obj:
                 raise self.fail(at, f"{kind} cannot have '{key}'")
 
-    def operand(self, obj: dict[str, Any], at: str, key: str) -> Term:
+    def operand(self, obj: dict[str, Any], at: _Path, key: str) -> Term:
         if "term" in obj:
             if key in obj:
                 raise self.fail(at, f"both 'term' and '{key}'")
-            return self.legacy_term(obj["term"], f"{at}.term")
-        return self.term(self.field(obj, key, at), f"{at}.{key}")
+            return self.legacy_term(obj["term"], at + ".term")
+        return self.term(self.field(obj, key, at), at + f".{key}")
 
-    def make(self, kind: str, term: Term, lits: Any, at: str) -> BooleanExpression:
+    def make(self, kind: str, term: Term, lits: Any, at: _Path) -> BooleanExpression:
         try:
             if isinstance(term, BoundTerm):
                 return self.make_bound(kind, term, lits, at)
@@ -275,7 +339,7 @@ class _Reader:
         except FrazilError as e:
             raise self.fail(at, str(e)) from None
 
-    def make_bound(self, kind: str, term: BoundTerm, lits: Any, at: str) -> BooleanExpression:
+    def make_bound(self, kind: str, term: BoundTerm, lits: Any, at: _Path) -> BooleanExpression:
         cls = BOUND_BY_OP[kind]
         if lits is None:
             return cls(term)  # type: ignore[call-arg]
@@ -298,7 +362,7 @@ class _Reader:
     def is_term(self, obj: Any) -> bool:
         return isinstance(obj, dict) and obj.get("type") in ("reference", "apply", "transform")
 
-    def term(self, obj: Any, at: str) -> Term:
+    def term(self, obj: Any, at: _Path) -> Term:
         if not isinstance(obj, dict):
             raise self.fail(at, f"expected a reference or apply object, got {obj!r}")
         kind = obj.get("type")
@@ -316,12 +380,12 @@ class _Reader:
             return self.legacy_term(obj, at)
         raise self.fail(at, f"expected a reference or apply object, got {obj!r}")
 
-    def name(self, name: Any, at: str) -> Reference:
+    def name(self, name: Any, at: _Path) -> Reference:
         if not isinstance(name, str) or not name:
             raise self.fail(at, f"a field name must be a non-empty string, got {name!r}")
         return Reference(name)
 
-    def id_reference(self, field_id: Any, at: str) -> BoundReference:
+    def id_reference(self, field_id: Any, at: _Path) -> BoundReference:
         if isinstance(field_id, bool) or not isinstance(field_id, int):
             raise self.fail(at, f"a field id must be an integer, got {field_id!r}")
         if self.schema is None:
@@ -338,7 +402,7 @@ class _Reader:
             ) from None
         return BoundReference(field, self.schema.find_column_name(field_id))
 
-    def apply(self, obj: dict[str, Any], at: str) -> Term:
+    def apply(self, obj: dict[str, Any], at: _Path) -> Term:
         func = self.field(obj, "function", at)
         args = self.field(obj, "arguments", at)
         catalog, ident = None, func
@@ -366,7 +430,7 @@ class _Reader:
             if isinstance(param, bool) or not isinstance(param, int):
                 raise self.fail(at, f"{name}'s first argument must be an integer, got {param!r}")
             spec = f"{name}[{param}]"
-        child = self.term(args[-1], f"{at}.arguments[{want - 1}]")
+        child = self.term(args[-1], at + f".arguments[{want - 1}]")
         try:
             if isinstance(child, BoundReference):
                 return BoundTransform(Transform(spec), child)
@@ -376,7 +440,7 @@ class _Reader:
             raise self.fail(at, str(e)) from None
         raise UnsupportedError(f"expression JSON at {at}: nested function calls are not supported")
 
-    def legacy_term(self, obj: Any, at: str) -> Term:
+    def legacy_term(self, obj: Any, at: _Path) -> Term:
         if isinstance(obj, str):
             return self.name(obj, at)
         if isinstance(obj, dict):
@@ -387,7 +451,7 @@ class _Reader:
                 transform = obj.get("transform")
                 if not isinstance(transform, str):
                     raise self.fail(at, f"a transform term needs a transform string: {obj!r}")
-                child = self.legacy_term(self.field(obj, "term", at), f"{at}.term")
+                child = self.legacy_term(self.field(obj, "term", at), at + ".term")
                 try:
                     if isinstance(child, BoundReference):
                         return BoundTransform(transform, child)
@@ -398,7 +462,7 @@ class _Reader:
                 raise self.fail(at, "a transform applies to a field reference")
         raise self.fail(at, f"expected a field name or term object, got {obj!r}")
 
-    def literal(self, obj: Any, at: str) -> Literal:
+    def literal(self, obj: Any, at: _Path) -> Literal:
         data_type = None
         if isinstance(obj, dict):
             if obj.get("type") != "literal" or "value" not in obj:
@@ -408,7 +472,7 @@ class _Reader:
             obj = obj["value"]
         return self.value(obj, data_type, at)
 
-    def value(self, obj: Any, data_type: Any, at: str) -> Literal:
+    def value(self, obj: Any, data_type: Any, at: _Path) -> Literal:
         try:
             if data_type is not None:
                 t = type_from_json(data_type)
@@ -419,7 +483,7 @@ class _Reader:
             raise self.fail(at, f"invalid literal {obj!r}: {e}") from None
         raise self.fail(at, f"expected a literal value, got {obj!r}")
 
-    def literals(self, obj: Any, at: str) -> list[Literal]:
+    def literals(self, obj: Any, at: _Path) -> list[Literal]:
         if isinstance(obj, dict):
             if obj.get("type") != "literals":
                 raise self.fail(at, f"expected a list of literals, got {obj!r}")
@@ -427,7 +491,7 @@ class _Reader:
             if not isinstance(items, list):
                 raise self.fail(at, f"'values' must be a list, got {items!r}")
             data_type = self.field(obj, "data-type", at)
-            return [self.value(v, data_type, f"{at}.values[{i}]") for i, v in enumerate(items)]
+            return [self.value(v, data_type, at + f".values[{i}]") for i, v in enumerate(items)]
         if not isinstance(obj, list):
             raise self.fail(at, f"expected a list of literals, got {obj!r}")
-        return [self.literal(v, f"{at}[{i}]") for i, v in enumerate(obj)]
+        return [self.literal(v, at + f"[{i}]") for i, v in enumerate(obj)]

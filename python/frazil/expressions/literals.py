@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 import struct
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any
 
-from frazil.exceptions import InvalidArgumentError
+from frazil import values
+from frazil.exceptions import FrazilError, InvalidArgumentError
 from frazil.types import (
     BinaryType,
     BooleanType,
@@ -49,6 +50,7 @@ from frazil.types import (
     UUIDType,
     as_type,
 )
+from frazil.values import _from_native, _to_native
 
 __all__ = ["ABOVE_MAX", "BELOW_MIN", "Between", "Literal", "convert", "literal"]
 
@@ -56,9 +58,6 @@ INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 LONG_MIN, LONG_MAX = -(2**63), 2**63 - 1
 FLOAT_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
 
-_EPOCH_DATE = dt.date(1970, 1, 1)
-_EPOCH = dt.datetime(1970, 1, 1)
-_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _MICROS_PER_DAY = 86_400_000_000
 _NANOS_PER_DAY = _MICROS_PER_DAY * 1000
 
@@ -119,8 +118,6 @@ class Literal:
         if isinstance(v, (bytes, bytearray)):
             return f"X'{bytes(v).hex().upper()}'"
         if isinstance(self.type, (TimestampNanoType, TimestamptzNanoType)):
-            from frazil import values
-
             text = values.to_json(v, self.type)
         elif isinstance(v, (dt.date, dt.time, dt.datetime)):
             text = v.isoformat()
@@ -294,7 +291,7 @@ def convert(lit: Literal, target: IcebergType) -> Literal | _Bound | Between:
         return lit
     try:
         out = _convert(v, src, target)
-    except (ValueError, ArithmeticError, OverflowError) as e:
+    except (ValueError, ArithmeticError, OverflowError, FrazilError) as e:
         raise ConversionError(f"cannot convert {src} literal {lit} to {target}: {e}") from None
     if out is None:
         raise ConversionError(f"cannot convert {src} literal {lit} to {target}")
@@ -325,7 +322,9 @@ def _parse_number_text(text: str) -> Decimal:
     return d
 
 
-def _to_integral(x: Fraction | _Bound, lo: int, hi: int, make: Any) -> Literal | _Bound | Between:
+def _to_integral(
+    x: Fraction | _Bound, lo: int, hi: int, make: Callable[[int], Literal]
+) -> Literal | _Bound | Between:
     if isinstance(x, _Bound):
         return x
     if x > hi:
@@ -360,99 +359,43 @@ def _to_float32(x: float) -> Literal | _Bound:
     return Literal(struct.unpack("<f", struct.pack("<f", x))[0], FloatType())
 
 
-_DATE_RE = re.compile(r"([+-]?\d{4,})-(\d{2})-(\d{2})")
-_TIME_RE = re.compile(r"(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?")
-_TS_RE = re.compile(
-    r"(?P<date>[+-]?\d{4,}-\d{2}-\d{2})(?:[T ](?P<time>[0-9:.]+?))?"
-    r"(?P<zone>Z|[+-]\d{2}:\d{2}(?::\d{2})?)?"
-)
-
-
-def _parse_date(text: str) -> dt.date:
-    m = _DATE_RE.fullmatch(text.strip())
-    if not m:
-        raise ValueError(f"{text!r} is not an ISO date (yyyy-mm-dd)")
-    return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-
-
-def _parse_time_nanos(text: str) -> int:
-    m = _TIME_RE.fullmatch(text.strip())
-    if not m:
-        raise ValueError(f"{text!r} is not an ISO time (hh:mm[:ss[.fffffffff]])")
-    h, mi, s = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
-    if h > 23 or mi > 59 or s > 59:
-        raise ValueError(f"{text!r} is not a valid time of day")
-    frac = (m.group(4) or "").ljust(9, "0")
-    return ((h * 60 + mi) * 60 + s) * 1_000_000_000 + int(frac)
-
-
-def _parse_timestamp_nanos(text: str, with_zone: bool) -> int:
-    """Nanoseconds from the epoch of an ISO timestamp; a date alone is midnight."""
-    m = _TS_RE.fullmatch(text.strip())
-    if not m:
-        raise ValueError(f"{text!r} is not an ISO timestamp (yyyy-mm-ddThh:mm:ss[.f])")
-    zone = m.group("zone")
-    if with_zone and zone is None:
-        raise ValueError(
-            f"{text!r} has no UTC offset, which a timestamptz needs "
-            "(e.g. '2024-01-01T00:00:00+00:00')"
-        )
-    if not with_zone and zone is not None:
-        raise ValueError(f"{text!r} has a UTC offset, which a timestamp without zone cannot take")
-    if m.group("time") is None and text.strip()[10:11] in ("T", " "):
-        raise ValueError(f"{text!r} is not an ISO timestamp")
-    days = (_parse_date(m.group("date")) - _EPOCH_DATE).days
-    nanos = days * _NANOS_PER_DAY
-    if m.group("time") is not None:
-        nanos += _parse_time_nanos(m.group("time"))
-    if zone and zone != "Z":
-        sign = -1 if zone[0] == "-" else 1
-        parts = [int(p) for p in zone[1:].split(":")]
-        offset = parts[0] * 3600 + parts[1] * 60 + (parts[2] if len(parts) > 2 else 0)
-        nanos -= sign * offset * 1_000_000_000
-    return nanos
-
-
-def _micros_of(value: dt.datetime) -> int:
-    delta = value - (_EPOCH_UTC if value.tzinfo is not None else _EPOCH)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
 def _timestamp_nanos(v: Any, src: IcebergType) -> int | None:
     """Nanoseconds from the epoch of a date/timestamp literal (naive and aware alike, as
     PyIceberg and Java, which share one timestamp literal for both)."""
     if isinstance(src, (TimestampType, TimestamptzType)):
-        return _micros_of(v) * 1000
+        return int(_to_native(v, src)) * 1000
     if isinstance(src, (TimestampNanoType, TimestamptzNanoType)):
-        return v
+        return int(v)
     if isinstance(src, DateType):
-        return (v - _EPOCH_DATE).days * _NANOS_PER_DAY
+        return int(_to_native(v, src)) * _NANOS_PER_DAY
     return None
 
 
-def _timestamp_from_nanos(nanos: int, per: int, make: Any) -> Literal | Between:
+def _timestamp_from_nanos(
+    nanos: int, per: int, make: Callable[[int], Literal | None]
+) -> Literal | Between | None:
     q, r = divmod(nanos, per)
     if r == 0:
         return make(q)
     return Between(make(q), make(q + 1))
 
 
+# Epoch-based ints to values, as frazil.values converts the native core's canonical forms.
+
+
 def _make_date(days: int) -> Literal:
-    return Literal(_EPOCH_DATE + dt.timedelta(days=days), DateType())
+    return Literal(_from_native(days, DateType()), DateType())
 
 
 def _make_time(micros: int) -> Literal | None:
     if not 0 <= micros < _MICROS_PER_DAY:
         return None
-    seconds, us = divmod(micros, 1_000_000)
-    return Literal(dt.time(seconds // 3600, seconds // 60 % 60, seconds % 60, us), TimeType())
+    return Literal(_from_native(micros, TimeType()), TimeType())
 
 
-def _make_timestamp(t: IcebergType) -> Any:
+def _make_timestamp(t: IcebergType) -> Callable[[int], Literal]:
     def make(micros: int) -> Literal:
-        if isinstance(t, TimestamptzType):
-            return Literal(_EPOCH_UTC + dt.timedelta(microseconds=micros), t)
-        return Literal(_EPOCH + dt.timedelta(microseconds=micros), t)
+        return Literal(_from_native(micros, t), t)
 
     return make
 
@@ -500,7 +443,7 @@ def _convert(v: Any, src: PrimitiveType, t: IcebergType) -> Literal | _Bound | B
             # Java: a number is days from the epoch.
             return _to_integral(Fraction(v), INT_MIN, INT_MAX, _make_date)
         if isinstance(src, StringType):
-            return Literal(_parse_date(v), t)
+            return _make_date(values.iso_date_days(v))
         nanos = _timestamp_nanos(v, src)
         if nanos is None:
             return None
@@ -509,7 +452,7 @@ def _convert(v: Any, src: PrimitiveType, t: IcebergType) -> Literal | _Bound | B
         if isinstance(src, (IntegerType, LongType)):
             return _make_time(v)  # Java: a number is microseconds of the day
         if isinstance(src, StringType):
-            nanos = _parse_time_nanos(v)
+            nanos = values.iso_time_nanos(v)
             return _timestamp_from_nanos(nanos, 1000, _make_time)
         return None
     if isinstance(t, (TimestampType, TimestamptzType)):
@@ -517,7 +460,7 @@ def _convert(v: Any, src: PrimitiveType, t: IcebergType) -> Literal | _Bound | B
         if isinstance(src, (IntegerType, LongType)):
             return make(v)  # Java: a number is microseconds from the epoch
         if isinstance(src, StringType):
-            nanos = _parse_timestamp_nanos(v, isinstance(t, TimestamptzType))
+            nanos = values.iso_timestamp_nanos(v, isinstance(t, TimestamptzType))
         else:
             nanos = _timestamp_nanos(v, src)
             if nanos is None:
@@ -527,7 +470,8 @@ def _convert(v: Any, src: PrimitiveType, t: IcebergType) -> Literal | _Bound | B
         if isinstance(src, (IntegerType, LongType)):
             return Literal(v * 1000, t)  # Java: a number is microseconds, as for timestamp
         if isinstance(src, StringType):
-            return Literal(_parse_timestamp_nanos(v, isinstance(t, TimestamptzNanoType)), t)
+            nanos = values.iso_timestamp_nanos(v, isinstance(t, TimestamptzNanoType))
+            return Literal(nanos, t)
         nanos = _timestamp_nanos(v, src)
         return None if nanos is None else Literal(nanos, t)
     if isinstance(t, StringType):

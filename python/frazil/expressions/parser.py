@@ -32,11 +32,9 @@ from decimal import Decimal
 from typing import Any
 
 from frazil.exceptions import FrazilError, ParseError
-from frazil.expressions.base import (
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
-    BooleanExpression,
+from frazil.expressions.base import AlwaysFalse, AlwaysTrue, And, BooleanExpression, Not, Or
+from frazil.expressions.literals import Literal
+from frazil.expressions.predicates import (
     EqualTo,
     GreaterThan,
     GreaterThanOrEqual,
@@ -45,18 +43,13 @@ from frazil.expressions.base import (
     IsNull,
     LessThan,
     LessThanOrEqual,
-    Not,
     NotEqualTo,
     NotIn,
     NotNaN,
     NotNull,
-    Or,
-    Reference,
     StartsWith,
-    UnboundTerm,
-    UnboundTransform,
 )
-from frazil.expressions.literals import Literal
+from frazil.expressions.terms import Reference, UnboundTerm, UnboundTransform
 
 __all__ = ["parse"]
 
@@ -143,6 +136,31 @@ def _error(text: str, pos: int, why: str) -> ParseError:
     return err
 
 
+class _Group:
+    """The filter being read at one level of parentheses: the disjunction's finished
+    conjunctions, the conjunction being read, and the NOTs before the next operand."""
+
+    __slots__ = ("ands", "nots", "ors")
+
+    def __init__(self) -> None:
+        self.ors: list[BooleanExpression] = []
+        self.ands: list[BooleanExpression] = []
+        self.nots = 0
+
+    def add(self, operand: BooleanExpression) -> None:
+        # NOT NOT x is x (as Not(Not(x)) builds).
+        self.ands.append(Not(operand) if self.nots % 2 else operand)
+        self.nots = 0
+
+    def end_conjunction(self) -> None:
+        self.ors.append(self.ands[0] if len(self.ands) == 1 else And(*self.ands))
+        self.ands = []
+
+    def close(self) -> BooleanExpression:
+        self.end_conjunction()
+        return self.ors[0] if len(self.ors) == 1 else Or(*self.ors)
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
@@ -172,39 +190,46 @@ class _Parser:
         self.next()
 
     def parse(self) -> BooleanExpression:
-        e = self.or_()
-        if self.tok.kind != "end":
-            raise self.error("expected AND, OR or the end of the filter")
-        return e
-
-    def or_(self) -> BooleanExpression:
-        items = [self.and_()]
-        while self.tok.is_kw("or"):
-            self.next()
-            items.append(self.and_())
-        return items[0] if len(items) == 1 else Or(*items)
-
-    def and_(self) -> BooleanExpression:
-        items = [self.not_()]
-        while self.tok.is_kw("and"):
-            self.next()
-            items.append(self.not_())
-        return items[0] if len(items) == 1 else And(*items)
-
-    def not_(self) -> BooleanExpression:
-        t = self.tok
-        if t.is_kw("not"):
-            self.next()
-            return Not(self.not_())
-        if t.kind == "punct" and t.text == "(":
-            self.next()
-            e = self.or_()
-            self.expect_punct(")")
-            return e
-        if t.is_kw("true", "false") and self.peek().kind != "op":
-            self.next()
-            return AlwaysTrue() if t.value == "true" else AlwaysFalse()
-        return self.predicate()
+        """The boolean layer (``or``/``and``/``not``/parentheses) with a heap stack instead of
+        recursive descent, so any nesting parses; each run of ``a OR b OR c`` (and of ``AND``)
+        becomes a balanced tree (``Or(*items)``)."""
+        outer: list[_Group] = []
+        group = _Group()
+        while True:
+            # an operand: NOT*, then '(' (a new group), a constant or a predicate
+            t = self.tok
+            if t.is_kw("not"):
+                self.next()
+                group.nots += 1
+                continue
+            if t.kind == "punct" and t.text == "(":
+                self.next()
+                outer.append(group)
+                group = _Group()
+                continue
+            if t.is_kw("true", "false") and self.peek().kind != "op":
+                self.next()
+                operand: BooleanExpression = AlwaysTrue() if t.value == "true" else AlwaysFalse()
+            else:
+                operand = self.predicate()
+            # after an operand: AND, OR, ')' closing groups, or the end
+            while True:
+                group.add(operand)
+                t = self.tok
+                if t.is_kw("and"):
+                    self.next()
+                    break
+                if t.is_kw("or"):
+                    self.next()
+                    group.end_conjunction()
+                    break
+                if not outer:
+                    if t.kind != "end":
+                        raise self.error("expected AND, OR or the end of the filter")
+                    return group.close()
+                self.expect_punct(")")
+                operand = group.close()
+                group = outer.pop()
 
     def predicate(self) -> BooleanExpression:
         start = self.tok
@@ -273,9 +298,10 @@ class _Parser:
 
     def build(self, start: _Token, cls: Any, term: UnboundTerm, lits: Any) -> BooleanExpression:
         try:
-            return cls(term, lits)
+            out: BooleanExpression = cls(term, lits)
         except FrazilError as e:
             raise _error(self.text, start.pos, str(e)) from None
+        return out
 
     def like(self, term: UnboundTerm, pattern: _Token) -> BooleanExpression:
         out, wildcard, i, s = [], False, 0, pattern.value
@@ -329,7 +355,8 @@ class _Parser:
         if t.kind != "ident":
             raise self.error("expected a column name")
         self.next()
-        return t.value
+        name: str = t.value
+        return name
 
     def column(self) -> Reference:
         parts = [self.ident()]

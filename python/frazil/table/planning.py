@@ -52,8 +52,9 @@ import pyarrow.compute as pc
 from frazil import _native
 from frazil.content_file import DataFile, data_files_from_entries
 from frazil.exceptions import FrazilError, UnsupportedError
-from frazil.expressions import AlwaysTrue, BooleanExpression, from_json, to_json
+from frazil.expressions import AlwaysTrue, BooleanExpression, from_json
 from frazil.expressions.binding import bind
+from frazil.expressions.json import to_json_text
 from frazil.io import FileIO
 from frazil.manifest import read_manifest_list
 from frazil.metadata import Snapshot, TableMetadata
@@ -128,7 +129,7 @@ def planner_for(
     """The native planner for a filter bound to ``schema`` and the table's specs."""
     specs = [s.to_json() for s in metadata.specs().values()]
     return _native.ScanPlanner(
-        json.dumps(schema.to_json()), json.dumps(specs), json.dumps(to_json(bound_filter))
+        json.dumps(schema.to_json()), json.dumps(specs), to_json_text(bound_filter)
     )
 
 

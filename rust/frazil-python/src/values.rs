@@ -219,7 +219,29 @@ fn value_from_json<'py>(
     literal_to_py(py, literal.as_ref())
 }
 
+/// Days from the epoch of a date literal's ISO text (`temporal::parse_date_literal`).
+#[pyfunction]
+fn value_parse_date_literal(text: &str) -> PyResult<i32> {
+    frazil_values::temporal::parse_date_literal(text).py()
+}
+
+/// Nanoseconds of the day of a time literal's ISO text.
+#[pyfunction]
+fn value_parse_time_literal(text: &str) -> PyResult<i64> {
+    frazil_values::temporal::parse_time_literal(text).py()
+}
+
+/// Nanoseconds from the epoch of a timestamp literal's ISO text (an offset exactly when
+/// `with_zone`).
+#[pyfunction]
+fn value_parse_timestamp_literal(text: &str, with_zone: bool) -> PyResult<i128> {
+    frazil_values::temporal::parse_timestamp_literal(text, with_zone).py()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(value_parse_date_literal, m)?)?;
+    m.add_function(wrap_pyfunction!(value_parse_time_literal, m)?)?;
+    m.add_function(wrap_pyfunction!(value_parse_timestamp_literal, m)?)?;
     m.add_function(wrap_pyfunction!(type_parse_primitive, m)?)?;
     m.add_function(wrap_pyfunction!(value_to_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(value_from_bytes, m)?)?;

@@ -402,10 +402,11 @@ pub fn project_predicate(
         }
         Transform::Void | Transform::Unknown(_) => None,
     };
-    out.map(|p| match p.normalized() {
-        Expr::Pred(p) => p,
-        // normalized() only folds empty sets, which projection never produces
-        _ => Predicate::new(f, Op::In, vec![]),
+    // normalized() only folds empty sets, which projection never produces
+    out.map(|p| {
+        p.normalized()
+            .into_predicate()
+            .unwrap_or_else(|| Predicate::new(f, Op::In, vec![]))
     })
 }
 

@@ -148,7 +148,8 @@ impl<'a> Cursor<'a> {
     }
 }
 
-fn parse_date_at(c: &mut Cursor) -> Option<i64> {
+/// `[±]YYYY-MM-DD` as written (year, month, day), not yet checked for range.
+fn date_fields(c: &mut Cursor) -> Option<(i64, i64, i64)> {
     let negative = c.eat(b'-');
     let signed = negative || c.eat(b'+');
     // Years beyond four digits must carry a sign, as in ISO-8601 and java.time.
@@ -165,46 +166,71 @@ fn parse_date_at(c: &mut Cursor) -> Option<i64> {
         return None;
     }
     let (day, _) = c.digits(2, 2)?;
-    let month = u32::try_from(month).ok().filter(|m| (1..=12).contains(m))?;
-    let day = u32::try_from(day)
-        .ok()
-        .filter(|d| *d >= 1 && *d <= days_in_month(year, month))?;
-    Some(days_from_civil(year, month, day))
+    Some((year, month, day))
 }
 
-/// `HH:MM[:SS[.fraction]]` as ticks from midnight, with at most `max_fraction` digits.
-fn parse_time_at(c: &mut Cursor, nanos: bool) -> Option<i64> {
+/// Days from the epoch of a date's fields, or why they are not a date.
+fn days_of(year: i64, month: i64, day: i64) -> std::result::Result<i64, &'static str> {
+    let month = u32::try_from(month)
+        .ok()
+        .filter(|m| (1..=12).contains(m))
+        .ok_or("month must be in 1..12")?;
+    let day = u32::try_from(day)
+        .ok()
+        .filter(|d| *d >= 1 && *d <= days_in_month(year, month))
+        .ok_or("day is out of range for month")?;
+    Ok(days_from_civil(year, month, day))
+}
+
+fn parse_date_at(c: &mut Cursor) -> Option<i64> {
+    let (year, month, day) = date_fields(c)?;
+    days_of(year, month, day).ok()
+}
+
+/// `HH:MM[:SS[.fraction]]` as (hour, minute, second, nanoseconds), not yet checked for range;
+/// the fraction has at most `max_fraction` digits (6 or 9).
+fn time_fields(c: &mut Cursor, max_fraction: usize) -> Option<(i64, i64, i64, i64)> {
     let (hour, _) = c.digits(2, 2)?;
     if !c.eat(b':') {
         return None;
     }
     let (minute, _) = c.digits(2, 2)?;
     let mut second = 0;
-    let mut fraction = 0;
+    let mut nanos = 0;
     if c.eat(b':') {
         second = c.digits(2, 2)?.0;
         if c.eat(b'.') {
-            let max = if nanos { 9 } else { 6 };
-            let (f, n) = c.digits(1, max)?;
+            let (f, n) = c.digits(1, max_fraction)?;
             if matches!(c.peek(), Some(b'0'..=b'9')) {
-                return None; // more precision than the type holds
+                return None; // more precision than allowed
             }
-            fraction = f * 10i64.pow((max - n) as u32);
+            nanos = f * 10i64.pow((9 - n) as u32);
         }
     }
-    if hour > 23 || minute > 59 || second > 59 {
+    Some((hour, minute, second, nanos))
+}
+
+fn valid_time(hour: i64, minute: i64, second: i64) -> bool {
+    hour <= 23 && minute <= 59 && second <= 59
+}
+
+/// `HH:MM[:SS[.fraction]]` as ticks from midnight, with at most 6 (or 9, `nanos`) fraction
+/// digits.
+fn parse_time_at(c: &mut Cursor, nanos: bool) -> Option<i64> {
+    let (hour, minute, second, fraction) = time_fields(c, if nanos { 9 } else { 6 })?;
+    if !valid_time(hour, minute, second) {
         return None;
     }
-    let per_second = if nanos {
-        1_000_000_000
+    let (per_second, fraction) = if nanos {
+        (1_000_000_000, fraction)
     } else {
-        MICROS_PER_SECOND
+        (MICROS_PER_SECOND, fraction / NANOS_PER_MICRO)
     };
     Some(((hour * 60 + minute) * 60 + second) * per_second + fraction)
 }
 
-/// A zone offset: `Z` or `±HH:MM`, in seconds east of UTC.
-fn parse_offset_at(c: &mut Cursor) -> Option<i64> {
+/// A zone offset: `Z` or `±HH:MM` (and `±HH:MM:SS` when `seconds`), in seconds east of UTC.
+fn offset_at(c: &mut Cursor, seconds: bool) -> Option<i64> {
     if c.eat(b'Z') || c.eat(b'z') {
         return Some(0);
     }
@@ -220,10 +246,19 @@ fn parse_offset_at(c: &mut Cursor) -> Option<i64> {
         return None;
     }
     let (m, _) = c.digits(2, 2)?;
-    if h > 18 || m > 59 {
+    let s = if seconds && c.eat(b':') {
+        c.digits(2, 2)?.0
+    } else {
+        0
+    };
+    if h > 18 || m > 59 || s > 59 {
         return None;
     }
-    Some(sign * (h * 3600 + m * 60))
+    Some(sign * (h * 3600 + m * 60 + s))
+}
+
+fn parse_offset_at(c: &mut Cursor) -> Option<i64> {
+    offset_at(c, false)
 }
 
 pub fn parse_date(text: &str) -> Result<i32> {
@@ -278,6 +313,90 @@ pub fn parse_timestamp(text: &str, nanos: bool, with_zone: bool) -> Result<i64> 
     i64::try_from(ticks).map_err(|_| err())
 }
 
+// ---------------------------------------------------------------------------------------------
+// Expression literals: the text a row filter compares a date/time column with.
+
+/// Days from the epoch of a date literal: ISO-8601 `[±]YYYY-MM-DD` (Java's `ISO_LOCAL_DATE`),
+/// surrounding whitespace ignored.
+pub fn parse_date_literal(text: &str) -> Result<i32> {
+    let t = text.trim();
+    let mut c = Cursor { text: t, pos: 0 };
+    let (year, month, day) = date_fields(&mut c)
+        .filter(|_| c.done())
+        .ok_or_else(|| Error::parse(format!("{text:?} is not an ISO date (yyyy-mm-dd)")))?;
+    let days = days_of(year, month, day).map_err(|why| Error::parse(format!("{text:?}: {why}")))?;
+    i32::try_from(days).map_err(|_| Error::parse(format!("{text:?} is out of the date range")))
+}
+
+/// Nanoseconds of the day of a time literal: `HH:MM[:SS[.fffffffff]]` (Java's
+/// `ISO_LOCAL_TIME`, to nanoseconds: the caller decides what a finer value than its column
+/// holds means).
+pub fn parse_time_literal(text: &str) -> Result<i64> {
+    let t = text.trim();
+    let mut c = Cursor { text: t, pos: 0 };
+    let (hour, minute, second, nanos) =
+        time_fields(&mut c, 9).filter(|_| c.done()).ok_or_else(|| {
+            Error::parse(format!(
+                "{text:?} is not an ISO time (hh:mm[:ss[.fffffffff]])"
+            ))
+        })?;
+    if !valid_time(hour, minute, second) {
+        return Err(Error::parse(format!("{text:?} is not a valid time of day")));
+    }
+    Ok(((hour * 60 + minute) * 60 + second) * 1_000_000_000 + nanos)
+}
+
+/// Nanoseconds from the epoch of a timestamp literal. Java's forms (`ISO_LOCAL_DATE_TIME` for
+/// a timestamp, `ISO_DATE_TIME` with an offset for a timestamptz) and two that row filters
+/// commonly use: a space instead of the `T`, and a date alone for its midnight. Fractions to
+/// nanoseconds; offsets `Z` or `±HH:MM[:SS]`, required exactly when `with_zone`, and applied to
+/// give UTC. An `i128` holds every such instant (nanoseconds of year ±999,999,999 overflow i64).
+pub fn parse_timestamp_literal(text: &str, with_zone: bool) -> Result<i128> {
+    let t = text.trim();
+    let invalid = || {
+        Error::parse(format!(
+            "{text:?} is not an ISO timestamp (yyyy-mm-ddThh:mm:ss[.f])"
+        ))
+    };
+    let mut c = Cursor { text: t, pos: 0 };
+    let (year, month, day) = date_fields(&mut c).ok_or_else(invalid)?;
+    let mut nanos_of_day = 0;
+    if c.eat(b'T') || c.eat(b't') || c.eat(b' ') {
+        let (hour, minute, second, nanos) = time_fields(&mut c, 9).ok_or_else(invalid)?;
+        if !valid_time(hour, minute, second) {
+            return Err(Error::parse(format!("{text:?} is not a valid time of day")));
+        }
+        nanos_of_day = ((hour * 60 + minute) * 60 + second) * 1_000_000_000 + nanos;
+    }
+    let offset = if c.done() {
+        None
+    } else {
+        Some(
+            offset_at(&mut c, true)
+                .filter(|_| c.done())
+                .ok_or_else(invalid)?,
+        )
+    };
+    let days = days_of(year, month, day).map_err(|why| Error::parse(format!("{text:?}: {why}")))?;
+    let offset = match (offset, with_zone) {
+        (Some(o), true) => o,
+        (None, false) => 0,
+        (None, true) => {
+            return Err(Error::parse(format!(
+                "{text:?} has no UTC offset, which a timestamptz needs \
+                 (e.g. '2024-01-01T00:00:00+00:00')"
+            )))
+        }
+        (Some(_), false) => {
+            return Err(Error::parse(format!(
+                "{text:?} has a UTC offset, which a timestamp without zone cannot take"
+            )))
+        }
+    };
+    let nanos_per_day = NANOS_PER_DAY as i128;
+    Ok(days as i128 * nanos_per_day + nanos_of_day as i128 - offset as i128 * 1_000_000_000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,7 +443,68 @@ mod tests {
         );
     }
 
+    #[test]
+    fn literal_forms() {
+        // Java's ISO_LOCAL_DATE, ISO_LOCAL_TIME, ISO_LOCAL_DATE_TIME and ISO_DATE_TIME, to ns
+        assert_eq!(parse_date_literal(" 2017-11-16 ").unwrap(), 17486);
+        assert_eq!(parse_date_literal("+10000-01-01").unwrap(), 2_932_897);
+        let err = parse_date_literal("2024-13-01").unwrap_err();
+        assert!(err.message.contains("month must be in 1..12"), "{err}");
+        let err = parse_date_literal("2023-02-29").unwrap_err();
+        assert!(err.message.contains("day is out of range"), "{err}");
+        assert!(parse_date_literal("2024/01/01")
+            .unwrap_err()
+            .message
+            .contains("not an ISO date"));
+        assert!(parse_date_literal("10000-01-01").is_err()); // five digits need a sign
+        assert_eq!(parse_time_literal("10:11").unwrap(), 36_660_000_000_000);
+        assert_eq!(
+            parse_time_literal("22:31:08.123456789").unwrap(),
+            81_068_123_456_789
+        );
+        assert!(parse_time_literal("24:00").is_err());
+        assert!(parse_time_literal("22:31:08.1234567891").is_err());
+        let ts = |t: &str, z: bool| parse_timestamp_literal(t, z);
+        let midnight = 1_704_067_200_000_000_000i128; // 2024-01-01T00:00:00Z
+        assert_eq!(ts("2024-01-01", false).unwrap(), midnight);
+        assert_eq!(ts("2024-01-01 00:00", false).unwrap(), midnight);
+        assert_eq!(
+            ts("2024-01-01T00:00:00.000000001", false).unwrap(),
+            midnight + 1
+        );
+        assert_eq!(ts("2024-01-01T02:00:00+02:00", true).unwrap(), midnight);
+        assert_eq!(ts("2023-12-31T23:59:30-00:00:30", true).unwrap(), midnight);
+        assert_eq!(ts("2024-01-01T00:00:00Z", true).unwrap(), midnight);
+        assert!(ts("2024-01-01T00:00:00Z", false)
+            .unwrap_err()
+            .message
+            .contains("timestamp without zone"));
+        assert!(ts("2024-01-01T00:00:00", true)
+            .unwrap_err()
+            .message
+            .contains("has no UTC offset"));
+        for bad in [
+            "2024-01-01T",
+            "2024-01-01T25:00",
+            "2024-01-01X",
+            "2024-01-01T00:00+19:00",
+        ] {
+            assert!(ts(bad, true).is_err(), "{bad}");
+        }
+        // far beyond i64 nanoseconds, still exact
+        assert_eq!(
+            ts("+999999-12-31T23:59:59.999999999", false).unwrap(),
+            (days_from_civil(1_000_000, 1, 1) as i128) * NANOS_PER_DAY as i128 - 1
+        );
+    }
+
     proptest! {
+        #[test]
+        fn literal_and_strict_forms_agree(t in any::<i64>(), zone: bool) {
+            let text = format_timestamp(t, true, zone);
+            prop_assert_eq!(parse_timestamp_literal(&text, zone).unwrap(), t as i128);
+        }
+
         #[test]
         fn civil_round_trip(days in -1_000_000_000i64..1_000_000_000) {
             let (y, m, d) = civil_from_days(days);

@@ -1,14 +1,18 @@
 //! Bound expressions (expressions spec, Appendix B): predicates on field ids with literals of the
 //! field's type. The Python layer binds names and converts literals; this module reads the bound
-//! JSON, checks it against the schema, and writes expressions back (residuals) in the same form.
+//! JSON ([`json`]: any depth, same-operator chains balanced, see its docs for the limits),
+//! checks it against the schema, and writes expressions back (residuals) in the same form.
 
 use std::collections::HashMap;
 
 use frazil_values::json as value_json;
 use frazil_values::{Error, Literal, PrimitiveType, Result, StructType, Type};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
-use crate::value::{compare_literals, lit_is_nan};
+use crate::value::compare_literals;
+
+pub mod json;
+pub use json::{MAX_DEPTH, MAX_JSON_DEPTH};
 
 /// A field a predicate may reference: a primitive reachable through structs only.
 #[derive(Debug, Clone, PartialEq)]
@@ -251,12 +255,21 @@ impl Expr {
     }
 
     #[allow(clippy::should_implement_trait)]
-    pub fn not(a: Expr) -> Expr {
-        match a {
+    pub fn not(mut a: Expr) -> Expr {
+        match &mut a {
             Expr::True => Expr::False,
             Expr::False => Expr::True,
-            Expr::Not(inner) => *inner,
-            a => Expr::Not(Box::new(a)),
+            Expr::Not(inner) => take(inner),
+            _ => Expr::Not(Box::new(a)),
+        }
+    }
+
+    /// The predicate of a predicate expression. (Expr implements Drop, so its parts are taken
+    /// out rather than moved out.)
+    pub fn into_predicate(mut self) -> Option<Predicate> {
+        match &mut self {
+            Expr::Pred(p) => Some(std::mem::replace(p, Predicate::new(0, Op::Eq, Vec::new()))),
+            _ => None,
         }
     }
 
@@ -266,17 +279,18 @@ impl Expr {
         self.push(false)
     }
 
-    fn push(self, negate: bool) -> Expr {
-        match (self, negate) {
+    fn push(mut self, negate: bool) -> Expr {
+        // Expr implements Drop, so children are taken out rather than moved out of the match.
+        match (&mut self, negate) {
             (Expr::True, false) | (Expr::False, true) => Expr::True,
             (Expr::True, true) | (Expr::False, false) => Expr::False,
-            (Expr::Not(inner), n) => inner.push(!n),
-            (Expr::And(a, b), false) => Expr::and(a.push(false), b.push(false)),
-            (Expr::And(a, b), true) => Expr::or(a.push(true), b.push(true)),
-            (Expr::Or(a, b), false) => Expr::or(a.push(false), b.push(false)),
-            (Expr::Or(a, b), true) => Expr::and(a.push(true), b.push(true)),
-            (Expr::Pred(p), false) => Expr::Pred(p),
+            (Expr::Not(inner), n) => take(inner).push(!n),
+            (Expr::And(a, b), false) => Expr::and(take(a).push(false), take(b).push(false)),
+            (Expr::And(a, b), true) => Expr::or(take(a).push(true), take(b).push(true)),
+            (Expr::Or(a, b), false) => Expr::or(take(a).push(false), take(b).push(false)),
+            (Expr::Or(a, b), true) => Expr::and(take(a).push(true), take(b).push(true)),
             (Expr::Pred(p), true) => Expr::Pred(p.negate()),
+            (Expr::Pred(_), false) => self,
         }
     }
 
@@ -293,297 +307,108 @@ impl Expr {
         }
     }
 
-    /// Parses a bound expression (expressions spec, Appendix B) against `schema`.
+    /// Parses a bound expression (expressions spec, Appendix B) against `schema`, with its
+    /// and/or chains balanced (see [`json`] for the depth limits).
     pub fn from_json(value: &Value, schema: &Schema) -> Result<Expr> {
-        parse_predicate(value, schema)
+        json::from_json(value, schema)
     }
 
+    /// [`Expr::from_json`] of JSON text, read on a growing stack to any depth up to
+    /// [`MAX_JSON_DEPTH`].
     pub fn from_json_str(text: &str, schema: &Schema) -> Result<Expr> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| Error::parse(format!("expression is not valid JSON: {e}")))?;
-        Expr::from_json(&value, schema)
+        json::from_json_str(text, schema)
     }
 
     /// The current JSON form with id references and typed literals.
     pub fn to_json(&self, schema: &Schema) -> Result<Value> {
+        // Objects are built from owned values: `json!` would serialize each interpolated child
+        // again (a copy of the whole subtree at every level).
         Ok(match self {
             Expr::True => Value::Bool(true),
             Expr::False => Value::Bool(false),
-            Expr::And(a, b) => {
-                json!({"type": "and", "left": a.to_json(schema)?, "right": b.to_json(schema)?})
+            Expr::And(a, b) | Expr::Or(a, b) => {
+                let kind = if matches!(self, Expr::And(..)) {
+                    "and"
+                } else {
+                    "or"
+                };
+                object([
+                    ("type", kind.into()),
+                    ("left", a.to_json(schema)?),
+                    ("right", b.to_json(schema)?),
+                ])
             }
-            Expr::Or(a, b) => {
-                json!({"type": "or", "left": a.to_json(schema)?, "right": b.to_json(schema)?})
-            }
-            Expr::Not(a) => json!({"type": "not", "child": a.to_json(schema)?}),
+            Expr::Not(a) => object([("type", "not".into()), ("child", a.to_json(schema)?)]),
             Expr::Pred(p) => {
                 let field = schema.field(p.field_id)?;
                 let ty = Type::Primitive(field.ty.clone());
-                let reference = json!({"type": "reference", "id": p.field_id});
-                let data_type = ty.to_json();
+                let reference = object([("type", "reference".into()), ("id", p.field_id.into())]);
+                let op = p.op.as_str().into();
                 if p.op.is_unary() {
-                    json!({"type": p.op.as_str(), "child": reference})
+                    object([("type", op), ("child", reference)])
                 } else if p.op.is_set() {
                     let values = p
                         .literals
                         .iter()
                         .map(|l| value_json::to_json(Some(l), &ty))
                         .collect::<Result<Vec<_>>>()?;
-                    json!({"type": p.op.as_str(), "child": reference, "values":
-                        {"type": "literals", "values": values, "data-type": data_type}})
+                    let literals = object([
+                        ("type", "literals".into()),
+                        ("values", Value::Array(values)),
+                        ("data-type", ty.to_json()),
+                    ]);
+                    object([("type", op), ("child", reference), ("values", literals)])
                 } else {
                     let lit = p.literal().ok_or_else(|| {
                         Error::invalid(format!("{} predicate without a literal", p.op.as_str()))
                     })?;
-                    json!({"type": p.op.as_str(), "left": reference, "right":
-                        {"type": "literal", "value": value_json::to_json(Some(lit), &ty)?,
-                         "data-type": data_type}})
+                    let literal = object([
+                        ("type", "literal".into()),
+                        ("value", value_json::to_json(Some(lit), &ty)?),
+                        ("data-type", ty.to_json()),
+                    ]);
+                    object([("type", op), ("left", reference), ("right", literal)])
                 }
             }
         })
     }
 }
 
-fn get<'a>(obj: &'a Map<String, Value>, key: &str, what: &str) -> Result<&'a Value> {
-    obj.get(key)
-        .ok_or_else(|| Error::parse(format!("{what} expression has no {key:?}")))
+fn object<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
 }
 
-fn parse_predicate(value: &Value, schema: &Schema) -> Result<Expr> {
-    let obj = match value {
-        Value::Bool(true) => return Ok(Expr::True),
-        Value::Bool(false) => return Ok(Expr::False),
-        Value::String(s) if s == "true" => return Ok(Expr::True),
-        Value::String(s) if s == "false" => return Ok(Expr::False),
-        Value::Object(obj) => obj,
-        other => return Err(Error::parse(format!("not a predicate: {other}"))),
-    };
-    let kind = obj
-        .get("type")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Error::parse(format!("predicate without a string \"type\": {value}")))?;
-    match kind {
-        "true" => return Ok(Expr::True),
-        "false" => return Ok(Expr::False),
-        "not" => {
-            return Ok(Expr::not(parse_predicate(
-                get(obj, "child", kind)?,
-                schema,
-            )?))
-        }
-        "and" | "or" => {
-            let left = parse_predicate(get(obj, "left", kind)?, schema)?;
-            let right = parse_predicate(get(obj, "right", kind)?, schema)?;
-            // Kept as written (no folding) so that a round trip is faithful.
-            return Ok(if kind == "and" {
-                Expr::And(Box::new(left), Box::new(right))
-            } else {
-                Expr::Or(Box::new(left), Box::new(right))
-            });
-        }
-        _ => {}
-    }
-    let op =
-        Op::parse(kind).ok_or_else(|| Error::parse(format!("unknown predicate type {kind:?}")))?;
-    // The deprecated form names its reference "term"; only bound (id) terms are accepted here.
-    let (field, flipped_literal) = if op.is_unary() || op.is_set() {
-        let child = obj
-            .get("child")
-            .or_else(|| obj.get("term"))
-            .ok_or_else(|| Error::parse(format!("{kind} predicate has no \"child\"")))?;
-        (reference(child, schema)?, None)
-    } else if let Some(term) = obj.get("term") {
-        (
-            reference(term, schema)?,
-            Some((get(obj, "value", kind)?, false)),
-        )
-    } else {
-        let left = get(obj, "left", kind)?;
-        let right = get(obj, "right", kind)?;
-        if is_reference(left) {
-            (reference(left, schema)?, Some((right, false)))
-        } else if is_reference(right) {
-            (reference(right, schema)?, Some((left, true)))
-        } else {
-            return Err(Error::unsupported(format!(
-                "{kind} predicate must compare a field reference with a literal: {value}"
-            )));
-        }
-    };
-    let mut op = op;
-    let mut literals = Vec::new();
-    if let Some((lit, flipped)) = flipped_literal {
-        if flipped {
-            op = op.flip().ok_or_else(|| {
-                Error::unsupported(format!("{kind} needs the reference on the left"))
-            })?;
-        }
-        literals.push(literal(lit, field)?);
-    } else if op.is_set() {
-        literals = literal_set(get(obj, "values", kind)?, field)?;
-    }
-    check(op, field, &literals)?;
-    // Java's binder: null tests on a required field are constants.
-    match (op, field.required) {
-        (Op::IsNull, true) => return Ok(Expr::False),
-        (Op::NotNull, true) => return Ok(Expr::True),
-        _ => {}
-    }
-    Ok(Predicate::new(field.id, op, literals).normalized())
+/// Takes a child out of its box (leaving a constant), for code that rebuilds an expression.
+fn take(child: &mut Box<Expr>) -> Expr {
+    std::mem::replace(&mut **child, Expr::True)
 }
 
-fn is_reference(v: &Value) -> bool {
-    v.get("type").and_then(Value::as_str) == Some("reference")
-}
-
-fn reference<'a>(v: &Value, schema: &'a Schema) -> Result<&'a FieldInfo> {
-    let obj = v
-        .as_object()
-        .filter(|_| is_reference(v))
-        .ok_or_else(|| match v {
-            Value::String(name) => Error::invalid(format!(
-                "unbound reference {name:?}: bind names to field ids before planning"
-            )),
-            _ => Error::unsupported(format!("only field references are supported, got {v}")),
-        })?;
-    let id = match obj.get("id").and_then(Value::as_i64) {
-        Some(id) => {
-            i32::try_from(id).map_err(|_| Error::parse(format!("field id {id} is out of range")))?
-        }
-        None => {
-            return Err(Error::invalid(format!(
-                "unbound reference {v}: bind names to field ids before planning"
-            )))
-        }
-    };
-    schema.field(id)
-}
-
-fn literal(v: &Value, field: &FieldInfo) -> Result<Literal> {
-    let (value, data_type) = match v {
-        Value::Object(obj) if obj.get("type").and_then(Value::as_str) == Some("literal") => {
-            let value = get(obj, "value", "literal")?;
-            let ty = match obj.get("data-type") {
-                Some(t) => Some(Type::from_json(t)?),
-                None => None,
+/// Dropping never recurses more than one level: nested and/or/not children are detached onto
+/// a heap stack first, so a deep expression (say, a chain built by hand with `Expr::and` in a
+/// loop) drops without overflowing the stack.
+impl Drop for Expr {
+    fn drop(&mut self) {
+        fn detach(e: &mut Expr, stack: &mut Vec<Expr>) {
+            let mut push = |child: &mut Box<Expr>| {
+                if matches!(**child, Expr::And(..) | Expr::Or(..) | Expr::Not(_)) {
+                    stack.push(std::mem::replace(&mut **child, Expr::True));
+                }
             };
-            (value, ty)
+            match e {
+                Expr::And(a, b) | Expr::Or(a, b) => {
+                    push(a);
+                    push(b);
+                }
+                Expr::Not(a) => push(a),
+                Expr::True | Expr::False | Expr::Pred(_) => {}
+            }
         }
-        other => (other, None),
-    };
-    decode_literal(value, data_type, field)
-}
-
-fn literal_set(v: &Value, field: &FieldInfo) -> Result<Vec<Literal>> {
-    match v {
-        Value::Array(items) => items.iter().map(|i| literal(i, field)).collect(),
-        Value::Object(obj) if obj.get("type").and_then(Value::as_str) == Some("literals") => {
-            let ty = match obj.get("data-type") {
-                Some(t) => Some(Type::from_json(t)?),
-                None => None,
-            };
-            get(obj, "values", "literals")?
-                .as_array()
-                .ok_or_else(|| Error::parse("literals \"values\" must be a list"))?
-                .iter()
-                .map(|i| decode_literal(i, ty.clone(), field))
-                .collect()
+        let mut stack = Vec::new();
+        detach(self, &mut stack);
+        while let Some(mut e) = stack.pop() {
+            detach(&mut e, &mut stack);
         }
-        other => Err(Error::parse(format!("not a literal set: {other}"))),
     }
-}
-
-fn decode_literal(value: &Value, data_type: Option<Type>, field: &FieldInfo) -> Result<Literal> {
-    let target = Type::Primitive(field.ty.clone());
-    let ty = data_type.unwrap_or_else(|| target.clone());
-    let lit = value_json::from_json(value, &ty)?.ok_or_else(|| {
-        Error::invalid(format!(
-            "null literal for field {:?} (id {}): use is-null or not-null",
-            field.name, field.id
-        ))
-    })?;
-    convert(lit, &field.ty).map_err(|e| {
-        Error::invalid(format!(
-            "literal for field {:?} (id {}): {e}",
-            field.name, field.id
-        ))
-    })
-}
-
-/// Aligns a literal with the field type by the spec's promotions (and their safe inverses).
-fn convert(lit: Literal, ty: &PrimitiveType) -> Result<Literal> {
-    use PrimitiveType as P;
-    if lit.validate_primitive(ty).is_ok() {
-        return Ok(lit);
-    }
-    let out = match (&lit, ty) {
-        (Literal::Int(v), P::Long) => Some(Literal::Long(*v as i64)),
-        (Literal::Long(v), P::Int) => i32::try_from(*v).ok().map(Literal::Int),
-        (Literal::Float(v), P::Double) => Some(Literal::Double(*v as f64)),
-        (Literal::Double(v), P::Float) => {
-            let f = *v as f32;
-            (f as f64 == *v).then_some(Literal::Float(f))
-        }
-        (Literal::Int(v), P::Date) => Some(Literal::Date(*v)),
-        (Literal::Date(d), P::Timestamp) => (*d as i64)
-            .checked_mul(frazil_values::temporal::MICROS_PER_DAY)
-            .map(Literal::Timestamp),
-        (Literal::Date(d), P::TimestampNs) => (*d as i64)
-            .checked_mul(frazil_values::temporal::NANOS_PER_DAY)
-            .map(Literal::TimestampNs),
-        (Literal::Binary(b), P::Fixed(n)) if b.len() as u64 == *n => {
-            Some(Literal::Fixed(b.clone()))
-        }
-        (Literal::Fixed(b), P::Binary) => Some(Literal::Binary(b.clone())),
-        _ => None,
-    };
-    match out {
-        Some(l) => {
-            l.validate_primitive(ty)?;
-            Ok(l)
-        }
-        None => Err(Error::invalid(format!(
-            "{} value {lit:?} cannot be used as a {ty}",
-            lit.kind()
-        ))),
-    }
-}
-
-fn check(op: Op, field: &FieldInfo, literals: &[Literal]) -> Result<()> {
-    let name = |what: &str| {
-        Error::invalid(format!(
-            "{} on field {:?} (id {}) of type {}: {what}",
-            op.as_str(),
-            field.name,
-            field.id,
-            field.ty
-        ))
-    };
-    match op {
-        Op::IsNaN | Op::NotNaN
-            if !matches!(field.ty, PrimitiveType::Float | PrimitiveType::Double) =>
-        {
-            return Err(name("NaN tests need a float or double field"))
-        }
-        Op::StartsWith | Op::NotStartsWith if field.ty != PrimitiveType::String => {
-            return Err(name("starts-with needs a string field"))
-        }
-        _ => {}
-    }
-    if matches!(
-        field.ty,
-        PrimitiveType::Variant
-            | PrimitiveType::Geometry { .. }
-            | PrimitiveType::Geography { .. }
-            | PrimitiveType::Unknown
-    ) && !matches!(op, Op::IsNull | Op::NotNull)
-    {
-        return Err(name("only null tests are supported on this type"));
-    }
-    if literals.iter().any(lit_is_nan) {
-        return Err(name("NaN literal; use is-nan or not-nan"));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
