@@ -37,7 +37,7 @@ import pyarrow as pa
 from frazil import _native
 from frazil.expressions.base import BooleanExpression
 from frazil.expressions.binding import bind
-from frazil.expressions.json import to_json
+from frazil.expressions.json import to_json_text
 from frazil.expressions.parser import parse
 from frazil.schema import Schema
 
@@ -57,7 +57,7 @@ class _MetricsEvaluator:
         self.schema = schema
         self.expr = bound
         self._native = _native.MetricsEvaluator(
-            json.dumps(schema.to_json()), json.dumps(to_json(bound)), strict, sql_nulls
+            json.dumps(schema.to_json()), to_json_text(bound), strict, sql_nulls
         )
 
     def eval(self, data_files: Any) -> pa.BooleanArray:
