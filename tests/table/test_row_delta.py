@@ -23,7 +23,8 @@ from frazil.expressions import bind, parse
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.table import Table
-from frazil.table.write.row_delta import UpsertResult, rows_might_match, rows_must_match
+from frazil.table.write.row_delta import rows_might_match, rows_must_match
+from frazil.table.write.upsert import UpsertResult
 from frazil.transforms import parse as parse_transform
 from frazil.types import DoubleType, LongType, NestedField, StringType
 from frazil.values import from_bytes

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from frazil.table.update.snapshot import UpdateSnapshot
     from frazil.table.update.sort_order import ReplaceSortOrder
     from frazil.table.update.spec import UpdateSpec
+    from frazil.table.write.upsert import UpsertResult
 
 __all__ = ["MAIN_BRANCH", "Table", "Transaction"]
 
@@ -258,7 +259,7 @@ class Table:
         case_sensitive: bool = True,
         branch: str | None = None,
         snapshot_properties: Mapping[str, str] | None = None,
-    ) -> Any:
+    ) -> UpsertResult:
         """Updates rows matching ``df`` on ``join_cols`` and inserts the others (PyIceberg's
         ``upsert``), in one snapshot; returns an ``UpsertResult``."""
         with self.transaction() as tx:

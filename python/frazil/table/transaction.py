@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from frazil.table.update.snapshot import UpdateSnapshot
     from frazil.table.update.sort_order import ReplaceSortOrder
     from frazil.table.update.spec import UpdateSpec
+    from frazil.table.write.upsert import UpsertResult
 
 __all__ = ["RetryPolicy", "Transaction", "requirements_for"]
 
@@ -338,10 +339,10 @@ class Transaction:
         case_sensitive: bool = True,
         branch: str | None = None,
         snapshot_properties: Mapping[str, str] | None = None,
-    ) -> Any:
+    ) -> UpsertResult:
         """Updates matching rows and inserts new ones, in one snapshot; returns an
         ``UpsertResult``."""
-        from frazil.table.write.row_delta import upsert
+        from frazil.table.write.upsert import upsert
 
         return upsert(
             self,
