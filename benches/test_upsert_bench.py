@@ -90,7 +90,10 @@ def frazil_schema() -> Any:
 
     types = [LongType(), StringType(), DateType(), DoubleType(), StringType(), LongType()]
     return Schema(
-        *(NestedField(i + 1, n, t, i < 3) for i, (n, t) in enumerate(zip("abcvsn", types)))
+        *(
+            NestedField(i + 1, n, t, i < 3)
+            for i, (n, t) in enumerate(zip("abcvsn", types, strict=True))
+        )
     )
 
 
