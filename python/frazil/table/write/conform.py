@@ -62,7 +62,7 @@ from frazil.types import (
 if TYPE_CHECKING:
     from frazil.schema import Schema
 
-__all__ = ["DOWNCAST_NS_ENV", "ConformedInput", "conform", "input_batches"]
+__all__ = ["DOWNCAST_NS_ENV", "ConformedInput", "as_table", "conform", "input_batches"]
 
 # PyIceberg's configuration key (``downcast-ns-timestamp-to-us-on-write``) as an environment
 # variable, under both projects' prefixes.
@@ -82,6 +82,14 @@ def _downcast_default() -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # Input shapes
+
+
+def as_table(data: Any) -> pa.Table:
+    """An Arrow input (any shape :func:`input_batches` takes) read whole into a ``pa.Table``."""
+    if isinstance(data, pa.Table):
+        return data
+    schema, batches, _ = input_batches(data)
+    return pa.Table.from_batches(list(batches), schema)
 
 
 def input_batches(data: Any) -> tuple[pa.Schema, Iterator[pa.RecordBatch], bool]:

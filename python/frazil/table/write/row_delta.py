@@ -85,7 +85,7 @@ from frazil.table.read import (
     read_task,
 )
 from frazil.table.update.snapshot import DELETED, RowDelta
-from frazil.table.write.conform import conform
+from frazil.table.write.conform import as_table, conform
 from frazil.table.write.locations import location_provider, partition_to_path
 from frazil.table.write.metrics import MetricsConfig, parquet_metrics, parse_metrics_mode
 from frazil.table.write.writer import DataFileWriter, WrittenFilesStep
@@ -560,11 +560,17 @@ class _Context:
         return list(scan.plan_files())
 
     def read(
-        self, task: FileScanTask, cache: DeleteCache, projected: Schema | None = None
+        self,
+        task: FileScanTask,
+        cache: DeleteCache,
+        projected: Schema | None = None,
+        meta: Sequence[str] | None = None,
     ) -> pa.Table:
-        """The live rows of the task's file with ``_pos``, and on v3 lineage unless
-        ``projected`` narrows the columns (merge-on-read only needs the filter's columns)."""
-        meta = [_POS, ROW_ID, LAST_UPDATED] if self.v3 and projected is None else [_POS]
+        """The live rows of the task's file in file order with ``meta`` (default: ``_pos``,
+        and on v3 lineage unless ``projected`` narrows the columns: merge-on-read only needs
+        the filter's columns)."""
+        if meta is None:
+            meta = [_POS, ROW_ID, LAST_UPDATED] if self.v3 and projected is None else [_POS]
         schema = projected if projected is not None else self.schema
         batches = list(
             read_task(
@@ -789,19 +795,7 @@ def overwrite(
         conform(data.schema, ctx.schema)
     change = _Change(ctx)
     _delete_rows(change, bound)
-    change.stage(
-        [data] if isinstance(data, pa.Table) else [_as_table(data)], snapshot_properties, bound
-    )
-
-
-def _as_table(data: Any) -> pa.Table:
-    if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
-    if isinstance(data, pa.RecordBatchReader):
-        return data.read_all()
-    if hasattr(data, "__arrow_c_stream__"):
-        return pa.table(data)
-    raise InvalidArgumentError(f"expected Arrow data, got {type(data).__name__}")
+    change.stage([as_table(data)], snapshot_properties, bound)
 
 
 def _concat(tables: Iterable[pa.Table]) -> list[pa.Table]:

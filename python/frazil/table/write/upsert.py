@@ -45,8 +45,8 @@ from frazil.expressions import (
     LessThanOrEqual,
     bind,
 )
-from frazil.table.read import DeleteCache, prune_schema, read_task
-from frazil.table.write.conform import conform
+from frazil.table.read import DeleteCache, prune_schema
+from frazil.table.write.conform import as_table, conform
 from frazil.table.write.row_delta import (
     _POS,
     COPY_ON_WRITE,
@@ -54,7 +54,6 @@ from frazil.table.write.row_delta import (
     MERGE_ISOLATION,
     MERGE_MODE,
     ROW_ID,
-    _as_table,
     _Change,
     _concat,
     _Context,
@@ -149,8 +148,7 @@ def _prepare(
     schema: Schema, df: Any, join_cols: Sequence[str] | None, case_sensitive: bool
 ) -> _Source:
     """Checks the source and converts it to the table's types (before anything is read)."""
-    if not isinstance(df, pa.Table):
-        df = _as_table(df)
+    df = as_table(df)
     if join_cols is None:
         join_cols = [schema.find_column_name(i) or "" for i in schema.identifier_field_ids]
     cols = list(join_cols)
@@ -189,34 +187,6 @@ def _prepare(
     return _Source(rows, names, cols)
 
 
-def _read(
-    ctx: _Context,
-    task: FileScanTask,
-    cache: DeleteCache,
-    projected: Schema | None,
-    meta: Sequence[str],
-) -> pa.Table:
-    """The live rows of the task's file (deletes applied) in file order: ``projected``'s
-    columns (all when ``None``) and ``meta``."""
-    schema = projected if projected is not None else ctx.schema
-    batches = list(
-        read_task(
-            task,
-            ctx.io,
-            ctx.schema,
-            schema,
-            metadata_columns=meta,
-            name_mapping=ctx.metadata.name_mapping(),
-            residual=AlwaysTrue(),
-            delete_cache=cache,
-        )
-    )
-    if batches:
-        return pa.Table.from_batches(batches)
-    fields = [*schema_to_arrow(schema), *(pa.field(n, pa.int64()) for n in meta)]
-    return pa.schema(fields).empty_table()
-
-
 @dataclass
 class _Matches:
     """Matched (file, position, source row) triples, ordered by file and position."""
@@ -247,7 +217,7 @@ def _find_matches(
     pending: list[pa.Table] = []
     pending_rows = 0
     for i, task in enumerate(tasks):
-        keys = _read(ctx, task, cache, key_schema, [_POS]).select([*cols, _POS])
+        keys = ctx.read(task, cache, key_schema, [_POS]).select([*cols, _POS])
         if keys.num_rows == 0:
             continue
         pending.append(
@@ -283,11 +253,11 @@ def _update_file(
     the change of those that differ; returns the updated rows to write, or ``None``."""
     cow = ctx.mode == COPY_ON_WRITE
     if cow:
-        rows = _read(ctx, task, cache, None, [_POS, ROW_ID, LAST_UPDATED] if ctx.v3 else [_POS])
+        rows = ctx.read(task, cache, None, [_POS, ROW_ID, LAST_UPDATED] if ctx.v3 else [_POS])
     else:
         ids = {ctx.schema.find_field(c).field_id for c in source.others}
-        rows = _read(
-            ctx, task, cache, prune_schema(ctx.schema, ids), [_POS, ROW_ID] if ctx.v3 else [_POS]
+        rows = ctx.read(
+            task, cache, prune_schema(ctx.schema, ids), [_POS, ROW_ID] if ctx.v3 else [_POS]
         )
     live = rows.column(_POS).to_numpy()
     at = np.searchsorted(live, pos)  # rows come in file order, deletes removed
