@@ -56,7 +56,11 @@ SMOKE = os.environ.get("FRAZIL_BENCH_SMOKE", "").strip() not in ("", "0")
 SCALE = 1000 if SMOKE else 1
 ROWS = int(os.environ.get("FRAZIL_BENCH_UPSERT_ROWS", "0")) or 10_000_000 // SCALE
 SOURCE = int(os.environ.get("FRAZIL_BENCH_UPSERT_SOURCE", "0")) or 1_000_000 // SCALE
-PYICEBERG = os.environ.get("FRAZIL_BENCH_UPSERT_PYICEBERG", "1").strip() not in ("", "0")
+# PyIceberg 0.12 crashes (SIGSEGV in Arrow, on its 10,000-term row filter) from about 10,000
+# composite keys on: it is compared at a size it survives, and tried at full size on request.
+PYI_SOURCE = 200 if SMOKE else 5_000
+PYI_ROWS = PYI_SOURCE * 10
+PYICEBERG = os.environ.get("FRAZIL_BENCH_UPSERT_PYICEBERG", "1").strip().lower()
 APPENDS = 10
 ROUNDS = 1 if SMOKE else 3
 SEED = 0x0B5E
@@ -111,25 +115,27 @@ def _arrow_schema() -> pa.Schema:
 
 
 class Env:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, n_rows: int, n_source: int) -> None:
         from frazil.catalog import load_catalog
 
         self.root = root
+        self.rows, self.source_rows = n_rows, n_source
+        self.size = f"{n_source:,} into {n_rows:,}"
         rng = np.random.default_rng(SEED)
-        self.data = rows(np.arange(ROWS), rng.random(ROWS)).cast(_arrow_schema())
-        half = SOURCE // 2
-        picked = np.sort(rng.choice(ROWS, half, replace=False))
+        self.data = rows(np.arange(n_rows), rng.random(n_rows)).cast(_arrow_schema())
+        half = n_source // 2
+        picked = np.sort(rng.choice(n_rows, half, replace=False))
         updates = self.data.take(pa.array(picked))
         updates = updates.set_column(3, "v", pc.add(updates.column("v"), 1.0))
-        inserts = rows(np.arange(ROWS, ROWS + SOURCE - half), rng.random(SOURCE - half))
+        inserts = rows(np.arange(n_rows, n_rows + n_source - half), rng.random(n_source - half))
         self.source = pa.concat_tables([updates, inserts.cast(_arrow_schema())])
         self.source_path = root / "source.parquet"
         pq.write_table(self.source, self.source_path)
         # The independent oracle: the table after the upsert, in counts and sums.
         self.expected = {
             "updated": half,
-            "inserted": SOURCE - half,
-            "rows": ROWS + SOURCE - half,
+            "inserted": n_source - half,
+            "rows": n_rows + n_source - half,
             "v": float(pc.sum(self.data.column("v")).as_py())
             + half
             + float(pc.sum(inserts.column("v")).as_py()),
@@ -150,8 +156,8 @@ class Env:
                 frazil_schema(),
                 properties={"format-version": str(version)},
             )
-            step = -(-ROWS // APPENDS)
-            for lo in range(0, ROWS, step):
+            step = -(-self.rows // APPENDS)
+            for lo in range(0, self.rows, step):
                 t.append(self.data.slice(lo, step))
             self.files[version] = [task.file for task in t.scan().plan_files()]
         self.count += 1
@@ -176,15 +182,21 @@ class Env:
         cat = SqlCatalog("p", uri=f"sqlite:///{base / 'catalog.db'}", warehouse=f"file://{base}")
         cat.create_namespace("db")
         t = cat.create_table("db.t", _arrow_schema(), properties={"format-version": "2"})
-        step = -(-ROWS // APPENDS)
-        for lo in range(0, ROWS, step):
+        step = -(-self.rows // APPENDS)
+        for lo in range(0, self.rows, step):
             t.append(self.data.slice(lo, step))
         return "db.t"
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Env:
-    return Env(tmp_path_factory.mktemp("upsert-bench"))
+    return Env(tmp_path_factory.mktemp("upsert-bench"), ROWS, SOURCE)
+
+
+@pytest.fixture(scope="module")
+def small_env(tmp_path_factory: pytest.TempPathFactory) -> Env:
+    """The size PyIceberg survives, for the comparison."""
+    return Env(tmp_path_factory.mktemp("upsert-bench-small"), PYI_ROWS, PYI_SOURCE)
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,6 +227,7 @@ def _worker(impl: str, root: str, name: str, source: str) -> None:
 
 
 def _run(env: Env, impl: str, name: str) -> dict[str, Any]:
+    started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, __file__, impl, str(env.root), name, str(env.source_path)],
         capture_output=True,
@@ -223,6 +236,9 @@ def _run(env: Env, impl: str, name: str) -> dict[str, Any]:
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
     )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    if impl == "pyiceberg" and proc.returncode < 0:
+        signal = f"signal {-proc.returncode}" + (" (SIGSEGV)" if proc.returncode == -11 else "")
+        return {"crashed": signal, "wall": time.perf_counter() - started}
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]
     out: dict[str, Any] = json.loads(lines[-1][len("RESULT ") :])
     return out
@@ -244,8 +260,8 @@ def _check(env: Env, got: pa.Table, res: dict[str, Any], label: str) -> pa.Table
 _SORTED: dict[str, pa.Table] = {}
 
 
-def _record(label: str, runs: list[dict[str, Any]]) -> None:
-    _TIMES[label] = {
+def _record(env: Env, label: str, runs: list[dict[str, Any]]) -> None:
+    _TIMES[f"{label} | {env.size}"] = {
         "median": statistics.median(r["wall"] for r in runs),
         "cpu": statistics.median(r["cpu"] for r in runs),
         "rss": max(r["rss"] for r in runs),
@@ -253,39 +269,67 @@ def _record(label: str, runs: list[dict[str, Any]]) -> None:
     }
 
 
-@pytest.mark.parametrize(("mode", "version"), CASES, ids=[f"{m}-v{v}" for m, v in CASES])
-def test_upsert_frazil(env: Env, mode: str, version: int) -> None:
+def _frazil(env: Env, mode: str, version: int) -> None:
     label = f"frazil, {mode}, v{version}"
     runs, name = [], ""
     for _ in range(ROUNDS):
         name = env.frazil_table(version, mode)
         runs.append(_run(env, "frazil", name))
-    _record(label, runs)
+    _record(env, label, runs)
     got = _check(env, _read_frazil(env, name), runs[-1], label)
-    first = _SORTED.setdefault("frazil", got)
+    first = _SORTED.setdefault(env.size, got)
     assert got.equals(first), label
     summary = env.catalog.load_table(name).current_snapshot().summary
     _NOTES.append(
-        f"- {label}: {summary.get('added-data-files', '0')} data files added, "
+        f"- {label}, {env.size}: {summary.get('added-data-files', '0')} data files added, "
         f"{summary.get('deleted-data-files', '0')} removed, "
         f"{summary.get('added-delete-files', '0')} delete files added "
         f"(the table has {len(env.files[version])} data files)"
     )
 
 
-def test_upsert_pyiceberg(env: Env) -> None:
-    pytest.importorskip("pyiceberg")
-    if not PYICEBERG:
-        pytest.skip("FRAZIL_BENCH_UPSERT_PYICEBERG=0")
-    name = env.pyiceberg_table()
-    res = _run(env, "pyiceberg", name)
-    _record("PyIceberg 0.12, copy-on-write (overwrite + append), v2", [res])
+def _pyiceberg(env: Env) -> None:
     from pyiceberg.catalog.sql import SqlCatalog
 
+    name = env.pyiceberg_table()
+    label = "PyIceberg 0.12 (overwrite + append), v2"
+    res = _run(env, "pyiceberg", name)
+    if "crashed" in res:
+        _TIMES[f"{label} | {env.size}"] = {"crashed": res["crashed"], "median": res["wall"]}
+        _NOTES.append(
+            f"- {label}, {env.size}: the child process died with {res['crashed']} after "
+            f"{res['wall']:,.0f} s, without a result"
+        )
+        return
+    _record(env, label, [res])
     base = env.root / "pyiceberg"
     cat = SqlCatalog("p", uri=f"sqlite:///{base / 'catalog.db'}", warehouse=f"file://{base}")
     got = _check(env, cat.load_table(name).scan().to_arrow(), res, "pyiceberg")
-    assert "frazil" not in _SORTED or got.equals(_SORTED["frazil"].cast(got.schema))
+    assert env.size not in _SORTED or got.equals(_SORTED[env.size].cast(got.schema))
+
+
+@pytest.mark.parametrize(("mode", "version"), CASES, ids=[f"{m}-v{v}" for m, v in CASES])
+def test_upsert_frazil(env: Env, mode: str, version: int) -> None:
+    _frazil(env, mode, version)
+
+
+@pytest.mark.parametrize(("mode", "version"), CASES, ids=[f"{m}-v{v}" for m, v in CASES])
+def test_upsert_frazil_small(small_env: Env, mode: str, version: int) -> None:
+    _frazil(small_env, mode, version)
+
+
+def test_upsert_pyiceberg_small(small_env: Env) -> None:
+    pytest.importorskip("pyiceberg")
+    if PYICEBERG in ("", "0"):
+        pytest.skip("FRAZIL_BENCH_UPSERT_PYICEBERG=0")
+    _pyiceberg(small_env)
+
+
+def test_upsert_pyiceberg_full_size(env: Env) -> None:
+    pytest.importorskip("pyiceberg")
+    if PYICEBERG != "full":
+        pytest.skip("FRAZIL_BENCH_UPSERT_PYICEBERG=full runs it (it crashes, after many minutes)")
+    _pyiceberg(env)
 
 
 # --------------------------------------------------------------------------------------------
@@ -302,30 +346,44 @@ def _report() -> list[str]:
         f"average (1/5/15 min) at the end {load}",
         f"- Python {platform.python_version()}, pyarrow {pa.__version__}, PyIceberg "
         f"{version('pyiceberg')}",
-        f"- upsert {SOURCE:,} rows ({SOURCE // 2:,} updates, {SOURCE - SOURCE // 2:,} inserts), "
-        f"join_cols a (long), b (string), c (date), into {ROWS:,} rows in {APPENDS} appends",
+        "- size `S into N`: upsert S rows (S/2 updates that change `v`, S/2 inserts), join_cols "
+        f"a (long), b (string), c (date), into a table of N rows written in {APPENDS} appends",
         "- wall and CPU: median over the rounds of the `upsert` call alone, each round in a "
         "fresh child process; peak RSS: the child's maximum resident set (source, runtime and "
         "all), over the rounds",
         "",
-        "| case | rounds | seconds (wall) | CPU seconds | peak RSS (MB) | vs PyIceberg (wall) |",
-        "|---|---|---|---|---|---|",
+        "| case | size | rounds | seconds (wall) | CPU seconds | peak RSS (MB) "
+        "| PyIceberg wall / this wall |",
+        "|---|---|---|---|---|---|---|",
     ]
-    pyi = next((t for k, t in _TIMES.items() if k.startswith("PyIceberg")), None)
-    for label, t in _TIMES.items():
-        ratio = f"{pyi['median'] / t['median']:.1f}x" if pyi and t["median"] > 0 else "—"
+    pyi = {
+        key.split(" | ")[1]: t
+        for key, t in _TIMES.items()
+        if key.startswith("PyIceberg") and "crashed" not in t
+    }
+    ratios = []
+    for key, t in _TIMES.items():
+        label, size = key.split(" | ")
+        if "crashed" in t:
+            lines.append(
+                f"| {label} | {size} | 1 | crashed ({t['crashed']}) after {t['median']:,.0f} s "
+                "| — | — | — |"
+            )
+            continue
+        p = pyi.get(size)
+        ratio = p["median"] / t["median"] if p and t["median"] > 0 else None
+        if ratio is not None and label.startswith("frazil"):
+            ratios.append(ratio)
         lines.append(
-            f"| {label} | {t['rounds']} | {t['median']:.2f} | {t['cpu']:.2f} | "
-            f"{t['rss'] / 2**20:,.0f} | {ratio} |"
+            f"| {label} | {size} | {t['rounds']} | {t['median']:.2f} | {t['cpu']:.2f} | "
+            f"{t['rss'] / 2**20:,.0f} | {'—' if ratio is None else f'{ratio:.1f}x'} |"
         )
-    if pyi and not SMOKE:
-        best = max(pyi["median"] / t["median"] for k, t in _TIMES.items() if k.startswith("f"))
-        worst = min(pyi["median"] / t["median"] for k, t in _TIMES.items() if k.startswith("f"))
+    if ratios and not SMOKE:
         lines += [
             "",
-            f"- target (issue 18): frazil at least 20x faster than PyIceberg: "
-            f"{'PASS' if worst >= 20 else 'FAIL'} (slowest frazil case {worst:.1f}x, fastest "
-            f"{best:.1f}x)",
+            "- target (issue 18): frazil at least 20x faster than PyIceberg, where PyIceberg "
+            f"completes: {'PASS' if min(ratios) >= 20 else 'FAIL'} (slowest frazil case "
+            f"{min(ratios):.1f}x, fastest {max(ratios):.1f}x)",
         ]
     return [*lines, "", "Notes:", "", *_NOTES, ""]
 
