@@ -239,6 +239,15 @@ def test_a_million_composite_keys(catalog: Any, version: int, mode: str) -> None
     assert by_key(scan(t)).equals(expected)
 
 
+@pytest.mark.parametrize("version", VERSIONS)
+def test_empty_table_inserts_everything(catalog: Any, version: int) -> None:
+    t = catalog.create_table("db.t", SCHEMA, properties={"format-version": str(version)})
+    source = keyed(np.arange(1_000), np.ones(1_000))
+    assert t.upsert(source, join_cols=KEYS3) == UpsertResult(0, 1_000)
+    assert by_key(scan(t)).equals(by_key(source))
+    assert t.upsert(source.slice(0, 0), join_cols=KEYS3) == UpsertResult(0, 0)
+
+
 def test_null_keys(catalog: Any) -> None:
     data = pa.table(
         {

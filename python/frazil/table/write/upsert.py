@@ -26,9 +26,12 @@ equality), so it is neither updated nor counted as a duplicate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -73,6 +76,10 @@ IN_PREDICATE_LIMIT = 200
 # Target key rows joined at once: the source's hash table is built once per batch, and a
 # batch of 16M keys of a few columns stays within a few hundred MB.
 _JOIN_BATCH_ROWS = 16_000_000
+# Files read at once (as DataScan.to_arrow's default read-threads).
+_READ_THREADS = min(8, os.cpu_count() or 1)
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass()
@@ -187,6 +194,23 @@ def _prepare(
     return _Source(rows, names, cols)
 
 
+def _in_order(fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+    """``fn`` over ``items`` on a thread pool (Parquet decoding and delete application release
+    the GIL), in order, at most as many results ahead of the consumer as there are threads."""
+    workers = min(_READ_THREADS, len(items))
+    if workers <= 1:
+        yield from map(fn, items)
+        return
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="frazil-upsert") as pool:
+        ahead: deque[Future[R]] = deque()
+        for item in items:
+            ahead.append(pool.submit(fn, item))
+            if len(ahead) > workers:
+                yield ahead.popleft().result()
+        while ahead:
+            yield ahead.popleft().result()
+
+
 @dataclass
 class _Matches:
     """Matched (file, position, source row) triples, ordered by file and position."""
@@ -216,8 +240,11 @@ def _find_matches(
     joined: list[pa.Table] = []
     pending: list[pa.Table] = []
     pending_rows = 0
-    for i, task in enumerate(tasks):
-        keys = ctx.read(task, cache, key_schema, [_POS]).select([*cols, _POS])
+
+    def read_keys(task: FileScanTask) -> pa.Table:
+        return ctx.read(task, cache, key_schema, [_POS]).select([*cols, _POS])
+
+    for i, keys in enumerate(_in_order(read_keys, tasks)):
         if keys.num_rows == 0:
             continue
         pending.append(
@@ -240,27 +267,36 @@ def _find_matches(
     return _Matches(file[order], pos[order], src[order])
 
 
+def _read_matched(
+    ctx: _Context, cache: DeleteCache, source: _Source, task: FileScanTask
+) -> pa.Table:
+    """What a file with matches is read for: its whole rows with lineage (copy-on-write
+    rewrites it), else its non-key columns and, on v3, ``_row_id`` (merge-on-read)."""
+    if ctx.mode == COPY_ON_WRITE:
+        return ctx.read(task, cache, None, [_POS, ROW_ID, LAST_UPDATED] if ctx.v3 else [_POS])
+    ids = {ctx.schema.find_field(c).field_id for c in source.others}
+    meta = [_POS, ROW_ID] if ctx.v3 else [_POS]
+    return ctx.read(task, cache, prune_schema(ctx.schema, ids), meta)
+
+
 def _update_file(
     ctx: _Context,
     change: _Change,
-    task: FileScanTask,
-    cache: DeleteCache,
     source: _Source,
+    rows: pa.Table,
+    task: FileScanTask,
     pos: np.ndarray,
     src: np.ndarray,
 ) -> pa.Table | None:
-    """Compares one file's matched rows (ascending ``pos``) with their source rows and stages
-    the change of those that differ; returns the updated rows to write, or ``None``."""
-    cow = ctx.mode == COPY_ON_WRITE
-    if cow:
-        rows = ctx.read(task, cache, None, [_POS, ROW_ID, LAST_UPDATED] if ctx.v3 else [_POS])
-    else:
-        ids = {ctx.schema.find_field(c).field_id for c in source.others}
-        rows = ctx.read(
-            task, cache, prune_schema(ctx.schema, ids), [_POS, ROW_ID] if ctx.v3 else [_POS]
-        )
+    """Compares one file's matched rows (``rows`` read by :func:`_read_matched`; ``pos``
+    ascending) with their source rows and stages the change of those that differ; returns the
+    updated rows to write, or ``None``."""
     live = rows.column(_POS).to_numpy()
-    at = np.searchsorted(live, pos)  # rows come in file order, deletes removed
+    if len(live) > 1 and not (np.diff(live) > 0).all():  # read_task keeps file order; if not
+        order = np.argsort(live, kind="stable")
+        at = order[np.searchsorted(live[order], pos)]
+    else:
+        at = np.searchsorted(live, pos)
     target = rows.take(pa.array(at))
     new = source.rows.take(pa.array(src))
     changed = np.zeros(len(pos), dtype=bool)
@@ -273,7 +309,7 @@ def _update_file(
     if ctx.v3:
         updated = updated.append_column(ROW_ID, target.filter(mask).column(ROW_ID))
         updated = updated.append_column(LAST_UPDATED, pa.nulls(updated.num_rows, pa.int64()))
-    if cow:
+    if ctx.mode == COPY_ON_WRITE:
         keep = np.ones(rows.num_rows, dtype=bool)
         keep[at[changed]] = False
         change.remove_file(task)
@@ -313,23 +349,23 @@ def upsert(
     change = _Change(ctx)
     updated: list[pa.Table] = []
     if when_matched_update_all and len(matches.source):
-        if len(np.unique(matches.source)) != len(matches.source):
+        if np.bincount(matches.source).max() > 1:
             raise ValidationError("Target table has duplicate rows, aborting upsert")
         if source.others:
             starts = np.flatnonzero(np.diff(matches.file, prepend=-1))
             ends = [*starts[1:], len(matches.file)]
-            for s, e in zip(starts, ends, strict=True):
-                rows = _update_file(
-                    ctx,
-                    change,
-                    tasks[int(matches.file[s])],
-                    cache,
-                    source,
-                    matches.pos[s:e],
-                    matches.source[s:e],
-                )
-                if rows is not None:
-                    updated.append(rows)
+            groups = [
+                (tasks[int(matches.file[s])], matches.pos[s:e], matches.source[s:e])
+                for s, e in zip(starts, ends, strict=True)
+            ]
+
+            def read_matched(group: tuple[FileScanTask, np.ndarray, np.ndarray]) -> pa.Table:
+                return _read_matched(ctx, cache, source, group[0])
+
+            for group, rows in zip(groups, _in_order(read_matched, groups), strict=True):
+                new = _update_file(ctx, change, source, rows, *group)
+                if new is not None:
+                    updated.append(new)
     new_data = list(updated)
     inserted = 0
     if when_not_matched_insert_all:
