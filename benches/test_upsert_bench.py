@@ -11,7 +11,11 @@ new keys. ``table.upsert(source, join_cols=["a", "b", "c"])``:
   vectors); each round on a fresh table holding the same data files (registered by a fast
   append, outside the timing);
 - PyIceberg 0.12 on its own v2 table (``SqlCatalog``, SQLite) of the same rows in the same
-  appends; one round.
+  appends; one round. PyIceberg builds one ``EqualTo``-``And`` term per source row into one
+  ``Or`` and hands it to Arrow as the scan's filter, and Arrow crashes (SIGSEGV) on it from about
+  10,000 composite keys: so both are compared at ``PYI_SOURCE`` into ``10 * PYI_SOURCE`` rows
+  (5,000 into 50,000), frazil alone at full size, and PyIceberg at full size only with
+  ``FRAZIL_BENCH_UPSERT_PYICEBERG=full`` (a crash is recorded as such).
 
 Each run is a child process (``python benches/test_upsert_bench.py ...``) that loads the table
 and the source (a Parquet file) and times only the ``upsert`` call; it reports wall and CPU
@@ -26,8 +30,8 @@ frazil copy-on-write's.
     FRAZIL_BENCH_SMOKE=1 .venv/bin/python -m pytest benches/test_upsert_bench.py -m benchmark
 
 ``FRAZIL_BENCH_UPSERT_ROWS`` / ``FRAZIL_BENCH_UPSERT_SOURCE`` override the sizes;
-``FRAZIL_BENCH_UPSERT_PYICEBERG=0`` skips PyIceberg (it needs a very long time at full size:
-see benches/upsert_results.md). On a full run the table is written to benches/upsert_results.md.
+``FRAZIL_BENCH_UPSERT_PYICEBERG=0`` skips PyIceberg, ``=full`` also runs it at full size. On a
+full run the table is written to benches/upsert_results.md.
 """
 
 from __future__ import annotations
