@@ -126,16 +126,57 @@ def _bind_candidates(schema: Schema, keys: pa.Table, case_sensitive: bool) -> Bo
 
 
 def _differs(a: pa.ChunkedArray | pa.Array, b: pa.ChunkedArray | pa.Array) -> np.ndarray:
-    """Null-safe inequality per row (NaN equals NaN), as a numpy bool array."""
+    """Null-safe inequality per row (NaN equals NaN), as a numpy bool array; nested values
+    compared member by member (Arrow has no comparison kernels for them)."""
+    if isinstance(a, pa.ChunkedArray):
+        a = a.combine_chunks()
+    if isinstance(b, pa.ChunkedArray):
+        b = b.combine_chunks()
     t = a.type
-    if pa.types.is_nested(t) or pa.types.is_dictionary(t):
-        # Arrow has no comparison kernels for nested types: compare these values as Python.
-        return np.array([x != y for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True)], bool)
+    if pa.types.is_dictionary(t):
+        return _differs(a.dictionary_decode(), b.dictionary_decode())
+    if pa.types.is_map(t):  # as the list of key-value structs it is
+        entries = pa.list_(pa.field("entries", pa.struct([t.key_field, t.item_field]), False))
+        return _differs(a.cast(entries), b.cast(entries))
+    a_null = _np_bool(a.is_null())
+    b_null = _np_bool(b.is_null())
+    out: np.ndarray = a_null != b_null
+    both: np.ndarray = ~(a_null | b_null)
+    if pa.types.is_struct(t):
+        for i in range(t.num_fields):
+            # A child's slot under a null struct holds anything: only both-valid rows count.
+            out |= both & _differs(_struct_child(a, i), _struct_child(b, i))
+        return out
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        lengths = _np_int(pc.list_value_length(a)), _np_int(pc.list_value_length(b))
+        out |= both & (lengths[0] != lengths[1])
+        same = np.flatnonzero(both & (lengths[0] == lengths[1]))
+        if len(same):
+            rows = pa.array(same)
+            sa, sb = a.take(rows), b.take(rows)
+            # Equal lengths per row, so the flattened members line up.
+            members = _differs(sa.flatten(), sb.flatten())
+            parents = _np_int(pc.list_parent_indices(sa))
+            hit = np.bincount(parents[members], minlength=len(same)) > 0
+            out[same[hit]] = True
+        return out
     ne = pc.not_equal(a, b)
     if pa.types.is_floating(t):
         ne = pc.and_(ne, pc.invert(pc.and_(pc.is_nan(a), pc.is_nan(b))))
-    out = pc.or_(pc.fill_null(ne, False), pc.xor(pc.is_null(a), pc.is_null(b)))
-    return np.asarray(out.to_numpy(zero_copy_only=False), dtype=bool)
+    out |= both & _np_bool(pc.fill_null(ne, False))
+    return out
+
+
+def _struct_child(a: pa.StructArray, i: int) -> pa.Array:
+    return a.field(i) if a.offset == 0 else pc.struct_field(a, [i])
+
+
+def _np_bool(a: pa.Array) -> np.ndarray:
+    return np.asarray(a.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _np_int(a: pa.Array) -> np.ndarray:
+    return np.asarray(pc.fill_null(a, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 @dataclass
