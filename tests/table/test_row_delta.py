@@ -32,7 +32,7 @@ from frazil.expressions.metrics_evaluator import (
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.table import Table
-from frazil.table.write.row_delta import UpsertResult
+from frazil.table.write.upsert import UpsertResult
 from frazil.transforms import parse as parse_transform
 from frazil.types import DoubleType, LongType, NestedField, StringType
 from frazil.values import from_bytes

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from frazil.table.update.spec import UpdateSpec
     from frazil.table.write.conform import ArrowData
     from frazil.table.write.maintenance import RewriteDataFilesResult
-    from frazil.table.write.row_delta import UpsertResult
+    from frazil.table.write.upsert import UpsertResult
 
 __all__ = ["MAIN_BRANCH", "Table", "Transaction"]
 

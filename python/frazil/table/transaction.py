@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from frazil.table.update.sort_order import ReplaceSortOrder
     from frazil.table.update.spec import UpdateSpec
     from frazil.table.write.conform import ArrowData
-    from frazil.table.write.row_delta import UpsertResult
+    from frazil.table.write.upsert import UpsertResult
 
 __all__ = ["RetryPolicy", "Transaction", "requirements_for"]
 
@@ -337,8 +337,9 @@ class Transaction:
         branch: str | None = None,
         snapshot_properties: Mapping[str, str] | None = None,
     ) -> UpsertResult:
-        """Updates matching rows and inserts new ones, in one snapshot."""
-        from frazil.table.write.row_delta import upsert
+        """Updates matching rows and inserts new ones, in one snapshot; returns an
+        ``UpsertResult``."""
+        from frazil.table.write.upsert import upsert
 
         return upsert(
             self,

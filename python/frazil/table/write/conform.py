@@ -67,6 +67,7 @@ __all__ = [
     "ArrowData",
     "ArrowStreamExportable",
     "ConformedInput",
+    "as_table",
     "conform",
     "input_batches",
 ]
@@ -107,6 +108,14 @@ ArrowData: TypeAlias = (
     | ArrowStreamExportable
     | Iterable[pa.Table | pa.RecordBatch]
 )
+
+
+def as_table(data: ArrowData) -> pa.Table:
+    """An Arrow input (any shape :func:`input_batches` takes) read whole into a ``pa.Table``."""
+    if isinstance(data, pa.Table):
+        return data
+    schema, batches, _ = input_batches(data)
+    return pa.Table.from_batches(list(batches), schema)
 
 
 def input_batches(data: ArrowData) -> tuple[pa.Schema, Iterator[pa.RecordBatch], bool]:

@@ -1,5 +1,5 @@
-"""Row-level changes: ``overwrite`` by filter, ``delete`` by filter and ``upsert`` (PyIceberg's
-semantics), copy-on-write or merge-on-read.
+"""Row-level changes: ``overwrite`` by filter and ``delete`` by filter, copy-on-write or
+merge-on-read, and the machinery :mod:`frazil.table.write.upsert` shares with them.
 
 Every operation plans the files of the branch head that may hold affected rows (the native
 planner: partition and metrics pruning, delete files attached) and then, per file:
@@ -49,11 +49,7 @@ from frazil.exceptions import InvalidArgumentError, ValidationError
 from frazil.expressions import (
     AlwaysFalse,
     AlwaysTrue,
-    And,
     BooleanExpression,
-    EqualTo,
-    In,
-    Or,
     bind,
     parse,
 )
@@ -71,7 +67,7 @@ from frazil.table.read import (
     read_task,
 )
 from frazil.table.update.snapshot import DELETED, RowDelta
-from frazil.table.write.conform import conform
+from frazil.table.write.conform import as_table, conform
 from frazil.table.write.delete_writer import DeleteWriter
 from frazil.table.write.writer import DataFileWriter, WrittenFilesStep
 
@@ -80,7 +76,7 @@ if TYPE_CHECKING:
     from frazil.table.scan import FileScanTask
     from frazil.table.transaction import Transaction
 
-__all__ = ["UpsertResult", "delete", "overwrite", "upsert"]
+__all__ = ["delete", "overwrite"]
 
 logger = logging.getLogger(__name__)
 
@@ -96,15 +92,6 @@ ROW_ID = "_row_id"
 LAST_UPDATED = "_last_updated_sequence_number"
 _LINEAGE = ((ROW_ID, ROW_ID_FIELD_ID), (LAST_UPDATED, LAST_UPDATED_FIELD_ID))
 _POS = "_pos"
-_SOURCE_INDEX = "__frazil_source_index"
-
-
-@dataclass()
-class UpsertResult:
-    """What an upsert changed (PyIceberg's ``UpsertResult``)."""
-
-    rows_updated: int = 0
-    rows_inserted: int = 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,11 +285,17 @@ class _Context:
         return list(scan.plan_files())
 
     def read(
-        self, task: FileScanTask, cache: DeleteCache, projected: Schema | None = None
+        self,
+        task: FileScanTask,
+        cache: DeleteCache,
+        projected: Schema | None = None,
+        meta: Sequence[str] | None = None,
     ) -> pa.Table:
-        """The live rows of the task's file with ``_pos``, and on v3 lineage unless
-        ``projected`` narrows the columns (merge-on-read only needs the filter's columns)."""
-        meta = [_POS, ROW_ID, LAST_UPDATED] if self.v3 and projected is None else [_POS]
+        """The live rows of the task's file in file order with ``meta`` (default: ``_pos``,
+        and on v3 lineage unless ``projected`` narrows the columns: merge-on-read only needs
+        the filter's columns)."""
+        if meta is None:
+            meta = [_POS, ROW_ID, LAST_UPDATED] if self.v3 and projected is None else [_POS]
         schema = projected if projected is not None else self.schema
         batches = list(
             read_task(
@@ -557,177 +550,7 @@ def overwrite(
         conform(data.schema, ctx.schema)
     change = _Change(ctx)
     _delete_rows(change, bound)
-    change.stage(
-        [data] if isinstance(data, pa.Table) else [_as_table(data)], snapshot_properties, bound
-    )
-
-
-def _as_table(data: Any) -> pa.Table:
-    if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
-    if isinstance(data, pa.RecordBatchReader):
-        return data.read_all()
-    if hasattr(data, "__arrow_c_stream__"):
-        return pa.table(data)
-    raise InvalidArgumentError(f"expected Arrow data, got {type(data).__name__}")
-
-
-# ---- upsert
-
-
-def _match_filter(keys: pa.Table, join_cols: Sequence[str]) -> BooleanExpression:
-    """Rows of the table whose join columns equal one of ``keys``' rows (non-null keys only)."""
-    if len(join_cols) == 1:
-        vals = pc.unique(keys.column(0).drop_null()).to_pylist()
-        return In(join_cols[0], vals) if vals else AlwaysFalse()
-    terms: list[BooleanExpression] = []
-    for row in keys.drop_null().to_pylist():
-        parts = [EqualTo(c, row[c]) for c in join_cols]
-        e: BooleanExpression = parts[0]
-        for p in parts[1:]:
-            e = And(e, p)
-        terms.append(e)
-    if not terms:
-        return AlwaysFalse()
-    out = terms[0]
-    for t in terms[1:]:
-        out = Or(out, t)
-    return out
-
-
-def _differs(a: pa.ChunkedArray, b: pa.ChunkedArray) -> pa.Array:
-    """Null-safe inequality per row (NaN equals NaN)."""
-    t = a.type
-    if pa.types.is_nested(t) or pa.types.is_dictionary(t):
-        # Arrow has no comparison kernels for nested types: compare the values as Python.
-        return pa.array([x != y for x, y in zip(a.to_pylist(), b.to_pylist(), strict=True)])
-    ne = pc.not_equal(a, b)
-    if pa.types.is_floating(t):
-        both_nan = pc.and_(pc.is_nan(a), pc.is_nan(b))
-        ne = pc.and_(ne, pc.invert(both_nan))
-    nulls = pc.xor(pc.is_null(a), pc.is_null(b))
-    return pc.or_(pc.fill_null(ne, False), nulls)
-
-
-def upsert(
-    transaction: Transaction,
-    df: pa.Table,
-    join_cols: Sequence[str] | None = None,
-    when_matched_update_all: bool = True,
-    when_not_matched_insert_all: bool = True,
-    case_sensitive: bool = True,
-    branch: str | None = None,
-    snapshot_properties: Mapping[str, str] | None = None,
-) -> UpsertResult:
-    """Updates the rows whose join columns match a row of ``df`` (when any other column
-    differs) and inserts the rows of ``df`` that match none, in one snapshot. Updated rows keep
-    their ``_row_id`` (v3)."""
-    md = transaction.table_metadata
-    schema = md.schema()
-    if not isinstance(df, pa.Table):
-        df = _as_table(df)
-    if join_cols is None:
-        join_cols = [schema.find_column_name(i) or "" for i in schema.identifier_field_ids]
-    join_cols = list(join_cols)
-    if not join_cols:
-        raise InvalidArgumentError(
-            "join columns could not be found: set the table's identifier fields or pass join_cols"
-        )
-    if not when_matched_update_all and not when_not_matched_insert_all:
-        raise InvalidArgumentError("no upsert options selected: nothing to do")
-    missing = [c for c in join_cols if c not in df.column_names]
-    if missing:
-        raise InvalidArgumentError(f"join columns {missing} are not in the data")
-    if _SOURCE_INDEX in df.column_names:
-        raise InvalidArgumentError(f"{_SOURCE_INDEX!r} is reserved")
-    # The source in the table's types (checks the schema before anything is read).
-    conformed = conform(df.schema, schema)
-    batches = [conformed.convert(b) for b in df.to_batches()]
-    source = pa.Table.from_batches(batches, conformed.arrow_schema)
-    # In the types a scan reads, so that keys join and values compare with the table's.
-    read_types = schema_to_arrow(schema)
-    names = [f.name for f in read_types if f.name in source.column_names]
-    source = pa.table([source.column(n).cast(read_types.field(n).type) for n in names], names=names)
-    join_cols = [schema.find_field(c, case_sensitive).name for c in join_cols]
-    if source.num_rows:
-        counts = source.group_by(join_cols, use_threads=False).aggregate([([], "count_all")])
-        if pc.max(counts.column("count_all")).as_py() > 1:
-            raise ValidationError(
-                "Duplicate rows found in source dataset based on the key columns. "
-                "No upsert executed"
-            )
-    if source.num_rows == 0:
-        return UpsertResult()
-
-    ctx = _Context.make(transaction, branch, MERGE_MODE, MERGE_ISOLATION)
-    match = _match_filter(source.select(join_cols), join_cols)
-    bound = bind(ctx.schema, match, case_sensitive)
-    source = source.append_column(_SOURCE_INDEX, pa.array(np.arange(source.num_rows)))
-    keys = source.select([*join_cols, _SOURCE_INDEX])
-    cache = DeleteCache(ctx.io, ctx.metadata.name_mapping())
-    change = _Change(ctx)
-    matched_sources: list[np.ndarray] = []
-    updated: list[pa.Table] = []
-    seen_targets = 0
-    others = [c for c in names if c not in join_cols]
-    for task in ctx.tasks(bound):
-        rows = ctx.read(task, cache)
-        if rows.num_rows == 0:
-            continue
-        joined = rows.select([*join_cols, _POS]).join(
-            keys, keys=join_cols, join_type="inner", use_threads=False
-        )
-        if joined.num_rows == 0:
-            continue
-        seen_targets += joined.num_rows
-        src_idx = joined.column(_SOURCE_INDEX).to_numpy()
-        matched_sources.append(src_idx)
-        if not when_matched_update_all:
-            continue
-        pos = joined.column(_POS).to_numpy()
-        order = np.argsort(pos)
-        pos, src_idx = pos[order], src_idx[order]
-        target = rows.filter(pc.is_in(rows.column(_POS), value_set=pa.array(pos)))
-        # ``target`` is in position order, like ``pos``.
-        new = source.take(pa.array(src_idx))
-        changed = np.zeros(len(pos), dtype=bool)
-        for c in others:
-            changed |= _differs(new.column(c), target.column(c)).to_numpy(zero_copy_only=False)
-        if not changed.any():
-            continue
-        pos = pos[changed]
-        new = new.filter(pa.array(changed)).select(names)
-        if ctx.v3:
-            ids = target.filter(pa.array(changed)).column(ROW_ID)
-            new = new.append_column(ROW_ID, ids)
-            new = new.append_column(LAST_UPDATED, pa.nulls(new.num_rows, pa.int64()))
-        updated.append(new)
-        if ctx.mode == COPY_ON_WRITE:
-            change.remove_file(task)
-            kept = _without(rows, pos)
-            if kept.num_rows:
-                change.rewritten.append(_data_columns(kept, ctx.v3))
-        else:
-            change.delete_positions(task, pos, rows.num_rows)
-    all_matched = np.concatenate(matched_sources) if matched_sources else np.empty(0, np.int64)
-    if len(np.unique(all_matched)) != len(all_matched) and when_matched_update_all:
-        raise ValidationError("Target table has duplicate rows, aborting upsert")
-    inserted = 0
-    new_data = list(updated)
-    if when_not_matched_insert_all:
-        mask = pc.invert(pc.is_in(source.column(_SOURCE_INDEX), value_set=pa.array(all_matched)))
-        inserts = source.filter(mask).select(names)
-        inserted = inserts.num_rows
-        if inserted:
-            if ctx.v3:
-                inserts = inserts.append_column(ROW_ID, pa.nulls(inserted, pa.int64()))
-                inserts = inserts.append_column(LAST_UPDATED, pa.nulls(inserted, pa.int64()))
-            new_data.append(inserts)
-    n_updated = sum(t.num_rows for t in updated)
-    if new_data or change.removed or change.positions:
-        conflict = bound if (n_updated or change.removed) else None
-        change.stage(_concat(new_data), snapshot_properties, conflict)
-    return UpsertResult(rows_updated=n_updated, rows_inserted=inserted)
+    change.stage([as_table(data)], snapshot_properties, bound)
 
 
 def _concat(tables: Iterable[pa.Table]) -> list[pa.Table]:
