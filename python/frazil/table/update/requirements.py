@@ -120,7 +120,8 @@ class _IntRequirement(TableRequirement):
 
     @property
     def expected(self) -> int:
-        return getattr(self, self.attr)
+        value: int = getattr(self, self.attr)
+        return value
 
     def validate(self, base: TableMetadata | None) -> None:
         base = _exists(base, self.what)

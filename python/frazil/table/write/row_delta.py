@@ -429,10 +429,10 @@ class _Change:
 
 def _matched_positions(rows: pa.Table, bound: BooleanExpression, schema: Schema) -> np.ndarray:
     """``_pos`` of the rows the filter makes true (null is not true)."""
-    if isinstance(bound, AlwaysTrue):
-        return rows.column(_POS).to_numpy()
-    matched = rows.filter(expression_to_arrow(bound, schema))
-    return matched.column(_POS).to_numpy()
+    if not isinstance(bound, AlwaysTrue):
+        rows = rows.filter(expression_to_arrow(bound, schema))
+    positions: np.ndarray = rows.column(_POS).to_numpy()
+    return positions
 
 
 def _without(rows: pa.Table, pos: np.ndarray) -> pa.Table:
