@@ -5,6 +5,7 @@ from typing import Any, final
 __all__ = [
     "ArrowArrayExport",
     "DeletionVector",
+    "EqualityDeleteSet",
     "RecordBatchExport",
     "ScanPlanner",
     "__version__",
@@ -76,6 +77,15 @@ class DeletionVector:
     def keep_indices(self, start: int, length: int) -> ArrowArrayExport: ...
     def union(self, other: DeletionVector) -> DeletionVector: ...
     def __eq__(self, value: object, /) -> bool: ...
+    def __len__(self) -> int: ...
+
+@final
+class EqualityDeleteSet:
+    @staticmethod
+    def from_keys(keys: object) -> EqualityDeleteSet: ...
+    def keep_mask(
+        self, columns: list[object], keep: object | None = None
+    ) -> ArrowArrayExport: ...
     def __len__(self) -> int: ...
 
 def deletes_group_positions(

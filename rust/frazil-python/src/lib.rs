@@ -4,6 +4,7 @@
 
 mod arrow;
 mod deletes;
+mod equality_delete;
 mod error;
 mod manifest;
 mod scan;
@@ -33,6 +34,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<arrow::ArrowArrayExport>()?;
     deletes::register(m)?;
+    equality_delete::register(m)?;
     manifest::register(m)?;
     scan::register(m)?;
     transforms::register(m)?;
