@@ -33,10 +33,10 @@ The table is printed at the end of the run.
 
 from __future__ import annotations
 
-import glob
 import os
 import platform
 import struct
+import sys
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +54,8 @@ from pyroaring import BitMap, BitMap64
 from frazil.deletes import DeletionVector
 
 pytestmark = [pytest.mark.benchmark]
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SMOKE = os.environ.get("FRAZIL_BENCH_SMOKE", "").strip() not in ("", "0")
 SCALE = 1000 if SMOKE else 1
@@ -222,17 +224,12 @@ def eq_tables(tmp_path_factory: pytest.TempPathFactory) -> EqTables:
     return EqTables(tmp_path_factory.mktemp("eq-bench"))
 
 
-def _duckdb() -> Any:
-    """DuckDB with its iceberg and avro extensions loaded from their PyPI wheels (offline)."""
-    duckdb = pytest.importorskip("duckdb")
-    ice = pytest.importorskip("duckdb_extension_iceberg")
-    avro = pytest.importorskip("duckdb_extension_avro")
-    con = duckdb.connect()
-    for mod, name in ((avro, "avro"), (ice, "iceberg")):
-        root = os.path.dirname(mod.__file__)
-        (path,) = glob.glob(f"{root}/extensions/*/{name}.duckdb_extension")
-        con.execute(f"LOAD '{path}'")
-    return con
+def duckdb_with_iceberg() -> Any:
+    """DuckDB with its iceberg extension loaded offline, as the interop tests load it."""
+    sys.path.insert(0, str(ROOT / "tests" / "interop"))
+    from duckdb_peer import duckdb_with_iceberg as connect
+
+    return connect()
 
 
 def _eq_readers(tables: EqTables, case: str) -> dict[str, Callable[[], pa.Table]]:
@@ -242,7 +239,7 @@ def _eq_readers(tables: EqTables, case: str) -> dict[str, Callable[[], pa.Table]
     keys = tables.keys[case]
 
     def duckdb_scan() -> pa.Table:
-        con = _duckdb()
+        con = duckdb_with_iceberg()
         return con.execute(f"SELECT * FROM iceberg_scan('{location}')").to_arrow_table()
 
     def pyarrow_anti_join() -> pa.Table:

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from frazil.content_file import DataFile, DataFileContent
-from frazil.deletes import DeletionVector
+from frazil.deletes import DeletionVector, write_deletion_vectors
 from frazil.exceptions import UnsupportedError
 from frazil.io.local import LocalFileIO
 from frazil.schema import Schema
@@ -184,19 +184,20 @@ def test_delete_files_combine_with_each_other_and_with_position_deletes(
     one = _eq(tmp_path, "one", {"id": (pa.int64(), 1, [1])})
     two = _eq(tmp_path, "two", {"id": (pa.int32(), 1, [2])})
     names = _eq(tmp_path, "names", {"name": (pa.string(), 4, ["é"])})
-    blob = DeletionVector.from_positions([2, 3]).to_puffin_blob()
-    puffin = tmp_path / "dv.puffin"
-    puffin.write_bytes(b"PFA1" + blob)
+    data, (written,) = write_deletion_vectors(
+        {old_file.file_path: DeletionVector.from_positions([2, 3])}
+    )
+    (tmp_path / "dv.puffin").write_bytes(data)
     dv = DataFile(
-        str(puffin),
+        str(tmp_path / "dv.puffin"),
         "PUFFIN",
         (),
-        2,
-        len(blob) + 4,
+        written.record_count,
+        len(data),
         DataFileContent.POSITION_DELETES,
-        referenced_data_file=old_file.file_path,
-        content_offset=4,
-        content_size_in_bytes=len(blob),
+        referenced_data_file=written.referenced_data_file,
+        content_offset=written.content_offset,
+        content_size_in_bytes=written.content_size_in_bytes,
     )
     assert _ids(old_file, one, two, names, dv) == [None]
 

@@ -107,20 +107,27 @@ enum Values<'a> {
     Bytes(Box<dyn Fn(usize) -> &'a [u8] + 'a>),
 }
 
+/// The value at a row of a primitive array, mapped by `f`.
+fn at<'a, T: ArrowPrimitiveType, R>(
+    array: &'a dyn Array,
+    f: impl Fn(T::Native) -> R + 'a,
+) -> Box<dyn Fn(usize) -> R + 'a> {
+    let a: &'a PrimitiveArray<T> = array.as_primitive::<T>();
+    Box::new(move |i| f(a.value(i)))
+}
+
 fn words<'a, T: ArrowPrimitiveType>(
     array: &'a dyn Array,
     f: impl Fn(T::Native) -> u64 + 'a,
 ) -> Values<'a> {
-    let a: &'a PrimitiveArray<T> = array.as_primitive::<T>();
-    Values::Word(Box::new(move |i| f(a.value(i))))
+    Values::Word(at::<T, u64>(array, f))
 }
 
 fn decimals<'a, T: ArrowPrimitiveType>(
     array: &'a dyn Array,
     f: impl Fn(T::Native) -> i256 + 'a,
 ) -> Values<'a> {
-    let a: &'a PrimitiveArray<T> = array.as_primitive::<T>();
-    Values::Decimal(Box::new(move |i| f(a.value(i))))
+    Values::Decimal(at::<T, i256>(array, f))
 }
 
 /// One key column of a batch: its kind, which rows are null, and its values.
@@ -245,13 +252,42 @@ impl<'a> KeyColumn<'a> {
 enum Keys {
     /// One column whose values fit a word (booleans, ints, floats, dates, times, timestamps).
     Word { values: HashSet<u64>, null: bool },
-    /// Any other key: each encoded to bytes (see [`KeyColumn::encode`]) in one arena, the
-    /// table holding (hash, start, length).
-    Rows {
-        table: HashTable<(u64, usize, usize)>,
-        arena: Vec<u8>,
-        hasher: DefaultHashBuilder,
-    },
+    /// Any other key, encoded to bytes.
+    Rows(RowKeys),
+}
+
+/// Keys encoded to bytes (see [`KeyColumn::encode`]) in one arena, the table holding each
+/// key's (hash, start, length).
+#[derive(Default)]
+struct RowKeys {
+    table: HashTable<(u64, usize, usize)>,
+    arena: Vec<u8>,
+    hasher: DefaultHashBuilder,
+}
+
+impl RowKeys {
+    /// Encodes row `i` of `columns` into `row` (cleared first); returns its hash.
+    fn encode(&self, columns: &[KeyColumn<'_>], i: usize, row: &mut Vec<u8>) -> u64 {
+        row.clear();
+        for c in columns {
+            c.encode(i, row);
+        }
+        self.hasher.hash_one(&row[..])
+    }
+
+    fn contains(&self, hash: u64, row: &[u8]) -> bool {
+        self.table
+            .find(hash, |&(_, s, l)| self.arena[s..s + l] == *row)
+            .is_some()
+    }
+
+    fn insert(&mut self, hash: u64, row: &[u8]) {
+        if !self.contains(hash, row) {
+            let entry = (hash, self.arena.len(), row.len());
+            self.table.insert_unique(hash, entry, |e| e.0);
+            self.arena.extend_from_slice(row);
+        }
+    }
 }
 
 /// The keys of one or more equality delete files that share their equality field ids, hashed
@@ -291,11 +327,7 @@ impl EqualityDeleteSet {
                 null: false,
             }
         } else {
-            Keys::Rows {
-                table: HashTable::new(),
-                arena: Vec::new(),
-                hasher: DefaultHashBuilder::default(),
-            }
+            Keys::Rows(RowKeys::default())
         };
         Ok(EqualityDeleteSet { kinds, keys })
     }
@@ -304,7 +336,7 @@ impl EqualityDeleteSet {
     pub fn len(&self) -> usize {
         match &self.keys {
             Keys::Word { values, null } => values.len() + *null as usize,
-            Keys::Rows { table, .. } => table.len(),
+            Keys::Rows(rows) => rows.table.len(),
         }
     }
 
@@ -358,26 +390,12 @@ impl EqualityDeleteSet {
                     }
                 }
             }
-            Keys::Rows {
-                table,
-                arena,
-                hasher,
-            } => {
+            Keys::Rows(rows) => {
                 let mut row = Vec::new();
-                table.reserve(n, |e| e.0);
+                rows.table.reserve(n, |e| e.0);
                 for i in 0..n {
-                    row.clear();
-                    for c in &columns {
-                        c.encode(i, &mut row);
-                    }
-                    let hash = hasher.hash_one(&row[..]);
-                    let known = table
-                        .find(hash, |&(_, s, l)| arena[s..s + l] == row[..])
-                        .is_some();
-                    if !known {
-                        table.insert_unique(hash, (hash, arena.len(), row.len()), |e| e.0);
-                        arena.extend_from_slice(&row);
-                    }
+                    let hash = rows.encode(&columns, i, &mut row);
+                    rows.insert(hash, &row);
                 }
             }
         }
@@ -435,24 +453,14 @@ impl EqualityDeleteSet {
                     }
                 })
             }
-            Keys::Rows {
-                table,
-                arena,
-                hasher,
-            } => {
+            Keys::Rows(rows) => {
                 let mut row = Vec::new();
                 BooleanBuffer::collect_bool(n, |i| {
                     if !live(i) {
                         return false;
                     }
-                    row.clear();
-                    for c in &columns {
-                        c.encode(i, &mut row);
-                    }
-                    let hash = hasher.hash_one(&row[..]);
-                    table
-                        .find(hash, |&(_, s, l)| arena[s..s + l] == row[..])
-                        .is_none()
+                    let hash = rows.encode(&columns, i, &mut row);
+                    !rows.contains(hash, &row)
                 })
             }
         })
@@ -672,46 +680,39 @@ mod tests {
         prop::option::weighted(0.8, v).boxed()
     }
 
+    /// The values a column holds, by `f` (None where the value is null).
+    fn pick<'a, T>(values: &'a [Option<V>], f: impl Fn(&'a V) -> Option<T>) -> Vec<Option<T>> {
+        values.iter().map(|v| v.as_ref().and_then(&f)).collect()
+    }
+
     /// An Arrow column of these values, in one of the layouts of its type (`wide` picks
     /// long/double/large_utf8 over int/float/utf8).
     fn column(col: Col, values: &[Option<V>], wide: bool) -> ArrayRef {
-        match col {
-            Col::Int => {
-                let v = values.iter().map(|v| match v {
-                    Some(V::Int(x)) => Some(*x),
-                    _ => None,
-                });
-                if wide {
-                    Arc::new(v.collect::<Int64Array>())
-                } else {
-                    Arc::new(v.map(|x| x.map(|x| x as i32)).collect::<Int32Array>())
-                }
+        let ints = || pick(values, |v| if let V::Int(x) = v { Some(*x) } else { None });
+        let floats = || {
+            pick(
+                values,
+                |v| if let V::Float(x) = v { Some(*x) } else { None },
+            )
+        };
+        let strs = pick(values, |v| {
+            if let V::Str(x) = v {
+                Some(x.as_str())
+            } else {
+                None
             }
-            Col::Float => {
-                let v = values.iter().map(|v| match v {
-                    Some(V::Float(x)) => Some(*x),
-                    _ => None,
-                });
-                if wide {
-                    Arc::new(v.collect::<Float64Array>())
-                } else {
-                    Arc::new(v.map(|x| x.map(|x| x as f32)).collect::<Float32Array>())
-                }
-            }
-            Col::Str => {
-                let v: Vec<Option<&str>> = values
-                    .iter()
-                    .map(|v| match v {
-                        Some(V::Str(x)) => Some(x.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                if wide {
-                    Arc::new(LargeStringArray::from(v))
-                } else {
-                    Arc::new(StringArray::from(v))
-                }
-            }
+        });
+        match (col, wide) {
+            (Col::Int, true) => Arc::new(Int64Array::from(ints())),
+            (Col::Int, false) => Arc::new(Int32Array::from_iter(
+                ints().into_iter().map(|x| x.map(|x| x as i32)),
+            )),
+            (Col::Float, true) => Arc::new(Float64Array::from(floats())),
+            (Col::Float, false) => Arc::new(Float32Array::from_iter(
+                floats().into_iter().map(|x| x.map(|x| x as f32)),
+            )),
+            (Col::Str, true) => Arc::new(LargeStringArray::from(strs)),
+            (Col::Str, false) => Arc::new(StringArray::from(strs)),
         }
     }
 
