@@ -28,7 +28,8 @@ roughly what frazil's reader did before equality deletes were applied natively.
     .venv/bin/python -m pytest benches/test_deletes_bench.py -m benchmark -p no:cacheprovider
     FRAZIL_BENCH_SMOKE=1 .venv/bin/python -m pytest benches/test_deletes_bench.py -m benchmark
 
-The table is printed at the end of the run.
+The table is printed at the end of the run (and a full run writes it to
+benches/deletes_results.md).
 """
 
 from __future__ import annotations
@@ -357,4 +358,8 @@ def _register_report(request: pytest.FixtureRequest) -> None:
         "frazil-deletes-bench-report",
         title,
         lambda: _report() if _TIMES or _EQ_TIMES else [],
+        results_md=None if SMOKE else Path(__file__).with_name("deletes_results.md"),
+        heading="Deletes: frazil vs pyroaring + numpy, DuckDB's iceberg_scan, pyarrow",
+        command=".venv/bin/python -m pytest benches/test_deletes_bench.py -m benchmark "
+        "-p no:cacheprovider",
     )
