@@ -21,7 +21,8 @@ Equality deletes: a 10M-row table (10 Parquet files of 1M rows: ``id`` long, ``s
 without replacement), written with pyarrow (Parquet, field ids) and committed through frazil's
 ``RowDelta``. Two tables share the data files: one deletes by ``id`` (one long key column), one
 by ``(id, s)`` (a two-column key). Each reader scans the whole table; before timing, frazil's
-rows must equal DuckDB's and the expected 9M. The pyarrow peer reads the data files and drops
+rows must equal the pyarrow peer's, DuckDB's (when it finishes within its budget, see
+``DUCKDB_BUDGET_S``) and the expected 9M. The pyarrow peer reads the data files and drops
 the deleted keys with ``pyarrow.compute.is_in`` (one column) or a left anti join (two); it is
 roughly what frazil's reader did before equality deletes were applied natively.
 
@@ -38,6 +39,8 @@ import os
 import platform
 import struct
 import sys
+import threading
+import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -65,6 +68,7 @@ DELETED = 1_000_000 // SCALE
 ROUNDS = 1 if SMOKE else 7
 EQ_ROUNDS = 1 if SMOKE else 3
 EQ_FILES = 10
+DUCKDB_BUDGET_S = 30 if SMOKE else 90
 SEED = 0xD1D3
 
 DV_MAGIC = bytes([0xD1, 0xD3, 0x39, 0x64])
@@ -241,7 +245,14 @@ def _eq_readers(tables: EqTables, case: str) -> dict[str, Callable[[], pa.Table]
 
     def duckdb_scan() -> pa.Table:
         con = duckdb_with_iceberg()
-        return con.execute(f"SELECT * FROM iceberg_scan('{location}')").to_arrow_table()
+        # DuckDB 1.5.5 applies 1M equality deletes to 10M rows in more than minutes (here it did
+        # not finish a count(*) in 2 minutes): interrupted past its budget, and reported so.
+        timer = threading.Timer(DUCKDB_BUDGET_S, con.interrupt)
+        timer.start()
+        try:
+            return con.execute(f"SELECT * FROM iceberg_scan('{location}')").to_arrow_table()
+        finally:
+            timer.cancel()
 
     def pyarrow_anti_join() -> pa.Table:
         data = pq.read_table(tables.files)
@@ -269,19 +280,21 @@ def test_equality_readers_agree(eq_tables: EqTables, case: str) -> None:
     deleted = set(eq_tables.keys[case].column("id").to_pylist())
     if SMOKE:  # the whole key set is small enough for a plain Python check
         assert not deleted & set(ours.column("id").to_pylist())
+    assert ours.equals(_rows(readers["pyarrow anti-join"]()).sort_by("id"))
+    start = time.perf_counter()
     try:
         theirs = _rows(readers["duckdb iceberg_scan"]()).sort_by("id")
     except Exception as e:  # reported in the table, not hidden
-        _EQ_SKIPS[case] = f"duckdb failed: {type(e).__name__}: {e}"
-        pytest.skip(_EQ_SKIPS[case])
+        took = time.perf_counter() - start
+        _EQ_SKIPS[case] = f"duckdb stopped after {took:.0f} s: {type(e).__name__}: {e}"
+        return
     assert ours.equals(theirs)
-    assert ours.equals(_rows(readers["pyarrow anti-join"]()).sort_by("id"))
 
 
 @pytest.mark.parametrize("impl", ["frazil", "duckdb iceberg_scan", "pyarrow anti-join"])
 @pytest.mark.parametrize("case", list(EQ_KEYS))
 def test_equality_throughput(eq_tables: EqTables, case: str, impl: str) -> None:
-    if impl != "frazil" and case in _EQ_SKIPS:
+    if impl == "duckdb iceberg_scan" and case in _EQ_SKIPS:
         pytest.skip(_EQ_SKIPS[case])
     fn = _eq_readers(eq_tables, case)[impl]
     if not SMOKE:
@@ -306,7 +319,12 @@ def _eq_report() -> list[str]:
     for case, t in _EQ_TIMES.items():
         f, d = t.get("frazil"), t.get("duckdb iceberg_scan")
         cells = [case]
-        cells += [f"{t[i]['median'] * 1e3:.0f}" if i in t else "—" for i in impls]
+        cells += [
+            f"{t[i]['median'] * 1e3:.0f}"
+            if i in t
+            else (f"> {DUCKDB_BUDGET_S * 1e3:.0f} (stopped)" if case in _EQ_SKIPS else "—")
+            for i in impls
+        ]
         cells.append(f"{d['median'] / f['median']:.2f}x" if f and d else "—")
         cells.append(f"{f['cpu'] / f['wall']:.2f}" if f and f["wall"] > 0 else "—")
         lines.append("| " + " | ".join(cells) + " |")
