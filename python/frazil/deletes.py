@@ -1,5 +1,6 @@
-"""Position deletes: deletion vectors (spec "Deletion Vectors") and position delete files
-(spec "Position Delete Files"), applied to a data file's rows natively.
+"""Row-level deletes applied natively: deletion vectors (spec "Deletion Vectors"), position
+delete files (spec "Position Delete Files") and equality delete files (spec "Equality Delete
+Files").
 
 A :class:`DeletionVector` is the set of deleted row positions of one data file, held natively
 as a 64-bit roaring bitmap. It is read from and written to ``deletion-vector-v1`` Puffin blobs
@@ -14,12 +15,23 @@ existing DV), and applied to a row range as an Arrow keep-mask or keep-indices.
     [True, False, True, False, True]
     >>> DeletionVector.from_puffin_blob(dv.to_puffin_blob()) == dv
     True
+
+An :class:`EqualityDeleteSet` holds the keys of equality delete files (their delete columns, in
+``equality_ids`` order), hashed once; a batch's key columns are probed for its keep-mask. A
+null key matches a null value; NaN matches NaN and -0.0 does not match 0.0, as in the Java
+reference; the Arrow layouts of one Iceberg type match each other (a column promoted from int to
+long, float to double or to a wider decimal still matches its older keys).
+
+    >>> from frazil.deletes import EqualityDeleteSet
+    >>> keys = EqualityDeleteSet(pa.table({"id": pa.array([3, None], pa.int32())}))
+    >>> keys.keep_mask([pa.array([1, 3, None], pa.int64())]).to_pylist()
+    [True, False, False]
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -33,6 +45,7 @@ __all__ = [
     "DV_BLOB_TYPE",
     "ROW_POSITION_FIELD_ID",
     "DeletionVector",
+    "EqualityDeleteSet",
     "WrittenDeletionVector",
     "position_deletes_by_file",
     "read_deletion_vectors",
@@ -173,6 +186,32 @@ class DeletionVector:
         for other in others:
             dv = dv.union(other._dv)
         return DeletionVector(dv)
+
+
+class EqualityDeleteSet:
+    """The keys of equality delete files that share their equality field ids."""
+
+    __slots__ = ("_set",)
+
+    def __init__(self, keys: pa.Table | pa.RecordBatchReader) -> None:
+        """From the delete rows' key columns (a table, or anything with ``__arrow_c_stream__``),
+        one per equality field id, in order; the rows of several files may be concatenated."""
+        self._set = _native.EqualityDeleteSet.from_keys(keys)
+
+    def __len__(self) -> int:
+        """The number of distinct keys."""
+        return len(self._set)
+
+    def __repr__(self) -> str:
+        return f"EqualityDeleteSet(keys={len(self)})"
+
+    def keep_mask(
+        self, columns: Sequence[pa.Array], keep: pa.BooleanArray | None = None
+    ) -> pa.BooleanArray:
+        """True for the rows of a batch whose key (``columns``, in the set's order) is not in
+        the set; False wherever ``keep`` (the batch's position-delete keep-mask) is False."""
+        mask: pa.BooleanArray = pa.array(self._set.keep_mask(list(columns), keep))
+        return mask
 
 
 def position_deletes_by_file(rows: Any, data_file: str | None = None) -> dict[str, DeletionVector]:

@@ -7,6 +7,8 @@
   uncompressed and zstd blobs, in both directions.
 * A DV frazil writes for a data file of a Java-written table, merged with that file's existing
   Java DV and replacing it in one row-delta commit, is honored by Java's read.
+* Equality delete files frazil commits to a Java-written v2 table (keys with nulls, NaN, -0.0 and
+  0.0, one and two columns) delete exactly the rows Java's reader deletes with them.
 """
 
 from __future__ import annotations
@@ -238,3 +240,59 @@ def test_java_honors_a_dv_frazil_wrote(spark: Any, warehouse: Path) -> None:
     (now,) = _delete_files(spark, table)
     assert _local(now["file_path"]) == _local(puffin_path)
     assert now["record_count"] == merged.cardinality == len(deleted)
+
+
+def _equality_delete_file(t: Any, name: str, keys: Any) -> DataFile:
+    """``keys`` (named as the table's columns) written with pyarrow, with the table's field ids."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = t.schema()
+    ids = tuple(schema.find_field(n).field_id for n in keys.column_names)
+    fields = [
+        f.with_metadata({b"PARQUET:field_id": str(i).encode()})
+        for f, i in zip(keys.schema, ids, strict=True)
+    ]
+    path = f"{t.location()}/data/{name}-{os.getpid()}.parquet"
+    pq.write_table(keys.cast(pa.schema(fields)), _local(path))
+    return DataFile(
+        file_path=path,
+        file_format=FileFormat.PARQUET,
+        partition=(),
+        record_count=keys.num_rows,
+        file_size_in_bytes=os.path.getsize(_local(path)),
+        content=DataFileContent.EQUALITY_DELETES,
+        equality_ids=ids,
+    )
+
+
+def test_java_and_frazil_apply_frazil_equality_deletes_alike(spark: Any, warehouse: Path) -> None:
+    import pyarrow as pa
+
+    table = "ref.db.frazil_eq"
+    spark.sql(
+        f"CREATE TABLE {table} (id bigint, f double, s string) USING iceberg "
+        "TBLPROPERTIES ('format-version'='2')"
+    )
+    spark.sql(
+        f"INSERT INTO {table} VALUES (1, 0.0, 'a'), (2, CAST('-0.0' AS DOUBLE), 'b'), "
+        "(3, CAST('NaN' AS DOUBLE), 'c'), (4, NULL, NULL), (5, 1.5, NULL), (6, 2.5, 'a'), "
+        "(7, 0.0, 'x'), (NULL, 3.5, 'n')"
+    )
+    catalog = load_catalog("fs", type="filesystem", warehouse=str(warehouse))
+    t = catalog.load_table("db.frazil_eq")
+    by_f = pa.table({"f": pa.array([float("nan"), -0.0, 99.0], pa.float64())})
+    by_id_s = pa.table(
+        {"id": pa.array([5, 6, None, 7], pa.int64()), "s": pa.array([None, "b", "n", None])}
+    )
+    with t.transaction() as tx, tx.update_snapshot().row_delta() as rd:
+        rd.add_delete_file(_equality_delete_file(t, "eq-f", by_f))
+        rd.add_delete_file(_equality_delete_file(t, "eq-id-s", by_id_s))
+    java = sorted(r[0] for r in spark.sql(f"SELECT id FROM {table} WHERE id IS NOT NULL").collect())
+    java_null_ids = spark.sql(f"SELECT count(*) FROM {table} WHERE id IS NULL").collect()[0][0]
+    ours = catalog.load_table("db.frazil_eq").scan().to_arrow().column("id").to_pylist()
+    # NaN and -0.0 deleted, 0.0 kept (Double.compare); (5, null) deleted null-safely; (null,
+    # 'n') deleted; (6, 'a') and (7, 'x') kept: their keys differ in one column
+    assert java == [1, 4, 6, 7]
+    assert sorted(i for i in ours if i is not None) == java
+    assert ours.count(None) == java_null_ids == 0

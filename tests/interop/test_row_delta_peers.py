@@ -7,15 +7,13 @@ The scenarios are shared with ``test_row_delta_java.py``.
 
 from __future__ import annotations
 
-import glob
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
-from peers import import_peer
+from duckdb_peer import duckdb_with_iceberg
 
 from frazil.catalog import load_catalog
 from frazil.partitioning import PartitionField, PartitionSpec
@@ -176,25 +174,12 @@ def test_pyiceberg_reads_the_same_rows(
     assert [tuple(r[c] for c in COLUMNS) for r in got.sort_by("id").to_pylist()] == expected
 
 
-def _duckdb() -> Any:
-    duckdb = import_peer("duckdb")
-    con = duckdb.connect()
-    import duckdb_extension_avro
-    import duckdb_extension_iceberg
-
-    for mod, name in ((duckdb_extension_avro, "avro"), (duckdb_extension_iceberg, "iceberg")):
-        root = os.path.dirname(mod.__file__)
-        (path,) = glob.glob(f"{root}/extensions/*/{name}.duckdb_extension")
-        con.execute(f"LOAD '{path}'")
-    return con
-
-
 @pytest.mark.parametrize(("scenario", "version"), CASES)
 def test_duckdb_reads_the_same_rows(
     tables: dict[tuple[str, int], Any], scenario: str, version: int
 ) -> None:
     t = tables[(scenario, version)]
-    con = _duckdb()
+    con = duckdb_with_iceberg()
     location = t.metadata_location.removeprefix("file://")
     got = con.execute(
         f"SELECT {', '.join(COLUMNS)} FROM iceberg_scan('{location}') ORDER BY id"

@@ -13,8 +13,9 @@ the whole file), in the table's (projected) schema:
   ``_row_id`` and ``_last_updated_sequence_number`` (inherited from the data file's
   ``first_row_id`` and data sequence number where the file holds null or lacks the column);
 - deletes: deletion vectors (which supersede position delete files for their data file),
-  position delete files, and equality delete files (null-safe, columns matched by field id so
-  renamed columns still match) are applied as Arrow masks and joins;
+  position delete files, and equality delete files (their keys hashed once per scan; null-safe,
+  columns matched by field id so renamed columns still match) are applied natively as one
+  keep-mask per batch (:mod:`frazil.deletes`);
 - then the residual filter, with the SQL semantics of :mod:`frazil.table.arrow_filter`.
 
 ORC and Avro data files are refused with an :class:`~frazil.exceptions.UnsupportedError`.
@@ -23,6 +24,7 @@ ORC and Avro data files are refused with an :class:`~frazil.exceptions.Unsupport
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -35,7 +37,7 @@ import pyarrow.parquet as pq
 from frazil import values
 from frazil.arrow_schema import field_id_of, schema_to_arrow, type_to_arrow
 from frazil.content_file import DataFile, DataFileContent, FileFormat
-from frazil.deletes import DeletionVector
+from frazil.deletes import DeletionVector, EqualityDeleteSet
 from frazil.exceptions import DecodeError, UnsupportedError, ValidationError
 from frazil.expressions import AlwaysTrue, BooleanExpression
 from frazil.name_mapping import MappedField, NameMapping
@@ -299,30 +301,36 @@ def _read_range(io: FileIO, location: str, offset: int, length: int) -> bytes:
                 f"{location}: blob at offset {offset} length {length} is beyond the file "
                 f"({size} bytes)"
             )
-        return f.read_at(length, offset)
+        data: bytes = f.read_at(length, offset)
+        return data
 
 
-def _dv_positions(io: FileIO, dv: DataFile) -> np.ndarray:
+def _read_dv(io: FileIO, dv: DataFile) -> DeletionVector:
     if dv.content_offset is None or dv.content_size_in_bytes is None:
         raise ValidationError(
             f"deletion vector {dv.file_path} has no content_offset/content_size_in_bytes"
         )
     blob = _read_range(io, dv.file_path, dv.content_offset, dv.content_size_in_bytes)
-    vector = DeletionVector.from_puffin_blob(
+    return DeletionVector.from_puffin_blob(
         blob, 0, dv.content_size_in_bytes, dv.file_path, dv.referenced_data_file
     )
-    return vector.positions().to_numpy()
 
 
 @dataclass
 class DeleteCache:
     """Delete files read once per scan: position delete files (as sorted ``(file_path, pos)``
-    tables) and equality delete key tables, keyed by location and projected field ids."""
+    tables), equality delete key tables (by location and field ids) and the hashed key sets of
+    each group of equality delete files a task applies (by locations and field ids). Tasks read
+    concurrently share it; a key set is built by one of them."""
 
     io: FileIO
     name_mapping: NameMapping | None = None
     _positions: dict[str, pa.Table] = field(default_factory=dict)
     _equality: dict[tuple[str, tuple[int, ...]], pa.Table] = field(default_factory=dict)
+    _equality_sets: dict[tuple[tuple[str, ...], tuple[int, ...]], EqualityDeleteSet] = field(
+        default_factory=dict
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def positions(self, delete_file: DataFile, data_path: str) -> np.ndarray:
         table = self._positions.get(delete_file.file_path)
@@ -330,7 +338,8 @@ class DeleteCache:
             table = self._read_position_file(delete_file)
             self._positions[delete_file.file_path] = table
         mask = pc.equal(table.column("file_path"), data_path)
-        return table.column("pos").filter(mask).to_numpy()
+        positions: np.ndarray = table.column("pos").filter(mask).to_numpy()
+        return positions
 
     def _read_position_file(self, delete_file: DataFile) -> pa.Table:
         _check_parquet(delete_file, "position delete file")
@@ -380,6 +389,20 @@ class DeleteCache:
         self._equality[key] = table
         return table
 
+    def equality_set(
+        self, delete_files: Sequence[DataFile], ids: tuple[int, ...], schema: Schema
+    ) -> EqualityDeleteSet:
+        """The keys of ``delete_files`` (whose equality field ids are ``ids``), typed as
+        ``schema``'s columns, hashed once per scan."""
+        key = (tuple(sorted(d.file_path for d in delete_files)), ids)
+        with self._lock:
+            keys = self._equality_sets.get(key)
+            if keys is None:
+                tables = [self.equality_keys(d, schema) for d in delete_files]
+                keys = EqualityDeleteSet(pa.concat_tables(tables))
+                self._equality_sets[key] = keys
+        return keys
+
 
 def _top_field_for(schema: Schema, field_id: int, delete_file: DataFile) -> NestedField:
     for f in schema.fields:
@@ -389,53 +412,6 @@ def _top_field_for(schema: Schema, field_id: int, delete_file: DataFile) -> Nest
         f"equality delete file {delete_file.file_path}: equality field id {field_id} is not a "
         "top-level column of the table schema"
     )
-
-
-def _key_column(arr: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
-    if isinstance(arr.type, pa.ExtensionType):
-        return arr.cast(arr.type.storage_type)
-    return arr
-
-
-def _equality_deleted(batch_keys: list[pa.Array], deletes: pa.Table) -> np.ndarray:
-    """Rows of a batch whose keys equal a delete row, nulls equal to nulls (null-safe)."""
-    n = len(batch_keys[0])
-    if deletes.num_rows == 0 or n == 0:
-        return np.zeros(n, dtype=bool)
-    if len(batch_keys) == 1:
-        value_set = _key_column(deletes.column(0).combine_chunks()).unique()
-        hit = pc.is_in(_key_column(batch_keys[0]), value_set=value_set, skip_nulls=False)
-        return hit.to_numpy(zero_copy_only=False)
-    # Arrow's hash join never matches nulls: join on (is_null, value-or-zero) pairs instead.
-    left: dict[str, Any] = {}
-    right: dict[str, Any] = {}
-    keys = []
-    for i, (a, d) in enumerate(zip(batch_keys, deletes.columns, strict=True)):
-        a = _key_column(a)
-        d = _key_column(d.combine_chunks())
-        fill = _zero(a.type)
-        left[f"n{i}"], right[f"n{i}"] = pc.is_null(a), pc.is_null(d)
-        left[f"v{i}"], right[f"v{i}"] = pc.fill_null(a, fill), pc.fill_null(d, fill)
-        keys += [f"n{i}", f"v{i}"]
-    left["__row"] = pa.array(np.arange(n, dtype=np.int64))
-    lt = pa.table(left)
-    rt = pa.table(right).group_by(keys).aggregate([])
-    hits = lt.join(rt, keys=keys, join_type="left semi").column("__row").to_numpy()
-    out = np.zeros(n, dtype=bool)
-    out[hits] = True
-    return out
-
-
-def _zero(t: pa.DataType) -> pa.Scalar:
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return pa.scalar("", t)
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return pa.scalar(b"", t)
-    if pa.types.is_fixed_size_binary(t):
-        return pa.scalar(b"\0" * t.byte_width, t)
-    if pa.types.is_boolean(t):
-        return pa.scalar(False, t)
-    return pa.scalar(0, pa.int64()).cast(t)
 
 
 def _check_parquet(f: DataFile, what: str) -> None:
@@ -550,16 +526,15 @@ def read_task(
         raise ValidationError(f"data file {data_file.file_path} has {len(dvs)} deletion vectors")
 
     # Positions deleted: a DV supersedes position delete files for its data file.
+    deleted: DeletionVector | None = None
     if dvs:
-        deleted = _dv_positions(io, dvs[0])
+        deleted = _read_dv(io, dvs[0])
     elif pos_files:
-        deleted = np.concatenate([cache.positions(d, data_file.file_path) for d in pos_files])
-    else:
-        deleted = np.empty(0, np.int64)
-    deleted = np.unique(deleted)
-    if len(deleted) and (deleted[0] < 0 or deleted[-1] >= data_file.record_count):
+        parts = [cache.positions(d, data_file.file_path) for d in pos_files]
+        deleted = DeletionVector.from_positions(pa.array(np.concatenate(parts)))
+    if deleted is not None and deleted.max is not None and deleted.max >= data_file.record_count:
         raise ValidationError(
-            f"deletes of {data_file.file_path} name row position {int(deleted[-1])}, beyond its "
+            f"deletes of {data_file.file_path} name row position {deleted.max}, beyond its "
             f"{data_file.record_count} rows"
         )
 
@@ -572,10 +547,9 @@ def read_task(
         needed |= set(ids)
     read_schema = prune_schema(table_schema, needed)
     filter_expr = None if isinstance(filt, AlwaysTrue) else expression_to_arrow(filt, read_schema)
-    eq_keys = {
-        ids: pa.concat_tables([cache.equality_keys(d, table_schema) for d in files])
-        for ids, files in eq_groups.items()
-    }
+    eq_sets = [
+        (ids, cache.equality_set(files, ids, table_schema)) for ids, files in eq_groups.items()
+    ]
 
     out_schema = schema_to_arrow(projected)
     meta_fields = [metadata_field(n, partition_type) for n in metadata_columns]
@@ -605,7 +579,8 @@ def read_task(
                 batch_size=batch_size, row_groups=[rg], columns=columns, use_threads=True
             ):
                 n = raw.num_rows
-                positions = np.arange(pos, pos + n, dtype=np.int64)
+                start = pos
+                positions = np.arange(start, start + n, dtype=np.int64)
                 pos += n
                 arrays = projector.struct_children(
                     raw.columns, wanted_fields, read_schema.as_struct(), n
@@ -619,15 +594,14 @@ def read_task(
                     names.append(name)
                 batch = pa.RecordBatch.from_arrays(arrays, names=names)
 
-                keep = np.ones(n, dtype=bool)
-                if len(deleted):
-                    lo, hi = np.searchsorted(deleted, [positions[0], positions[-1] + 1])
-                    keep[deleted[lo:hi] - positions[0]] = False
-                for ids, keys in eq_keys.items():
+                keep = None
+                if deleted is not None and deleted.deleted_count(start, n):
+                    keep = deleted.keep_mask(start, n)
+                for ids, keys in eq_sets:
                     cols = [batch.column(_top_name(read_schema, i)) for i in ids]
-                    keep &= ~_equality_deleted(cols, keys)
-                if not keep.all():
-                    batch = batch.filter(pa.array(keep))
+                    keep = keys.keep_mask(cols, keep)
+                if keep is not None and keep.false_count:
+                    batch = batch.filter(keep)
                 if filter_expr is not None and batch.num_rows:
                     batch = _filter(batch, filter_expr)
                 if batch.num_rows == 0:

@@ -1,15 +1,18 @@
 //! Iceberg row-level deletes, natively: Puffin files (`puffin-spec.md`), deletion vectors
 //! (`deletion-vector-v1` blobs holding a 64-bit roaring bitmap of row positions), and position
-//! deletes applied to a data file's row ranges as Arrow keep-masks or index arrays.
+//! deletes applied to a data file's row ranges as Arrow keep-masks or index arrays, and equality
+//! deletes applied to Arrow batches through a hash set of their keys.
 //! Pure functions of bytes and arrays; no I/O.
 
 pub mod apply;
 pub mod bitmap;
 pub mod dv;
+pub mod equality_delete;
 pub mod puffin;
 
 pub use bitmap::PositionBitmap;
 pub use dv::{deserialize_dv, read_dv, serialize_dv, DV_BLOB_TYPE, ROW_POSITION_FIELD_ID};
+pub use equality_delete::{EqualityDeleteSet, KeyKind};
 pub use puffin::{
     read_blob, read_file_metadata, write_puffin, BlobInput, BlobMetadata, CompressionCodec,
     FileMetadata,

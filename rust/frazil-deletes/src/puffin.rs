@@ -220,8 +220,14 @@ fn lz4_content_size(data: &[u8]) -> Option<u64> {
     Some(u64::from_le_bytes(b))
 }
 
+/// The most a compressed frame may expand: a zstd frame of run-length blocks turns 4 bytes into
+/// 128 KiB, so without a bound a small file could make the reader allocate gigabytes. Puffin's
+/// blobs (sketches; deletion vectors are never compressed) come nowhere near it.
+pub const MAX_EXPANSION: u64 = 1024;
+
 /// Decompresses one frame. The declared content size is checked when present, and never
-/// trusted for an allocation larger than a bounded multiple of the input.
+/// trusted for an allocation larger than a bounded multiple of the input; the output is refused
+/// past [`MAX_EXPANSION`] times the input (plus 1 MiB).
 pub fn decompress(codec: CompressionCodec, data: &[u8]) -> std::result::Result<Vec<u8>, String> {
     let declared = match codec {
         CompressionCodec::None => return Ok(data.to_vec()),
@@ -234,8 +240,19 @@ pub fn decompress(codec: CompressionCodec, data: &[u8]) -> std::result::Result<V
         .try_into()
         .unwrap_or(0);
     let mut out = Vec::with_capacity(capacity);
-    // Read one byte past the declared size so a lying header is caught without reading on.
-    let limit = declared.map_or(u64::MAX, |d| d.saturating_add(1));
+    let most = (data.len() as u64)
+        .saturating_mul(MAX_EXPANSION)
+        .saturating_add(1 << 20);
+    if declared.is_some_and(|d| d > most) {
+        return Err(format!(
+            "frame declares {} bytes of content, more than {MAX_EXPANSION} times its {} bytes",
+            declared.unwrap_or_default(),
+            data.len()
+        ));
+    }
+    // Read one byte past the declared size (or the bound) so a lying header, or a frame
+    // expanding past the bound, is caught without reading on.
+    let limit = declared.unwrap_or(most).saturating_add(1);
     match codec {
         CompressionCodec::Lz4 => {
             lz4_flex::frame::FrameDecoder::new(data)
@@ -253,6 +270,12 @@ pub fn decompress(codec: CompressionCodec, data: &[u8]) -> std::result::Result<V
                 .map_err(|e| format!("corrupt zstd frame: {e}"))?;
         }
         CompressionCodec::None => unreachable!("returned above"),
+    }
+    if declared.is_none() && out.len() as u64 > most {
+        return Err(format!(
+            "frame expands to more than {MAX_EXPANSION} times its {} bytes",
+            data.len()
+        ));
     }
     if let Some(d) = declared {
         if out.len() as u64 != d {
@@ -615,6 +638,39 @@ mod tests {
         b.extend_from_slice(&MAGIC);
         let e = read_file_metadata(&b, "f").unwrap_err();
         assert!(e.message.contains("outside the blob area"), "{}", e.message);
+        Ok(())
+    }
+
+    /// A zstd bomb: 64 MiB of zeros fit in a few kilobytes of run-length blocks. Refused
+    /// whether the frame declares its size or not, before or while decompressing.
+    #[test]
+    fn expansion_is_bounded() -> Result<()> {
+        let zeros = vec![0u8; 64 << 20];
+        let declared = compress(CompressionCodec::Zstd, &zeros)?;
+        assert!(declared.len() < 64 << 10, "{}", declared.len());
+        let e = decompress(CompressionCodec::Zstd, &declared).unwrap_err();
+        assert!(e.contains("more than 1024 times"), "{e}");
+        let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), 3)
+            .map_err(|e| Error::invalid(e.to_string()))?;
+        std::io::Write::write_all(&mut encoder, &zeros)
+            .map_err(|e| Error::invalid(e.to_string()))?;
+        let undeclared = encoder
+            .finish()
+            .map_err(|e| Error::invalid(e.to_string()))?;
+        assert_eq!(
+            zstd::zstd_safe::get_frame_content_size(&undeclared)
+                .ok()
+                .flatten(),
+            None
+        );
+        let e = decompress(CompressionCodec::Zstd, &undeclared).unwrap_err();
+        assert!(e.contains("expands to more than 1024 times"), "{e}");
+        // a frame within the bound still decompresses
+        let small = compress(CompressionCodec::Zstd, &zeros[..1 << 20])?;
+        assert_eq!(
+            decompress(CompressionCodec::Zstd, &small).map(|v| v.len()),
+            Ok(1 << 20)
+        );
         Ok(())
     }
 

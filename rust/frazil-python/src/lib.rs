@@ -4,6 +4,7 @@
 
 mod arrow;
 mod deletes;
+mod equality_delete;
 mod error;
 mod manifest;
 mod metrics_evaluator;
@@ -35,6 +36,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<arrow::ArrowArrayExport>()?;
     deletes::register(m)?;
+    equality_delete::register(m)?;
     manifest::register(m)?;
     metrics_evaluator::register(m)?;
     puffin::register(m)?;

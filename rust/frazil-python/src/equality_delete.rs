@@ -1,0 +1,96 @@
+//! Bindings of `frazil_deletes::equality_delete`: an opaque `EqualityDeleteSet` built once from
+//! the key columns of equality delete files (an Arrow stream), probed per batch of data rows
+//! for a keep-mask; building and probing run with the GIL released.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BooleanArray};
+use arrow_schema::{DataType, Field};
+use frazil_deletes::EqualityDeleteSet;
+use pyo3::prelude::*;
+
+use crate::arrow::{export, import_array, import_stream, ArrowArrayExport};
+use crate::error::{invalid, IntoPyResult};
+
+/// The keys of equality delete files sharing their equality field ids
+/// (`frazil.deletes.EqualityDeleteSet` wraps it).
+#[pyclass(frozen, module = "frazil._native", name = "EqualityDeleteSet")]
+pub struct PyEqualityDeleteSet {
+    inner: EqualityDeleteSet,
+}
+
+#[pymethods]
+impl PyEqualityDeleteSet {
+    /// From the delete rows' key columns, one per equality field id in order: anything with
+    /// `__arrow_c_stream__` of structs (a pyarrow Table or RecordBatchReader).
+    #[staticmethod]
+    fn from_keys(py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let (field, chunks) = import_stream(keys)?;
+        let DataType::Struct(fields) = field.data_type() else {
+            return Err(invalid(format!(
+                "equality delete keys must be a table, not a stream of {}",
+                field.data_type()
+            )));
+        };
+        let types: Vec<DataType> = fields.iter().map(|f| f.data_type().clone()).collect();
+        let inner = py
+            .detach(|| {
+                let mut set = EqualityDeleteSet::new(&types)?;
+                for chunk in &chunks {
+                    let columns: Vec<&dyn Array> = chunk
+                        .as_struct()
+                        .columns()
+                        .iter()
+                        .map(|c| c.as_ref())
+                        .collect();
+                    set.insert(&columns)?;
+                }
+                Ok(set)
+            })
+            .py()?;
+        Ok(PyEqualityDeleteSet { inner })
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// The keep-mask of a batch: `columns` are its key arrays (in the set's order), `keep`
+    /// its position-delete keep-mask (rows already deleted are not probed).
+    #[pyo3(signature = (columns, keep = None))]
+    fn keep_mask(
+        &self,
+        py: Python<'_>,
+        columns: Vec<Bound<'_, PyAny>>,
+        keep: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<ArrowArrayExport> {
+        let arrays = columns
+            .iter()
+            .map(|c| Ok(import_array(c)?.array))
+            .collect::<PyResult<Vec<ArrayRef>>>()?;
+        let keep = match keep {
+            None => None,
+            Some(k) => {
+                let k = import_array(&k)?.array;
+                let k = k
+                    .as_boolean_opt()
+                    .filter(|k| k.null_count() == 0)
+                    .ok_or_else(|| invalid("keep must be a boolean array without nulls"))?;
+                Some(k.values().clone())
+            }
+        };
+        let mask = py
+            .detach(|| {
+                let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();
+                self.inner.keep_mask(&refs, keep.as_ref())
+            })
+            .py()?;
+        let field = Arc::new(Field::new("", DataType::Boolean, false));
+        Ok(export(Arc::new(BooleanArray::new(mask, None)), field))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyEqualityDeleteSet>()
+}
