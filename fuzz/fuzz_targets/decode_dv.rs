@@ -4,8 +4,8 @@
 //! a blob that decodes to the same positions, and its keep-mask agrees with it.
 #![no_main]
 
-use frazil_deletes::dv::DV_MAGIC;
-use frazil_deletes::{apply, deserialize_dv, serialize_dv};
+use frazil_deletes::deletion_vector::DV_MAGIC;
+use frazil_deletes::{deserialize_dv, position_delete, serialize_dv};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
     let back = deserialize_dv(&serialize_dv(&bitmap), "fuzz").expect("a DV we wrote decodes");
     assert_eq!(back, bitmap);
     if let Some(min) = bitmap.min() {
-        let mask = apply::keep_mask(&bitmap, min, 128);
+        let mask = position_delete::keep_mask(&bitmap, min, 128);
         for (i, kept) in mask.iter().enumerate() {
             assert_eq!(kept, !bitmap.contains(min + i as u64));
         }

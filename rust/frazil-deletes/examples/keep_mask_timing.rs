@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use frazil_deletes::{apply, PositionBitmap};
+use frazil_deletes::{position_delete, PositionBitmap};
 
 fn main() -> Result<(), frazil_values::Error> {
     // Every tenth position, shuffled by a fixed stride so containers are mixed.
@@ -13,10 +13,10 @@ fn main() -> Result<(), frazil_values::Error> {
     let b = PositionBitmap::from_positions(&positions)?;
     for _ in 0..8 {
         let t = Instant::now();
-        let mask = apply::keep_mask(&b, 0, 10_000_000);
+        let mask = position_delete::keep_mask(&b, 0, 10_000_000);
         let m = t.elapsed();
         let t = Instant::now();
-        let idx = apply::keep_indices(&b, 0, 10_000_000);
+        let idx = position_delete::keep_indices(&b, 0, 10_000_000);
         let k = t.elapsed();
         let t = Instant::now();
         let mut n = 0u64;

@@ -4,14 +4,16 @@
 //! deletes applied to Arrow batches through a hash set of their keys.
 //! Pure functions of bytes and arrays; no I/O.
 
-pub mod apply;
 pub mod bitmap;
-pub mod dv;
+pub mod deletion_vector;
 pub mod equality_delete;
+pub mod position_delete;
 pub mod puffin;
 
 pub use bitmap::PositionBitmap;
-pub use dv::{deserialize_dv, read_dv, serialize_dv, DV_BLOB_TYPE, ROW_POSITION_FIELD_ID};
+pub use deletion_vector::{
+    deserialize_dv, read_dv, serialize_dv, DV_BLOB_TYPE, ROW_POSITION_FIELD_ID,
+};
 pub use equality_delete::{EqualityDeleteSet, KeyKind};
 pub use puffin::{
     read_blob, read_file_metadata, write_puffin, BlobInput, BlobMetadata, CompressionCodec,

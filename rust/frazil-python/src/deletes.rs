@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array};
 use arrow_schema::Field;
-use frazil_deletes::{apply, PositionBitmap};
+use frazil_deletes::{position_delete, PositionBitmap};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
@@ -62,7 +62,7 @@ fn deletes_group_positions(
         .map(|(f, p)| (f.as_ref(), p.as_ref()))
         .collect();
     let groups = py
-        .detach(|| apply::group_position_deletes(&pairs, data_file.as_deref()))
+        .detach(|| position_delete::group_position_deletes(&pairs, data_file.as_deref()))
         .py()?;
     Ok(groups
         .into_iter()
@@ -93,7 +93,7 @@ impl PyDeletionVector {
             .detach(|| {
                 let mut b = PositionBitmap::new();
                 for chunk in &chunks {
-                    b.extend(&apply::positions_of(chunk.as_ref(), "positions")?)?;
+                    b.extend(&position_delete::positions_of(chunk.as_ref(), "positions")?)?;
                 }
                 Ok(b)
             })
@@ -151,17 +151,17 @@ impl PyDeletionVector {
 
     /// Every position, ascending, as an Int64 array.
     fn positions(&self, py: Python<'_>) -> ArrowArrayExport {
-        let values = py.detach(|| apply::positions_buffer(&self.inner));
+        let values = py.detach(|| position_delete::positions_buffer(&self.inner));
         array_export(Arc::new(Int64Array::new(values, None)), false)
     }
 
     fn keep_mask(&self, py: Python<'_>, start: u64, length: usize) -> ArrowArrayExport {
-        let mask = py.detach(|| apply::keep_mask(&self.inner, start, length));
+        let mask = py.detach(|| position_delete::keep_mask(&self.inner, start, length));
         array_export(Arc::new(BooleanArray::new(mask, None)), false)
     }
 
     fn keep_indices(&self, py: Python<'_>, start: u64, length: usize) -> ArrowArrayExport {
-        let values = py.detach(|| apply::keep_indices(&self.inner, start, length));
+        let values = py.detach(|| position_delete::keep_indices(&self.inner, start, length));
         array_export(Arc::new(Int64Array::new(values, None)), false)
     }
 
