@@ -219,6 +219,20 @@ impl<'a> KeyColumn<'a> {
         matches!(self.values, Values::Null) || self.nulls.as_ref().is_some_and(|n| n.is_null(i))
     }
 
+    /// The hash of the value at `i` (null or not): equal values (as [`KeyColumn::encode`]
+    /// writes them) hash equally, whatever the column's layout.
+    fn hash(&self, i: usize, hasher: &DefaultHashBuilder) -> u64 {
+        if self.is_null(i) {
+            return NULL_HASH;
+        }
+        match &self.values {
+            Values::Null => NULL_HASH,
+            Values::Word(f) => hasher.hash_one(f(i)),
+            Values::Decimal(f) => hasher.hash_one(f(i).to_le_bytes()),
+            Values::Bytes(f) => hasher.hash_one(f(i)),
+        }
+    }
+
     /// The non-null value at `i` as a word (word kinds only).
     fn word(&self, i: usize) -> u64 {
         match &self.values {
@@ -256,8 +270,13 @@ enum Keys {
     Rows(RowKeys),
 }
 
+/// The hash of a null key value (any fixed word; values hash through the set's hasher).
+const NULL_HASH: u64 = 0x9e37_79b9_7f4a_7c15;
+
 /// Keys encoded to bytes (see [`KeyColumn::encode`]) in one arena, the table holding each
-/// key's (hash, start, length).
+/// key's (hash, start, length). A row's hash combines its columns' value hashes, so a probe
+/// hashes the values in place and encodes the row only when the table holds that hash (most
+/// data rows are not deleted and are never encoded).
 #[derive(Default)]
 struct RowKeys {
     table: HashTable<(u64, usize, usize)>,
@@ -266,23 +285,43 @@ struct RowKeys {
 }
 
 impl RowKeys {
-    /// Encodes row `i` of `columns` into `row` (cleared first); returns its hash.
-    fn encode(&self, columns: &[KeyColumn<'_>], i: usize, row: &mut Vec<u8>) -> u64 {
+    /// The hash of row `i` of `columns`.
+    fn hash(&self, columns: &[KeyColumn<'_>], i: usize) -> u64 {
+        columns.iter().fold(0u64, |h, c| {
+            (h.rotate_left(26) ^ c.hash(i, &self.hasher)).wrapping_mul(0x2545_f491_4f6c_dd1d)
+        })
+    }
+
+    /// Encodes row `i` of `columns` into `row` (cleared first).
+    fn encode(columns: &[KeyColumn<'_>], i: usize, row: &mut Vec<u8>) {
         row.clear();
         for c in columns {
             c.encode(i, row);
         }
-        self.hasher.hash_one(&row[..])
     }
 
-    fn contains(&self, hash: u64, row: &[u8]) -> bool {
+    /// Whether row `i` of `columns` is a key; `row` is scratch space.
+    fn contains(&self, columns: &[KeyColumn<'_>], i: usize, row: &mut Vec<u8>) -> bool {
+        let hash = self.hash(columns, i);
+        let mut encoded = false;
         self.table
-            .find(hash, |&(_, s, l)| self.arena[s..s + l] == *row)
+            .find(hash, |&(h, s, l)| {
+                if h != hash {
+                    return false;
+                }
+                if !encoded {
+                    Self::encode(columns, i, row);
+                    encoded = true;
+                }
+                self.arena[s..s + l] == row[..]
+            })
             .is_some()
     }
 
-    fn insert(&mut self, hash: u64, row: &[u8]) {
-        if !self.contains(hash, row) {
+    fn insert(&mut self, columns: &[KeyColumn<'_>], i: usize, row: &mut Vec<u8>) {
+        if !self.contains(columns, i, row) {
+            let hash = self.hash(columns, i);
+            Self::encode(columns, i, row);
             let entry = (hash, self.arena.len(), row.len());
             self.table.insert_unique(hash, entry, |e| e.0);
             self.arena.extend_from_slice(row);
@@ -394,8 +433,7 @@ impl EqualityDeleteSet {
                 let mut row = Vec::new();
                 rows.table.reserve(n, |e| e.0);
                 for i in 0..n {
-                    let hash = rows.encode(&columns, i, &mut row);
-                    rows.insert(hash, &row);
+                    rows.insert(&columns, i, &mut row);
                 }
             }
         }
@@ -459,8 +497,7 @@ impl EqualityDeleteSet {
                     if !live(i) {
                         return false;
                     }
-                    let hash = rows.encode(&columns, i, &mut row);
-                    !rows.contains(hash, &row)
+                    !rows.contains(&columns, i, &mut row)
                 })
             }
         })
