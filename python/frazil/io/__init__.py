@@ -27,6 +27,7 @@ from __future__ import annotations
 import abc
 import errno
 import importlib
+import logging
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -48,6 +49,8 @@ __all__ = [
 ]
 
 PY_IO_IMPL = "py-io-impl"
+
+_logger = logging.getLogger(__name__)
 
 LOCAL_SCHEMES = frozenset({"", "file"})
 S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
@@ -83,6 +86,20 @@ def add_location_note(exc: BaseException, action: str, location: str) -> None:
     pool still names its location; the exception keeps its type."""
     if hasattr(exc, "add_note"):  # Python 3.11+
         exc.add_note(f"while {action} {location}")
+
+
+def delete_idempotent(location: str, remove: Callable[[], object]) -> None:
+    """Runs ``remove`` (one implementation's delete of ``location``): a file already gone is not
+    an error, since deletes are retried and repeated; any other OS error names the location."""
+    try:
+        remove()
+    except FileNotFoundError:
+        _logger.debug("delete %s: already absent", location)
+        return
+    except OSError as exc:
+        add_location_note(exc, "deleting", location)
+        raise
+    _logger.debug("deleted %s", location)
 
 
 def property_bool(properties: Mapping[str, str], key: str) -> bool | None:

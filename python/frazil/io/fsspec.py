@@ -20,6 +20,7 @@ from frazil.io import (
     LOCAL_SCHEMES,
     FileIO,
     add_location_note,
+    delete_idempotent,
     file_exists,
     file_not_found,
     first_property,
@@ -191,15 +192,7 @@ class FsspecFileIO(FileIO):
             self._local.delete(location)
             return
         fs, path = self._resolve(location)
-        try:
-            fs.rm_file(path)
-        except FileNotFoundError:
-            logger.debug("delete %s: already absent", location)
-            return
-        except OSError as exc:
-            add_location_note(exc, "deleting", location)
-            raise
-        logger.debug("deleted %s", location)
+        delete_idempotent(location, lambda: fs.rm_file(path))
 
     def size(self, location: str) -> int:
         if self._is_local(location):

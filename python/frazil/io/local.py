@@ -20,6 +20,7 @@ from frazil.io import (
     LOCAL_SCHEMES,
     FileIO,
     add_location_note,
+    delete_idempotent,
     file_exists,
     file_not_found,
     local_path,
@@ -145,15 +146,7 @@ class LocalFileIO(FileIO):
 
     def delete(self, location: str) -> None:
         path = self._path(location)
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            logger.debug("delete %s: already absent", location)
-            return
-        except OSError as exc:
-            add_location_note(exc, "deleting", location)
-            raise
-        logger.debug("deleted %s", location)
+        delete_idempotent(location, lambda: os.unlink(path))
 
     def size(self, location: str) -> int:
         try:

@@ -41,6 +41,7 @@ from frazil.io import (
     S3_SCHEMES,
     FileIO,
     add_location_note,
+    delete_idempotent,
     file_exists,
     file_not_found,
     first_property,
@@ -211,15 +212,7 @@ class S3FileIO(FileIO):
 
     def delete(self, location: str) -> None:
         fs, path = self._resolve(location)
-        try:
-            fs.delete_file(path)
-        except FileNotFoundError:
-            logger.debug("delete %s: already absent", location)
-            return
-        except OSError as exc:
-            add_location_note(exc, "deleting", location)
-            raise
-        logger.debug("deleted %s", location)
+        delete_idempotent(location, lambda: fs.delete_file(path))
 
     def size(self, location: str) -> int:
         fs, path = self._resolve(location)
