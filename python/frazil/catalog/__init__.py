@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import abc
 import logging
+import posixpath
 import re
 import time
+import unicodedata
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -85,6 +87,10 @@ STATUS_CHECK_MAX_WAIT_MS = "commit.status-check.max-wait-ms"
 # Properties the catalog consumes at creation; they are not stored in the table's properties.
 _RESERVED_CREATE_PROPERTIES = (FORMAT_VERSION,)
 
+# Identifier parts name directories and database rows: at most this many UTF-8 bytes (a file
+# name's limit on common filesystems, and the SQL catalog's VARCHAR(255)).
+MAX_IDENTIFIER_PART_BYTES = 255
+
 # ``00012-<uuid>.metadata.json`` (the version is the leading number), as Java parses it.
 _VERSIONED_NAME = re.compile(r"^(\d+)-")
 
@@ -123,8 +129,14 @@ class Catalog(abc.ABC):
     """A catalog of namespaces and tables.
 
     Identifiers are dotted strings (``"db.events"``) or tuples (``("db", "events")``); a table
-    identifier is its namespace levels followed by the table name. Subclasses implement storage
-    of namespaces and table pointers; this class implements identifier parsing, table creation
+    identifier is its namespace levels followed by the table name. Levels name directories and
+    rows, so a level may not be empty, ``.`` or ``..``, nor hold ``/``, ``\\``, NUL or other
+    control characters, nor exceed :data:`MAX_IDENTIFIER_PART_BYTES` (255) UTF-8 bytes: such an
+    identifier is an :class:`InvalidArgumentError` before anything is read or written, and
+    every location derived from one is checked to lie under the warehouse. (The SQL catalog
+    still loads, commits to and drops a table another engine stored under such a name: it
+    derives no path from the name there.) Subclasses implement storage of namespaces and table
+    pointers; this class implements identifier parsing, table creation
     (with default locations), the ``*_if_not_exists`` and ``*_exists`` helpers, and the commit
     protocol (:meth:`commit_table`) on top of a few hooks: :meth:`_load_pointer` (the current
     metadata location), :meth:`_swap_pointer` (the atomic check-and-put) and
@@ -180,21 +192,80 @@ class Catalog(abc.ABC):
     def table_name_from(identifier: str | Identifier) -> str:
         return Catalog.identifier_to_tuple(identifier)[-1]
 
-    @staticmethod
-    def _table_identifier(identifier: str | Identifier) -> Identifier:
-        ident = Catalog.identifier_to_tuple(identifier)
-        if len(ident) < 2 or any(not part for part in ident):
-            raise NoSuchTableError(
-                f"invalid table identifier {'.'.join(ident)!r}: expected <namespace>.<table>"
-            )
-        return ident
+    # Whether loading or dropping a table derives a storage path from its identifier (the
+    # filesystem catalog); when not, a stored odd name (another engine's) may still be loaded.
+    _paths_from_identifiers = True
 
     @staticmethod
-    def _namespace_identifier(namespace: str | Identifier) -> Identifier:
+    def _check_identifier_part(part: object, ident: Sequence[object]) -> None:
+        """Refuses a part that could leave or confuse a path: empty, ``.`` or ``..``, holding
+        ``/``, ``\\``, NUL or control characters, or longer than
+        :data:`MAX_IDENTIFIER_PART_BYTES` UTF-8 bytes."""
+        shown = ".".join(map(str, ident))
+        if not isinstance(part, str):
+            raise InvalidArgumentError(f"invalid identifier {shown!r}: {part!r} is not a string")
+        problem = None
+        if not part:
+            problem = "an empty level"
+        elif part in (".", ".."):
+            problem = f"the level {part!r}"
+        elif "/" in part or "\\" in part:
+            problem = f"a path separator in {part!r}"
+        elif any(unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") for c in part):
+            problem = f"a control character in {part!r}"
+        elif len(part.encode("utf-8")) > MAX_IDENTIFIER_PART_BYTES:
+            problem = f"a level longer than {MAX_IDENTIFIER_PART_BYTES} UTF-8 bytes"
+        if problem is not None:
+            raise InvalidArgumentError(f"invalid identifier {shown!r}: {problem}")
+
+    @staticmethod
+    def _table_identifier(identifier: str | Identifier, strict: bool = True) -> Identifier:
+        """The identifier as a tuple; ``strict`` also checks every part (see
+        :meth:`_check_identifier_part`), needed wherever a path is derived from it."""
+        ident = Catalog.identifier_to_tuple(identifier)
+        # Strict: an empty level is an invalid identifier (below), as in a namespace.
+        if len(ident) < 2 or (not strict and any(not part for part in ident)):
+            raise NoSuchTableError(
+                f"invalid table identifier {'.'.join(map(str, ident))!r}: expected "
+                "<namespace>.<table>"
+            )
+        if strict:
+            for part in ident:
+                Catalog._check_identifier_part(part, ident)
+        return ident
+
+    def _existing_table_identifier(self, identifier: str | Identifier) -> Identifier:
+        """A table identifier to look up: checked fully where it derives a path."""
+        return self._table_identifier(identifier, strict=self._paths_from_identifiers)
+
+    @staticmethod
+    def _namespace_identifier(namespace: str | Identifier, allow_root: bool = False) -> Identifier:
         ns = Catalog.identifier_to_tuple(namespace)
+        if not ns and allow_root:
+            return ns
         if not ns or any(not part for part in ns):
-            raise InvalidArgumentError(f"invalid namespace {'.'.join(ns)!r}: empty level")
+            raise InvalidArgumentError(f"invalid namespace {'.'.join(map(str, ns))!r}: empty level")
+        for part in ns:
+            Catalog._check_identifier_part(part, ns)
         return ns
+
+    @staticmethod
+    def _check_under(root: str, location: str, what: str) -> str:
+        """``location`` if it lies under ``root`` once both are normalized (``.``, ``..``,
+        doubled slashes), else :class:`InvalidArgumentError`: nothing derived from an
+        identifier may be created or deleted outside the warehouse."""
+
+        def norm(loc: str) -> str:
+            scheme, sep, rest = loc.partition("://")
+            if not sep:
+                scheme, rest = "", loc
+            path = posixpath.normpath(rest.replace("\\", "/")) if rest else ""
+            return f"{scheme}{sep}{path}".rstrip("/") or "/"
+
+        r, loc = norm(root), norm(location)
+        if loc != r and not loc.startswith(r.rstrip("/") + "/"):
+            raise InvalidArgumentError(f"{what}: {location} is not under {root}")
+        return location
 
     # ---- namespaces
 
@@ -349,7 +420,7 @@ class Catalog(abc.ABC):
         """The table at its current metadata. :class:`NoSuchTableError` if it does not exist."""
         from frazil.table import Table
 
-        ident = self._table_identifier(identifier)
+        ident = self._existing_table_identifier(identifier)
         location = self._load_pointer(ident)
         if location is None:
             raise NoSuchTableError(f"table {'.'.join(ident)} does not exist")
@@ -358,7 +429,7 @@ class Catalog(abc.ABC):
 
     def table_exists(self, identifier: str | Identifier) -> bool:
         try:
-            ident = self._table_identifier(identifier)
+            ident = self._existing_table_identifier(identifier)
         except NoSuchTableError:
             return False
         return self._load_pointer(ident) is not None
@@ -467,7 +538,7 @@ class Catalog(abc.ABC):
         inserted instead."""
         from frazil.table.update import AssertCreate, update_table_metadata
 
-        ident = self._table_identifier(table.identifier)
+        ident = self._existing_table_identifier(table.identifier)
         name = ".".join(ident)
         creating = any(isinstance(r, AssertCreate) for r in requirements)
         current_location = self._load_pointer(ident)

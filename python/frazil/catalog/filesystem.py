@@ -87,11 +87,17 @@ class FileSystemCatalog(Catalog):
 
     # ---- paths
 
+    # Both check the result against the warehouse: the identifier's parts were checked, and
+    # this makes sure no layout path can leave the warehouse whatever reaches it.
     def _location(self, ident: Identifier) -> str:
-        return "/".join([self.warehouse, *ident])
+        location = "/".join([self.warehouse, *ident])
+        return self._check_under(self.warehouse, location, f"location of {'.'.join(ident)}")
 
     def _path(self, ident: Identifier) -> str:
-        return "/".join([self._root.rstrip("/"), *ident]) if ident else self._root
+        if not ident:
+            return self._root
+        path = "/".join([self._root.rstrip("/"), *ident])
+        return self._check_under(self._root, path, f"path of {'.'.join(ident)}")
 
     def _is_dir(self, path: str) -> bool:
         return bool(self._fs.get_file_info(path).type == pafs.FileType.Directory)
@@ -117,7 +123,7 @@ class FileSystemCatalog(Catalog):
     # ---- namespaces
 
     def namespace_exists(self, namespace: str | Identifier) -> bool:
-        ns = self.identifier_to_tuple(namespace)
+        ns = self._namespace_identifier(namespace, allow_root=True)
         return not ns or self._is_namespace_path(self._path(ns))
 
     def create_namespace(
@@ -151,7 +157,7 @@ class FileSystemCatalog(Catalog):
         self._fs.delete_dir(path)
 
     def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
-        parent = self.identifier_to_tuple(namespace)
+        parent = self._namespace_identifier(namespace, allow_root=True)
         path = self._path(parent)
         if parent and not self._is_namespace_path(path):
             raise NoSuchNamespaceError(
@@ -178,7 +184,7 @@ class FileSystemCatalog(Catalog):
         removals: set[str] | None = None,
         updates: Mapping[str, str] | None = None,
     ) -> PropertiesUpdateSummary:
-        name = ".".join(self.identifier_to_tuple(namespace))
+        name = ".".join(self._namespace_identifier(namespace))
         raise UnsupportedError(
             f"cannot update properties of namespace {name}: the filesystem catalog "
             "(Java's HadoopCatalog layout) stores none; it supports "
@@ -212,7 +218,7 @@ class FileSystemCatalog(Catalog):
 
     def register_table(self, identifier: str | Identifier, metadata_location: str) -> Table:
         raise UnsupportedError(
-            f"cannot register table {'.'.join(self.identifier_to_tuple(identifier))}: the "
+            f"cannot register table {'.'.join(self._table_identifier(identifier))}: the "
             f"filesystem catalog (Java's HadoopCatalog layout) finds tables by path; it supports "
             f"{_SUPPORTED}"
         )
@@ -221,7 +227,8 @@ class FileSystemCatalog(Catalog):
         self, from_identifier: str | Identifier, to_identifier: str | Identifier
     ) -> Table:
         raise UnsupportedError(
-            f"cannot rename table {'.'.join(self.identifier_to_tuple(from_identifier))}: a "
+            f"cannot rename table {'.'.join(self._table_identifier(from_identifier))} to "
+            f"{'.'.join(self._table_identifier(to_identifier))}: a "
             "filesystem catalog table's location is its path (Java's HadoopCatalog cannot "
             f"rename either); it supports {_SUPPORTED}"
         )

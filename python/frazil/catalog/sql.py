@@ -125,6 +125,10 @@ class SqlCatalog(Catalog):
     SQLAlchemy URL), ``warehouse`` (where new tables go), ``sqlite.busy-timeout-ms``,
     ``pool-pre-ping`` (``"true"`` to test pooled connections before use)."""
 
+    # A table is found by its row, so a stored odd name (another engine's) can still be loaded,
+    # committed to and dropped; only creating derives a path from the identifier.
+    _paths_from_identifiers = False
+
     def __init__(self, name: str, **properties: str) -> None:
         super().__init__(name, **properties)
         uri = self.properties.get(URI)
@@ -253,7 +257,7 @@ class SqlCatalog(Catalog):
     # ---- namespaces
 
     def namespace_exists(self, namespace: str | Identifier) -> bool:
-        ns = self.identifier_to_tuple(namespace)
+        ns = self._namespace_identifier(namespace, allow_root=True)
         if not ns:
             return True
         name = ".".join(ns)
@@ -308,7 +312,7 @@ class SqlCatalog(Catalog):
             )
 
     def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
-        parent = self.identifier_to_tuple(namespace)
+        parent = self._namespace_identifier(namespace, allow_root=True)
         if parent:
             self._require_namespace(parent, "cannot list namespaces")
         stmt = union(
@@ -393,14 +397,16 @@ class SqlCatalog(Catalog):
             raise InvalidArgumentError(
                 f"catalog {self.name!r} has no 'warehouse': give the table a location"
             )
-        return "/".join([warehouse.rstrip("/"), *ns])
+        path = "/".join([warehouse.rstrip("/"), *ns])
+        return self._check_under(warehouse, path, f"location of namespace {'.'.join(ns)}")
 
     def _default_table_location(self, identifier: Identifier) -> str:
         ns, table = identifier[:-1], identifier[-1]
         location = self._stored_namespace_properties(ns).get(NAMESPACE_LOCATION_PROPERTY)
-        if location:
-            return f"{location.rstrip('/')}/{table}"
-        return f"{self._warehouse_path(ns)}/{table}"
+        root = location or self._warehouse_path(ns)
+        return self._check_under(
+            root, f"{root.rstrip('/')}/{table}", f"default location of {'.'.join(identifier)}"
+        )
 
     def _load_pointer(self, identifier: Identifier) -> str | None:
         return self._select_pointer(self.engine, identifier)
@@ -459,7 +465,7 @@ class SqlCatalog(Catalog):
         return self.load_table(ident)
 
     def drop_table(self, identifier: str | Identifier, purge: bool = False) -> None:
-        ident = self._table_identifier(identifier)
+        ident = self._existing_table_identifier(identifier)
         name = ".".join(ident)
         table = self.load_table(ident) if purge else None
         with self._write() as conn:
@@ -477,7 +483,7 @@ class SqlCatalog(Catalog):
     def rename_table(
         self, from_identifier: str | Identifier, to_identifier: str | Identifier
     ) -> FrazilTable:
-        src = self._table_identifier(from_identifier)
+        src = self._existing_table_identifier(from_identifier)
         dst = self._table_identifier(to_identifier)
         src_name, dst_name = ".".join(src), ".".join(dst)
         self._require_namespace(dst[:-1], f"cannot rename table {src_name} to {dst_name}")
