@@ -438,12 +438,22 @@ class Catalog(abc.ABC):
     def register_table(self, identifier: str | Identifier, metadata_location: str) -> Table: ...
 
     @abc.abstractmethod
-    def drop_table(self, identifier: str | Identifier, purge: bool = False) -> None:
-        """Removes the table from the catalog; ``purge`` also deletes every file its metadata
-        reaches (data and delete files, manifests, manifest lists, statistics, metadata)."""
+    def drop_table(
+        self,
+        identifier: str | Identifier,
+        purge: bool = False,
+        *,
+        delete_outside_location: bool = False,
+    ) -> None:
+        """Removes the table from the catalog; ``purge`` also deletes the files its metadata
+        reaches (data and delete files, manifests, manifest lists, statistics, metadata) that
+        lie under the table location. Files outside it (``add_files`` of another dataset's
+        files, say) are kept and logged unless ``delete_outside_location`` is true."""
 
-    def purge_table(self, identifier: str | Identifier) -> None:
-        self.drop_table(identifier, purge=True)
+    def purge_table(
+        self, identifier: str | Identifier, *, delete_outside_location: bool = False
+    ) -> None:
+        self.drop_table(identifier, purge=True, delete_outside_location=delete_outside_location)
 
     @abc.abstractmethod
     def rename_table(
@@ -580,6 +590,8 @@ class Catalog(abc.ABC):
         ):
             kept = {e.metadata_file for e in new.metadata_log}
             dropped = [e.metadata_file for e in current.metadata_log if e.metadata_file not in kept]
+            # A metadata log may name any file; only the table's own are its to delete.
+            dropped = _io.under_location(dropped, new.location, f"{name}: old metadata cleanup")
             if dropped:
                 try:
                     io.delete_many(dropped)

@@ -233,16 +233,28 @@ class FileSystemCatalog(Catalog):
             f"rename either); it supports {_SUPPORTED}"
         )
 
-    def drop_table(self, identifier: str | Identifier, purge: bool = False) -> None:
+    def drop_table(
+        self,
+        identifier: str | Identifier,
+        purge: bool = False,
+        *,
+        delete_outside_location: bool = False,
+    ) -> None:
         """Deletes the table's directory (as Java's HadoopCatalog does, with or without purge;
         in this layout the metadata files are the table's existence). ``purge`` first deletes
-        every file the metadata reaches, also those outside the directory."""
+        the files the metadata reaches under the table location, and with
+        ``delete_outside_location`` also those outside it."""
         ident = self._table_identifier(identifier)
         table = self.load_table(ident)
         if purge:
             from frazil.catalog.purge import purge_table_files
 
-            purge_table_files(table.io, table.metadata, table.metadata_location)
+            purge_table_files(
+                table.io,
+                table.metadata,
+                table.metadata_location,
+                delete_outside_location=delete_outside_location,
+            )
         self._fs.delete_dir(self._path(ident))
         logger.info("dropped table %s%s", ".".join(ident), " (purged)" if purge else "")
 

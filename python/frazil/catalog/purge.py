@@ -5,6 +5,11 @@ manifests of every snapshot, the manifests, the manifest lists, statistics and p
 statistics files, the metadata files of the metadata log and the current one. Manifest lists and
 manifests are read concurrently and decoded natively (only ``data_file.file_path``); a file that
 is already gone is not an error.
+
+Unlike the Java reference, only files under the table location are deleted unless the caller
+passes ``delete_outside_location=True``: metadata can name files the table does not own (an
+``add_files`` Parquet file of another dataset, a metadata-log or statistics entry pointing
+anywhere), and a purge must not delete them. Those are kept and logged.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from frazil.io import under_location
 from frazil.manifest import read_manifest_list, read_manifests
 from frazil.metadata import TableMetadata
 
@@ -72,11 +78,21 @@ def reachable_files(
     }
 
 
-def purge_table_files(io: FileIO, metadata: TableMetadata, metadata_location: str | None) -> None:
-    """Deletes every file :func:`reachable_files` lists: data first, metadata last, so an
-    interrupted purge can be re-run from what is left."""
+def purge_table_files(
+    io: FileIO,
+    metadata: TableMetadata,
+    metadata_location: str | None,
+    *,
+    delete_outside_location: bool = False,
+) -> None:
+    """Deletes the files :func:`reachable_files` lists that lie under the table location (all
+    of them with ``delete_outside_location``): data first, metadata last, so an interrupted
+    purge can be re-run from what is left."""
     files = reachable_files(io, metadata, metadata_location)
     for kind in ("data", "manifests", "manifest_lists", "statistics", "metadata"):
-        if files[kind]:
-            logger.info("purge: deleting %d %s files", len(files[kind]), kind)
-            io.delete_many(files[kind])
+        doomed = files[kind]
+        if not delete_outside_location:
+            doomed = under_location(doomed, metadata.location, f"purge of {kind} files")
+        if doomed:
+            logger.info("purge: deleting %d %s files", len(doomed), kind)
+            io.delete_many(doomed)

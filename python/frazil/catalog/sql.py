@@ -464,7 +464,13 @@ class SqlCatalog(Catalog):
             raise TableAlreadyExistsError(f"table {name} already exists") from None
         return self.load_table(ident)
 
-    def drop_table(self, identifier: str | Identifier, purge: bool = False) -> None:
+    def drop_table(
+        self,
+        identifier: str | Identifier,
+        purge: bool = False,
+        *,
+        delete_outside_location: bool = False,
+    ) -> None:
         ident = self._existing_table_identifier(identifier)
         name = ".".join(ident)
         table = self.load_table(ident) if purge else None
@@ -478,7 +484,12 @@ class SqlCatalog(Catalog):
         if table is not None:
             from frazil.catalog.purge import purge_table_files
 
-            purge_table_files(table.io, table.metadata, table.metadata_location)
+            purge_table_files(
+                table.io,
+                table.metadata,
+                table.metadata_location,
+                delete_outside_location=delete_outside_location,
+            )
 
     def rename_table(
         self, from_identifier: str | Identifier, to_identifier: str | Identifier

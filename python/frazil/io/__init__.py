@@ -45,7 +45,9 @@ __all__ = [
     "FsspecFileIO",
     "LocalFileIO",
     "S3FileIO",
+    "is_under_location",
     "load_file_io",
+    "under_location",
 ]
 
 PY_IO_IMPL = "py-io-impl"
@@ -316,6 +318,79 @@ def local_path(location: str) -> str:
     if os.name == "nt" and re.match(r"^/[A-Za-z]:", rest):
         rest = rest[1:]  # file:///C:/dir on Windows
     return rest
+
+
+# How many of the skipped locations a warning names (the count is always given).
+_SKIPPED_SHOWN = 5
+
+
+def _location_key(location: str) -> tuple[str, str, bool, tuple[str, ...]] | None:
+    """``location`` as (scheme, authority, absolute, path segments), with the S3 schemes as one,
+    the local forms as one, ``.`` and empty segments dropped and ``..`` applied; ``None`` when
+    it cannot be placed (a ``..`` above the root, a remote ``file:`` host)."""
+    scheme = location_scheme(location)
+    if scheme in LOCAL_SCHEMES:
+        try:
+            path = local_path(location)
+        except UnsupportedError:
+            return None
+        scheme, authority = "file", ""
+    else:
+        rest = location[len(scheme) + 1 :]
+        authority = ""
+        if rest.startswith("//"):
+            authority, slash, path = rest[2:].partition("/")
+            path = slash + path
+        else:
+            path = rest
+        if scheme in S3_SCHEMES:
+            scheme = "s3"  # s3a:// and s3n:// name the same objects
+    segments: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not segments:
+                return None
+            segments.pop()
+        else:
+            segments.append(part)
+    return scheme, authority, path.startswith("/") or authority != "", tuple(segments)
+
+
+def is_under_location(location: str, table_location: str) -> bool:
+    """Whether ``location`` lies strictly inside the directory ``table_location``, compared
+    segment by segment after normalization (so ``<loc>-evil/x`` and ``<loc>/../x`` are not
+    inside, ``<loc>//a/./b`` is). What cannot be placed is not inside: deleting is the choice
+    that cannot be undone."""
+    inner, outer = _location_key(location), _location_key(table_location)
+    if inner is None or outer is None or inner[:3] != outer[:3]:
+        return False
+    prefix = outer[3]
+    return len(inner[3]) > len(prefix) and inner[3][: len(prefix)] == prefix
+
+
+def under_location(locations: Iterable[str], table_location: str | None, context: str) -> list[str]:
+    """The ``locations`` inside ``table_location`` (:func:`is_under_location`; none when the
+    table has no location); the others are
+    logged at warning level (how many, and the first few) as kept. For deleting a table's files:
+    a table's metadata may name files of other tables or datasets (``add_files``, a crafted
+    metadata log), and those are not the table's to delete."""
+    inside: list[str] = []
+    outside: list[str] = []
+    for loc in locations:
+        ok = table_location is not None and is_under_location(loc, table_location)
+        (inside if ok else outside).append(loc)
+    if outside:
+        _logger.warning(
+            "%s: keeping %d files outside the table location %s: %s%s",
+            context,
+            len(outside),
+            table_location,
+            ", ".join(outside[:_SKIPPED_SHOWN]),
+            ", ..." if len(outside) > _SKIPPED_SHOWN else "",
+        )
+    return inside
 
 
 from frazil.io.fsspec import FsspecFileIO, require_fsspec_protocol  # noqa: E402

@@ -24,7 +24,9 @@ retained snapshot lists, the data and delete files those manifests reference (en
 status) that are live in no retained snapshot's manifests, and the statistics files of the removed
 snapshots. A file some retained snapshot still reaches is never deleted; when a retained
 snapshot's manifest list or manifest cannot be read, nothing but files only expired metadata
-names (manifest lists, statistics) is deleted.
+names (manifest lists, statistics) is deleted. Only files under the table location are deleted
+(others, such as ``add_files`` of another dataset's files, are kept and logged) unless
+``delete_outside_location(True)``, as for ``drop_table(purge=True)``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.compute as pc
 
 from frazil.exceptions import FrazilError, InvalidArgumentError, ValidationError
+from frazil.io import under_location
 from frazil.manifest import read_manifest_list, read_manifests
 from frazil.metadata import MAIN_BRANCH, Snapshot, SnapshotRef, SnapshotRefType, TableMetadata
 from frazil.table.step import TransactionStep
@@ -205,6 +208,7 @@ class ExpireSnapshots(TransactionStep):
         self._retain_last: int | None = None
         self._ids: set[int] = set()
         self._clean = True
+        self._outside = False
         self._staged = False
         self._base: TableMetadata | None = None
         self._plan: RetentionPlan | None = None
@@ -259,6 +263,12 @@ class ExpireSnapshots(TransactionStep):
         self._clean = bool(clean)
         return self
 
+    def delete_outside_location(self, delete: bool = True) -> ExpireSnapshots:
+        """Whether the cleanup may also delete files outside the table location (default no:
+        they may belong to another table or dataset)."""
+        self._outside = bool(delete)
+        return self
+
     # ---- the transaction step
 
     def plan(self, base: TableMetadata | None = None) -> RetentionPlan:
@@ -295,7 +305,9 @@ class ExpireSnapshots(TransactionStep):
     def on_commit(self, committed: TableMetadata) -> None:
         if not self._clean or self._base is None:
             return
-        _clean_expired_files(self._transaction.table.io, self._base, committed, self._name())
+        _clean_expired_files(
+            self._transaction.table.io, self._base, committed, self._name(), self._outside
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -341,7 +353,11 @@ def _content_file_paths(
 
 
 def _clean_expired_files(
-    io: FileIO, base: TableMetadata, committed: TableMetadata, table_name: str
+    io: FileIO,
+    base: TableMetadata,
+    committed: TableMetadata,
+    table_name: str,
+    delete_outside_location: bool,
 ) -> None:
     kept_ids = {s.snapshot_id for s in committed.snapshots}
     expired = [s for s in base.snapshots if s.snapshot_id not in kept_ids]
@@ -392,6 +408,12 @@ def _clean_expired_files(
         )
         files_to_delete, manifests_to_delete = [], []
 
+    if not delete_outside_location:
+        context = f"{table_name}: expiry"
+        files_to_delete, manifests_to_delete, lists_to_delete, stats_to_delete = (
+            under_location(doomed, committed.location, context)
+            for doomed in (files_to_delete, manifests_to_delete, lists_to_delete, stats_to_delete)
+        )
     # Data first, metadata last: an interrupted cleanup leaves only unreferenced files behind.
     io.delete_many(files_to_delete)
     io.delete_many(manifests_to_delete)
