@@ -168,10 +168,11 @@ class Catalog(abc.ABC):
         return self._catalog_io
 
     def _table_io(self, metadata: TableMetadata | None, location: str | None) -> FileIO:
-        """The FileIO of one table: catalog properties overridden by the table's own."""
-        props = dict(self.properties)
-        if metadata is not None:
-            props.update(metadata.properties)
+        """The FileIO of one table: the catalog's properties, tuned only by the table
+        properties :func:`~frazil.io.table_file_io_properties` lets through (table metadata
+        never picks the FileIO class, endpoints or credentials)."""
+        table_props = metadata.properties if metadata is not None else None
+        props = _io.table_file_io_properties(self.properties, table_props)
         return _io.load_file_io(props, location)
 
     # ---- identifiers

@@ -14,8 +14,16 @@ Implementations:
 - :class:`~frazil.io.fsspec.FsspecFileIO`: every other scheme fsspec knows (``memory://``,
   ``gs://``, ``abfs://``, ...).
 
-:func:`load_file_io` picks the implementation from the catalog/table properties (``py-io-impl``
+:func:`load_file_io` picks the implementation from the catalog's properties (``py-io-impl``
 names a class explicitly) and the location's scheme.
+
+Trust: a table's FileIO is configured by its catalog (or the caller of
+``StaticTable.from_metadata``), never by the table's metadata. Table metadata can be written by
+anyone with write access to the storage, so a table property must not choose code to import
+(``py-io-impl``) nor where bytes or credentials go (endpoints, keys, tokens, regions, proxies,
+role ARNs). :func:`table_file_io_properties` is the one place table properties meet FileIO
+properties: only :data:`TABLE_TUNABLE_IO_PROPERTIES` pass, everything else is ignored (never an
+error, so tables written by other engines still load).
 
 Missing and already-existing files raise the builtin ``FileNotFoundError`` / ``FileExistsError``
 (their ``filename`` is the location as given); other I/O failures keep their type and gain a note
@@ -41,18 +49,31 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PY_IO_IMPL",
+    "TABLE_TUNABLE_IO_PROPERTIES",
     "FileIO",
     "FsspecFileIO",
     "LocalFileIO",
     "S3FileIO",
     "is_under_location",
     "load_file_io",
+    "table_file_io_properties",
     "under_location",
 ]
 
 PY_IO_IMPL = "py-io-impl"
 
 _logger = logging.getLogger(__name__)
+
+# The only table properties a table's FileIO sees: timeouts of the S3 client, which tune how long
+# to wait but not where requests (or credentials) go. Everything else that configures a FileIO
+# comes from the catalog.
+TABLE_TUNABLE_IO_PROPERTIES = frozenset({"s3.connect-timeout", "s3.request-timeout"})
+
+# Table property keys that look like FileIO configuration: ignoring one of these is worth a
+# warning (the table may have been written for a different setup, or be hostile).
+_IO_KEY_PREFIXES = ("py-", "s3.", "gcs.", "adls.", "client.", "hf.", "oss.", "azure.", "aws.")
+_IO_KEYS = frozenset({"warehouse"})
+_warned_ignored: set[frozenset[str]] = set()
 
 LOCAL_SCHEMES = frozenset({"", "file"})
 S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
@@ -251,6 +272,40 @@ def _import_file_io(impl: str) -> type[FileIO]:
     return cls
 
 
+def table_file_io_properties(
+    catalog_properties: Mapping[str, str], table_properties: Mapping[str, str] | None
+) -> dict[str, str]:
+    """The FileIO properties of a table: ``catalog_properties`` (trusted configuration) with
+    only the :data:`TABLE_TUNABLE_IO_PROPERTIES` of ``table_properties`` (untrusted table
+    metadata) on top.
+
+    Ignored table properties that look like FileIO configuration (``py-io-impl``, ``s3.*``,
+    ``gcs.*``, ``adls.*``, ``client.*``, ...) are logged by key, never with their values
+    (they may be secrets): a warning the first time a set of keys is seen, debug after.
+    """
+    props = dict(catalog_properties)
+    if not table_properties:
+        return props
+    ignored = []
+    for key, value in table_properties.items():
+        if key in TABLE_TUNABLE_IO_PROPERTIES:
+            props[key] = value
+        elif key in _IO_KEYS or key.startswith(_IO_KEY_PREFIXES):
+            ignored.append(key)
+    if ignored:
+        keys = frozenset(ignored)
+        level = logging.DEBUG if keys in _warned_ignored else logging.WARNING
+        if len(_warned_ignored) < 1024:  # bounded memory; past it, new key sets always warn
+            _warned_ignored.add(keys)
+        _logger.log(
+            level,
+            "ignoring table properties %s for the FileIO: storage access is configured by "
+            "the catalog, not by table metadata",
+            ", ".join(sorted(keys)),
+        )
+    return props
+
+
 def file_io_class_for_scheme(scheme: str) -> type[FileIO]:
     """The implementation :func:`load_file_io` uses for a scheme when ``py-io-impl`` is unset."""
     if scheme in LOCAL_SCHEMES:
@@ -268,7 +323,8 @@ def load_file_io(
     Precedence:
 
     1. ``py-io-impl``: a dotted path to a :class:`FileIO` subclass, instantiated with the
-       properties; used for every location.
+       properties; used for every location. ``properties`` are trusted configuration: for a
+       table, pass :func:`table_file_io_properties`, never the table's raw properties.
     2. The scheme of ``location``, or when it is ``None`` of the ``warehouse`` property: local
        paths and ``file:`` give :class:`LocalFileIO`, ``s3``/``s3a``/``s3n`` give
        :class:`S3FileIO`, anything else :class:`FsspecFileIO` (an

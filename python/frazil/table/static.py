@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from frazil.exceptions import NoSuchTableError, UnsupportedError
-from frazil.io import FileIO, load_file_io
+from frazil.io import FileIO, load_file_io, table_file_io_properties
 from frazil.metadata import TableMetadata
 from frazil.table import Table
 
@@ -78,14 +78,16 @@ class StaticTable(Table):
         cls, metadata_location: str, properties: Mapping[str, str] | None = None
     ) -> StaticTable:
         """The table whose metadata is at ``metadata_location`` (a ``*.metadata.json`` file,
-        or a table or metadata directory); ``properties`` configure its FileIO."""
+        or a table or metadata directory); ``properties`` configure its FileIO (the metadata's own
+        properties cannot: see :func:`~frazil.io.table_file_io_properties`)."""
         props = dict(properties or {})
         io = load_file_io(props, metadata_location)
         location = metadata_location
         if not location.rstrip("/").endswith(".metadata.json") and not location.endswith(".gz"):
             location = _find_metadata_file(io, location)
         metadata = TableMetadata.from_json(io.read(location))
-        io = load_file_io({**props, **metadata.properties}, location)
+        # The caller's properties configure storage; the file's own properties are untrusted.
+        io = load_file_io(table_file_io_properties(props, metadata.properties), location)
         return cls(("static-table", location), metadata, location, io, _NoCatalog(location))  # type: ignore[arg-type]
 
     def refresh(self) -> StaticTable:
