@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import abc
 import logging
-import posixpath
 import re
 import time
 import unicodedata
@@ -252,19 +251,10 @@ class Catalog(abc.ABC):
 
     @staticmethod
     def _check_under(root: str, location: str, what: str) -> str:
-        """``location`` if it lies under ``root`` once both are normalized (``.``, ``..``,
-        doubled slashes), else :class:`InvalidArgumentError`: nothing derived from an
-        identifier may be created or deleted outside the warehouse."""
-
-        def norm(loc: str) -> str:
-            scheme, sep, rest = loc.partition("://")
-            if not sep:
-                scheme, rest = "", loc
-            path = posixpath.normpath(rest.replace("\\", "/")) if rest else ""
-            return f"{scheme}{sep}{path}".rstrip("/") or "/"
-
-        r, loc = norm(root), norm(location)
-        if loc != r and not loc.startswith(r.rstrip("/") + "/"):
+        """``location`` if it is ``root`` or lies under it once both are normalized
+        (:func:`frazil.io.is_under_location`), else :class:`InvalidArgumentError`: nothing
+        derived from an identifier may be created or deleted outside the warehouse."""
+        if not _io.is_under_location(location, root, or_equal=True):
             raise InvalidArgumentError(f"{what}: {location} is not under {root}")
         return location
 

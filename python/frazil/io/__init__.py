@@ -414,15 +414,17 @@ def _location_key(location: str) -> tuple[str, str, bool, tuple[str, ...]] | Non
     return scheme, authority, path.startswith("/") or authority != "", tuple(segments)
 
 
-def is_under_location(location: str, table_location: str) -> bool:
-    """Whether ``location`` lies strictly inside the directory ``table_location``, compared
-    segment by segment after normalization (so ``<loc>-evil/x`` and ``<loc>/../x`` are not
-    inside, ``<loc>//a/./b`` is). What cannot be placed is not inside: deleting is the choice
-    that cannot be undone."""
+def is_under_location(location: str, table_location: str, *, or_equal: bool = False) -> bool:
+    """Whether ``location`` lies strictly inside the directory ``table_location`` (or is it,
+    with ``or_equal``), compared segment by segment after normalization (so ``<loc>-evil/x``
+    and ``<loc>/../x`` are not inside, ``<loc>//a/./b`` is). What cannot be placed is not
+    inside: deleting is the choice that cannot be undone."""
     inner, outer = _location_key(location), _location_key(table_location)
     if inner is None or outer is None or inner[:3] != outer[:3]:
         return False
     prefix = outer[3]
+    if or_equal and inner[3] == prefix:
+        return True
     return len(inner[3]) > len(prefix) and inner[3][: len(prefix)] == prefix
 
 
