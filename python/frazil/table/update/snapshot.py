@@ -135,11 +135,16 @@ class _Deleting(_SnapshotProducer):
     # ---- conflict detection
 
     def _entries_added_since(
-        self, base: TableMetadata, parent: Snapshot | None, content: int, operations: set[str]
+        self,
+        base: TableMetadata,
+        parent: Snapshot | None,
+        content: int,
+        operations: set[str],
+        status: int = ADDED,
     ) -> Iterator[tuple[int, pa.Table]]:
         """(spec id, entries) of the manifests of ``content`` that the snapshots after the one
-        validated from added, with operations in ``operations``, filtered to the entries they
-        added."""
+        validated from added, with operations in ``operations``, filtered to the entries each
+        of them marked ``status`` (``ADDED``, or ``DELETED`` for the files it removed)."""
         for snap in self._snapshots_since(base, parent):
             if snap.operation not in operations:
                 continue
@@ -151,7 +156,7 @@ class _Deleting(_SnapshotProducer):
             ]
             for row, entries in zip(rows, self._entries(rows), strict=True):
                 added = pc.and_(
-                    pc.equal(entries.column("status"), ADDED),
+                    pc.equal(entries.column("status"), status),
                     pc.equal(entries.column("snapshot_id"), snap.snapshot_id),
                 )
                 yield row["partition_spec_id"], entries.filter(added)

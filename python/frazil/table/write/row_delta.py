@@ -184,22 +184,10 @@ class _RowChange(RowDelta):
         return False
 
     def _files_removed_since(self, base: TableMetadata, parent: Snapshot | None) -> set[str]:
+        operations = {Operation.OVERWRITE, Operation.DELETE, Operation.REPLACE}
         out: set[str] = set()
-        for snap in self._snapshots_since(base, parent):
-            if snap.operation not in (Operation.OVERWRITE, Operation.DELETE, Operation.REPLACE):
-                continue
-            rows = [
-                r
-                for r in self._manifest_rows(snap)
-                if not r["content"] and r["added_snapshot_id"] == snap.snapshot_id
-            ]
-            for entries in self._entries(rows):
-                mask = pc.and_(
-                    pc.equal(entries.column("status"), DELETED),
-                    pc.equal(entries.column("snapshot_id"), snap.snapshot_id),
-                )
-                paths = pc.struct_field(entries.column("data_file"), "file_path")
-                out.update(pc.filter(paths, mask).to_pylist())
+        for _, entries in self._entries_added_since(base, parent, 0, operations, DELETED):
+            out.update(pc.struct_field(entries.column("data_file"), "file_path").to_pylist())
         return out
 
 
