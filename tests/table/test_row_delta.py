@@ -371,6 +371,18 @@ def test_concurrent_deletes_of_one_file_never_double_delete(catalog: Any) -> Non
     assert dv.referenced_data_file
 
 
+@pytest.mark.parametrize("version", [2, 3])
+def test_deletes_for_a_file_removed_concurrently_conflict(catalog: Any, version: int) -> None:
+    # A DV or position delete for a data file another writer removed meanwhile would delete
+    # nothing and hide the removal: the commit must fail (Java's validateDataFilesExist).
+    t = make(catalog, version, "merge-on-read")
+    stale = catalog.load_table("db.t")
+    t.delete("id >= 0")  # every row: whole files removed, no delete files added
+    with pytest.raises(ValidationError, match="removed concurrently"):
+        stale.delete("id = 4")
+    assert read(catalog.load_table("db.t")) == []
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_failed_commit_leaves_no_files(catalog: Any, mode: str, tmp_path: Path) -> None:
     t = make(catalog, 3, mode)
