@@ -142,6 +142,7 @@ class PlannedManifest:
     row: Final[int]
     content: Final[int]
     entries: Final[RecordBatchExport]
+    positions: Final[ArrowArrayExport]
     residual_index: Final[ArrowArrayExport]
     deletes: Final[ArrowArrayExport]
 
@@ -171,6 +172,30 @@ class ScanPlanner:
         threads: int | None = None,
         include_column_stats: bool = True,
     ) -> PlannedScan: ...
+    def plan_deletes(
+        self,
+        manifest_list: object,
+        rows: list[int],
+        datas: list[bytes],
+        inherits: list[tuple[int | None, int | None, int | None] | None],
+        threads: int | None = None,
+    ) -> DeletePlan: ...
+    def plan_data(
+        self,
+        deletes: DeletePlan,
+        manifest_list: object,
+        rows: list[int],
+        datas: list[bytes],
+        inherits: list[tuple[int | None, int | None, int | None] | None],
+        threads: int | None = None,
+        include_column_stats: bool = True,
+    ) -> PlannedScan: ...
+
+@final
+class DeletePlan:
+    @property
+    def manifests(self) -> list[PlannedManifest]: ...
+    def __len__(self) -> int: ...
 
 def manifest_read_list(data: bytes) -> RecordBatchExport: ...
 def manifest_read(

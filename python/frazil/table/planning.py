@@ -1,48 +1,48 @@
 """Native scan planning: which data files a scan reads, their delete files and residuals.
 
-:func:`plan_files` reads the snapshot's manifest list, prunes manifests by their partition
-summaries (native), reads the surviving manifests concurrently (``io.read_many``), then decodes
-and plans them natively on several threads with the GIL released: entries are selected by
-status, partition projection and column metrics, each gets its residual, and delete files are
-attached per the spec's "Scan Planning" rules (deletion vectors by ``referenced_data_file``,
-position deletes by partition or referenced file with data sequence number <= theirs, equality
-deletes by partition or globally with data sequence number < theirs). Nothing is done per file
-in Python: the result is columnar, for :mod:`frazil.table.scan` to turn into ``FileScanTask``
-objects lazily.
+:func:`plan_manifests` reads the snapshot's manifest list, prunes manifests by their partition
+summaries (native), reads and plans the delete manifests first (the scan's delete files,
+indexed natively), then reads and plans the data manifests in runs of
+:data:`PLAN_RUN_MANIFESTS`, reading the next run while the current one is decoded and planned
+on several threads with the GIL released: entries are selected by status, partition
+projection and column metrics, each gets its residual, and delete files are attached per the
+spec's "Scan Planning" rules (deletion vectors by ``referenced_data_file``, position deletes by
+partition or referenced file with data sequence number <= theirs, equality deletes by
+partition or globally with data sequence number < theirs). It yields one
+:class:`ManifestTasks` per data manifest with selected entries, as soon as its run is
+planned: nothing is done per file in Python, and memory holds one run of manifest bytes.
 
-Return shape, a :class:`PlannedFiles`:
-
-``data``: ``list[ManifestTasks]``, one per data manifest that has selected entries, in manifest
-list order. Each :class:`ManifestTasks` has
+A :class:`ManifestTasks` holds, for one manifest:
 
 - ``manifest_path`` (str) and ``spec_id`` (int): the manifest and the partition spec that all
   of its entries were written with;
 - ``entries``: a ``pyarrow.Table`` with one row per task (a live ``manifest_entry`` whose
-  partition and metrics might match), in manifest order, shaped exactly like
+  partition and metrics might match), in manifest order, shaped like
   :func:`frazil.manifest.read_manifest`'s output (``status``, ``snapshot_id``,
-  ``sequence_number``, ``file_sequence_number`` (inherited), ``data_file`` struct);
-- ``residuals``: ``pyarrow.Int32Array``, one per row: index into ``PlannedFiles.residuals``;
+  ``sequence_number``, ``file_sequence_number`` (inherited), ``data_file`` struct), with the
+  column stats maps only when the plan includes them (see :class:`ColumnStats`);
+- ``positions``: ``pyarrow.Int64Array``, each row's position among the manifest's entries;
+- ``residuals``: ``pyarrow.Int32Array``, one per row: index into the plan's residuals;
 - ``deletes``: ``pyarrow.ListArray`` of ``int32``, one list per row: the row's delete files as
-  indices into ``PlannedFiles.delete_files`` (empty list: none).
+  indices into the plan's delete files (empty list: none);
+- ``plan``: the :class:`PlanContext` they share (schema, specs, delete files, residuals).
 
-``delete_groups``: ``list[ManifestTasks]`` of the delete manifests' selected entries (their
-``residuals``/``deletes`` are empty); ``delete_files`` numbers those rows consecutively in that
-order, and :meth:`PlannedFiles.delete_entry` maps a number to ``(group, row)``.
-:meth:`PlannedFiles.delete_files` builds the :class:`~frazil.content_file.DataFile` objects
-once (delete files are few).
+Its rows are read as :class:`~frazil.table.tasks.PlannedFileScanTask` views (``tasks()``),
+each column turned into Python values once per manifest, on first use.
 
-``residuals``: ``list[BooleanExpression]``, bound to ``schema``, the distinct residuals.
-``schema``: the schema the filter was bound to (the snapshot's, by default).
+:func:`plan_files` plans the whole scan into a :class:`PlannedFiles`.
 """
 
 from __future__ import annotations
 
 import bisect
+import enum
 import functools
 import itertools
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,18 +56,94 @@ from frazil.expressions import AlwaysTrue, BooleanExpression, from_json
 from frazil.expressions.binding import bind
 from frazil.expressions.json import to_json_text
 from frazil.io import FileIO
-from frazil.manifest import read_manifest_list
+from frazil.manifest import read_manifest, read_manifest_list
 from frazil.metadata import Snapshot, TableMetadata
+from frazil.partitioning import PartitionSpec
 from frazil.schema import Schema
+from frazil.table.tasks import PlannedFileScanTask
 
-__all__ = ["ManifestTasks", "PlannedFiles", "plan_files", "planner_for"]
+__all__ = [
+    "PLAN_RUN_MANIFESTS",
+    "ColumnStats",
+    "ManifestTasks",
+    "PlanContext",
+    "PlannedFiles",
+    "plan_files",
+    "plan_manifests",
+    "planner_for",
+]
 
 log = logging.getLogger(__name__)
 
+#: Data manifests read and planned per native call: the first tasks come out after one run,
+#: and memory holds one run's manifest bytes (plus the next run's, read meanwhile).
+PLAN_RUN_MANIFESTS = 16
+
 _EMPTY_DELETES = pa.ListArray.from_arrays(pa.array([0], pa.int32()), pa.array([], pa.int32()))
+_ENTRY_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
+_STATS = frozenset(
+    (
+        "column_sizes",
+        "value_counts",
+        "null_value_counts",
+        "nan_value_counts",
+        "distinct_counts",
+        "lower_bounds",
+        "upper_bounds",
+    )
+)
+_MAPS = _STATS
+_LISTS = frozenset(("split_offsets", "equality_ids"))
 
 
-@dataclass(frozen=True)
+class ColumnStats(enum.Enum):
+    """Whether planned data files carry their column stats maps (``lower_bounds``, ...)."""
+
+    #: decoded while planning, kept in the entries
+    INCLUDED = "included"
+    #: not kept; decoded from the manifest when a task's data file is asked for them
+    ON_ACCESS = "on-access"
+    #: left out: ``None``, as the Java reference's scans without ``includeColumnStats()``
+    EXCLUDED = "excluded"
+
+
+@dataclass
+class PlanContext:
+    """What the planned manifests of one scan share."""
+
+    io: FileIO
+    metadata: TableMetadata
+    schema: Schema
+    specs: dict[int, PartitionSpec]
+    stats: ColumnStats
+    delete_groups: list[ManifestTasks] = field(default_factory=list)
+    residuals: list[BooleanExpression] = field(default_factory=list)
+    _residual_ids: dict[str, int] = field(default_factory=dict, repr=False)
+
+    @functools.cached_property
+    def delete_files(self) -> list[DataFile]:
+        """Every selected delete file, numbered as the ``deletes`` indices number them."""
+        out: list[DataFile] = []
+        for g in self.delete_groups:
+            out.extend(data_files_from_entries(g.entries, g.spec_id))
+        return out
+
+    def number_residuals(self, texts: Sequence[str], local: pa.Int32Array) -> pa.Int32Array:
+        """Renumbers a native call's residual indices (``local`` into ``texts``, JSON) into
+        this plan's :attr:`residuals`, parsing each distinct residual once."""
+        remap = []
+        for text in texts:
+            k = self._residual_ids.get(text)
+            if k is None:
+                k = self._residual_ids[text] = len(self.residuals)
+                self.residuals.append(from_json(json.loads(text), self.schema))
+            remap.append(k)
+        if remap == list(range(len(remap))):
+            return local
+        return pc.take(pa.array(remap, pa.int32()), local)
+
+
+@dataclass(eq=False)
 class ManifestTasks:
     """The selected entries of one manifest (see the module docstring)."""
 
@@ -76,14 +152,103 @@ class ManifestTasks:
     entries: pa.Table
     residuals: pa.Int32Array
     deletes: pa.ListArray
+    positions: pa.Int64Array
+    plan: PlanContext
+    #: the manifest's row of its manifest list (for inheritance when stats are decoded later)
+    manifest_file: dict[str, Any] = field(default_factory=dict, repr=False)
+    _cache: dict[str, list[Any]] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return int(self.entries.num_rows)
 
+    def tasks(self) -> Iterator[PlannedFileScanTask]:
+        """A view per row, in order."""
+        view = PlannedFileScanTask.view
+        return (view(self, i) for i in range(len(self)))
+
+    def tasks_at(self, rows: Sequence[int]) -> list[PlannedFileScanTask]:
+        """Views of the rows ``rows``."""
+        view = PlannedFileScanTask.view
+        return [view(self, i) for i in rows]
+
+    # ---- the columns views read (frazil.table.tasks.TaskColumns)
+
+    @functools.cached_property
+    def _data_file(self) -> pa.StructArray:
+        col = self.entries.column("data_file")
+        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        return arr
+
+    @functools.cached_property
+    def _stats_source(self) -> pa.StructArray | None:
+        """The ``data_file`` struct that holds the stats maps, decoding them if needed."""
+        if self.plan.stats is ColumnStats.INCLUDED:
+            return self._data_file
+        if self.plan.stats is ColumnStats.EXCLUDED:
+            return None
+        path = self.plan.metadata.resolve(self.manifest_path)
+        data = self.plan.io.read(path)
+        entries = read_manifest(data, self.manifest_file, path=path)
+        col = entries.column("data_file").take(self.positions)
+        log.debug("decoded the column stats of %d tasks of %s", len(self), path)
+        return col.combine_chunks()
+
+    def column(self, name: str) -> list[Any]:
+        values = self._cache.get(name)
+        if values is None:
+            values = self._cache[name] = self._column(name)
+        return values
+
+    def _column(self, name: str) -> list[Any]:
+        n = len(self)
+        if name in _ENTRY_COLUMNS:
+            if name not in self.entries.column_names:
+                return [None] * n
+            return self.entries.column(name).to_pylist()  # type: ignore[no-any-return]
+        source = self._stats_source if name in _STATS else self._data_file
+        if source is None or source.type.get_field_index(name) < 0:
+            return [0] * n if name == "content" else [None] * n
+        arr = source.field(name)
+        if name == "partition":
+            k = arr.type.num_fields
+            if k == 0:
+                return [()] * n
+            return list(zip(*(arr.field(i).to_pylist() for i in range(k)), strict=True))
+        values = arr.to_pylist()
+        if name in _MAPS:
+            return [None if v is None else dict(v) for v in values]
+        if name in _LISTS:
+            return [None if v is None else tuple(v) for v in values]
+        return values  # type: ignore[no-any-return]
+
+    def extra(self, row: int) -> dict[str, Any]:
+        return {k: self.column(k)[row] for k in _ENTRY_COLUMNS}
+
+    @functools.cached_property
+    def _task_deletes(self) -> list[list[int]]:
+        return self.deletes.to_pylist()  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def _task_residuals(self) -> list[int]:
+        return self.residuals.to_pylist()  # type: ignore[no-any-return]
+
+    def task_parts(
+        self, row: int
+    ) -> tuple[list[DataFile], BooleanExpression, Schema | None, PartitionSpec | None]:
+        plan = self.plan
+        deletes = self._task_deletes[row]
+        files = plan.delete_files
+        return (
+            [files[k] for k in deletes] if deletes else [],
+            plan.residuals[self._task_residuals[row]],
+            plan.schema,
+            plan.specs.get(self.spec_id),
+        )
+
 
 @dataclass(frozen=True)
 class PlannedFiles:
-    """What :func:`plan_files` returns (see the module docstring)."""
+    """A whole planned scan: :func:`plan_files`'s result (see the module docstring)."""
 
     data: list[ManifestTasks]
     delete_groups: list[ManifestTasks]
@@ -114,6 +279,9 @@ class PlannedFiles:
             out.extend(data_files_from_entries(g.entries, g.spec_id))
         return out
 
+    def tasks(self) -> Iterator[PlannedFileScanTask]:
+        return itertools.chain.from_iterable(m.tasks() for m in self.data)
+
 
 def _schema_for(metadata: TableMetadata, snapshot: Snapshot | None) -> Schema:
     if snapshot is not None and snapshot.schema_id is not None:
@@ -137,6 +305,157 @@ def _inherit(row: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
     return (row.get("added_snapshot_id"), row.get("sequence_number"), row.get("first_row_id"))
 
 
+def _table(entries: Any) -> pa.Table:
+    return pa.table(entries)
+
+
+def plan_manifests(
+    io: FileIO,
+    metadata: TableMetadata,
+    snapshot: Snapshot | None,
+    bound_filter: BooleanExpression = AlwaysTrue(),  # noqa: B008 (immutable)
+    case_sensitive: bool = True,
+    threads: int | None = None,
+    *,
+    schema: Schema | None = None,
+    stats: ColumnStats = ColumnStats.INCLUDED,
+    run_manifests: int | None = None,
+) -> tuple[PlanContext, Iterator[ManifestTasks]]:
+    """Plans a scan of ``snapshot`` (``None``: an empty table) with a row filter: the plan's
+    context, its delete files planned, and an iterator over the planned data manifests in
+    manifest list order, which reads and plans each run of them as it is reached.
+
+    ``bound_filter`` may be bound already (to ``schema``) or unbound (bound here with
+    ``case_sensitive``). ``schema`` defaults to the snapshot's schema. ``threads`` bounds the
+    native decoding/planning threads (default: all cores). ``run_manifests`` data manifests
+    are read and planned at a time (default :data:`PLAN_RUN_MANIFESTS`).
+
+    ``stats`` (:class:`ColumnStats`): whether the column stats maps (``column_sizes``,
+    ``value_counts``, ``null_value_counts``, ``nan_value_counts``, ``distinct_counts``,
+    ``lower_bounds``, ``upper_bounds``) stay in the data entries; when they don't, only the
+    stats the filter and equality deletes need are decoded: most of a manifest's bytes are
+    stats. Delete files keep theirs.
+    """
+    schema = schema if schema is not None else _schema_for(metadata, snapshot)
+    bound = bind(schema, bound_filter, case_sensitive)
+    plan = PlanContext(io, metadata, schema, metadata.specs(), stats)
+    if snapshot is None:
+        return plan, iter(())
+    planner = planner_for(metadata, schema, bound)
+    list_path = metadata.resolve(snapshot.manifest_list) if snapshot.manifest_list else None
+    if list_path is None:
+        raise UnsupportedError(
+            f"snapshot {snapshot.snapshot_id} lists its manifests inline (v1 without a manifest "
+            "list): not supported"
+        )
+    manifest_list = read_manifest_list(io.read(list_path), path=list_path)
+    if manifest_list.num_rows == 0:
+        return plan, iter(())
+    batch = manifest_list.combine_chunks().to_batches()[0]
+    keep = pa.array(planner.prune_manifests(batch))
+    rows = pc.indices_nonzero(keep).to_pylist()
+    log.debug("scan of %s: %d of %d manifests kept", list_path, len(rows), len(keep))
+    if not rows:
+        return plan, iter(())
+    listed = manifest_list.take(rows).to_pylist()
+    by_row = dict(zip(rows, listed, strict=True))
+    is_delete = [bool(m.get("content")) for m in listed]
+    delete_rows = [r for r, d in zip(rows, is_delete, strict=True) if d]
+    data_rows = [r for r, d in zip(rows, is_delete, strict=True) if not d]
+    include_stats = stats is ColumnStats.INCLUDED
+
+    def paths(run: Sequence[int]) -> list[str]:
+        return [metadata.resolve(by_row[r]["manifest_path"]) for r in run]
+
+    def relabel(e: FrazilError) -> FrazilError:
+        return type(e)(f"planning a scan of {list_path}: {e}")
+
+    if delete_rows:
+        datas = io.read_many(paths(delete_rows))
+        try:
+            delete_plan = planner.plan_deletes(
+                batch, delete_rows, datas, [_inherit(by_row[r]) for r in delete_rows], threads
+            )
+        except FrazilError as e:
+            raise relabel(e) from None
+        del datas
+        for p in delete_plan.manifests:
+            m = by_row[p.row]
+            entries = _table(p.entries)
+            if entries.num_rows:
+                plan.delete_groups.append(
+                    ManifestTasks(
+                        m["manifest_path"],
+                        m["partition_spec_id"],
+                        entries,
+                        pa.array([], pa.int32()),
+                        _EMPTY_DELETES,
+                        pa.array([], pa.int64()),
+                        plan,
+                        m,
+                    )
+                )
+    else:
+        delete_plan = planner.plan_deletes(batch, [], [], [], threads)
+
+    run = max(1, run_manifests or PLAN_RUN_MANIFESTS)
+    runs = [data_rows[i : i + run] for i in range(0, len(data_rows), run)]
+    return plan, _plan_runs(
+        planner, delete_plan, plan, batch, runs, by_row, paths, relabel, threads, include_stats
+    )
+
+
+def _plan_runs(
+    planner: _native.ScanPlanner,
+    delete_plan: _native.DeletePlan,
+    plan: PlanContext,
+    batch: pa.RecordBatch,
+    runs: list[list[int]],
+    by_row: dict[int, dict[str, Any]],
+    paths: Callable[[Sequence[int]], list[str]],
+    relabel: Callable[[FrazilError], FrazilError],
+    threads: int | None,
+    include_stats: bool,
+) -> Iterator[ManifestTasks]:
+    if not runs:
+        return
+    io = plan.io
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="frazil-plan-io") as reader:
+        pending: Future[list[bytes]] = reader.submit(io.read_many, paths(runs[0]))
+        for k, run in enumerate(runs):
+            datas = pending.result()
+            if k + 1 < len(runs):
+                pending = reader.submit(io.read_many, paths(runs[k + 1]))
+            try:
+                planned = planner.plan_data(
+                    delete_plan,
+                    batch,
+                    run,
+                    datas,
+                    [_inherit(by_row[r]) for r in run],
+                    threads,
+                    include_stats,
+                )
+            except FrazilError as e:
+                raise relabel(e) from None
+            del datas
+            for p in planned.manifests:
+                entries = _table(p.entries)
+                if entries.num_rows == 0:
+                    continue
+                m = by_row[p.row]
+                yield ManifestTasks(
+                    m["manifest_path"],
+                    m["partition_spec_id"],
+                    entries,
+                    plan.number_residuals(planned.residuals, pa.array(p.residual_index)),
+                    pa.array(p.deletes),
+                    pa.array(p.positions),
+                    plan,
+                    m,
+                )
+
+
 def plan_files(
     io: FileIO,
     metadata: TableMetadata,
@@ -148,87 +467,27 @@ def plan_files(
     schema: Schema | None = None,
     include_column_stats: bool = True,
 ) -> PlannedFiles:
-    """Plans a scan of ``snapshot`` (``None``: an empty table) with a row filter.
-
-    ``bound_filter`` may be bound already (to ``schema``) or unbound (bound here with
-    ``case_sensitive``). ``schema`` defaults to the snapshot's schema. ``threads`` bounds the
-    native decoding/planning threads (default: all cores), one manifest per thread.
-
-    ``include_column_stats=False`` (the Java reference's default for a scan, whose
-    ``includeColumnStats()`` is opt-in) leaves the column stats maps (``column_sizes``,
-    ``value_counts``, ``null_value_counts``, ``nan_value_counts``, ``distinct_counts``,
-    ``lower_bounds``, ``upper_bounds``) out of the data entries, and, when neither the filter
-    nor equality deletes need them, out of decoding: most of a manifest's bytes are stats.
-    Delete files keep theirs.
-    """
+    """The whole plan of a scan (see :func:`plan_manifests`); ``include_column_stats=False``
+    (the Java reference's default for a scan, whose ``includeColumnStats()`` is opt-in) leaves
+    the column stats maps out of the data entries."""
     schema = schema if schema is not None else _schema_for(metadata, snapshot)
-    bound = bind(schema, bound_filter, case_sensitive)
-    empty = PlannedFiles([], [], [], schema, [0])
-    if snapshot is None:
-        return empty
-    if snapshot.manifest_list is None:
-        raise UnsupportedError(
-            f"snapshot {snapshot.snapshot_id} lists its manifests inline (v1 without a manifest "
-            "list): not supported"
-        )
-    planner = planner_for(metadata, schema, bound)
-    list_path = metadata.resolve(snapshot.manifest_list)
-    manifest_list = read_manifest_list(io.read(list_path), path=list_path)
-    if manifest_list.num_rows == 0:
-        return empty
-    batch = manifest_list.combine_chunks().to_batches()[0]
-    keep = pa.array(planner.prune_manifests(batch))
-    rows = pc.indices_nonzero(keep).to_pylist()
-    log.debug("scan of %s: %d of %d manifests kept", list_path, len(rows), len(keep))
-    if not rows:
-        return empty
-    kept = manifest_list.take(rows).to_pylist()
-    paths = [metadata.resolve(m["manifest_path"]) for m in kept]
-    datas = io.read_many(paths)
-    try:
-        planned = planner.plan_files(
-            batch, rows, datas, [_inherit(m) for m in kept], threads, include_column_stats
-        )
-    except FrazilError as e:
-        raise type(e)(f"planning a scan of {list_path}: {e}") from None
-
-    by_row = dict(zip(rows, kept, strict=True))
-    residuals = [from_json(json.loads(text), schema) for text in planned.residuals]
-    data: list[ManifestTasks] = []
-    delete_groups: list[ManifestTasks] = []
-    for p in planned.manifests:
-        m = by_row[p.row]
-        table = pa.table(p.entries)
-        if table.num_rows == 0:
-            continue
-        if p.content != 0:
-            delete_groups.append(
-                ManifestTasks(
-                    m["manifest_path"],
-                    m["partition_spec_id"],
-                    table,
-                    pa.array([], pa.int32()),
-                    _EMPTY_DELETES,
-                )
-            )
-            continue
-        data.append(
-            ManifestTasks(
-                m["manifest_path"],
-                m["partition_spec_id"],
-                table,
-                pa.array(p.residual_index),
-                pa.array(p.deletes),
-            )
-        )
-    starts = list(itertools.accumulate((len(g) for g in delete_groups), initial=0))
-    return PlannedFiles(data, delete_groups, residuals, schema, starts)
+    stats = ColumnStats.INCLUDED if include_column_stats else ColumnStats.EXCLUDED
+    plan, groups = plan_manifests(
+        io,
+        metadata,
+        snapshot,
+        bound_filter,
+        case_sensitive,
+        threads,
+        schema=schema,
+        stats=stats,
+        run_manifests=1 << 30,
+    )
+    data = list(groups)
+    starts = list(itertools.accumulate((len(g) for g in plan.delete_groups), initial=0))
+    return PlannedFiles(data, plan.delete_groups, plan.residuals, schema, starts)
 
 
 def data_file_paths(planned: PlannedFiles) -> Sequence[str]:
     """Every task's data file path, in task order (for tests and diagnostics)."""
-    return [
-        p
-        for m in planned.data
-        for p in m.entries.column("data_file").combine_chunks().field("file_path").to_pylist()
-    ]
+    return [p for m in planned.data for p in m.column("file_path")]

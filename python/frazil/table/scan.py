@@ -11,33 +11,31 @@ tag reads with that snapshot's schema; a branch or the current snapshot with the
 (as the Java reference and Spark do).
 
 Planning is native (:mod:`frazil.table.planning`: manifests pruned by partition summaries,
-files by partition values and column metrics, delete files attached, with the GIL released).
-Tasks are
-:class:`FileScanTask` objects that serialize to the JSON the Java reference's
-``ScanTaskParser`` writes (since Iceberg 1.11: lower-case ``content``/``file-format`` and
-partition tuples as arrays, the REST catalog's form); :meth:`FileScanTask.from_json` also reads
-the 1.10 form (upper-case enums, partition objects keyed by field id).
+files by partition values and column metrics, delete files attached, with the GIL released)
+and stays columnar: :meth:`DataScan.plan_files` streams thin task views over the plan's Arrow
+columns (:mod:`frazil.table.tasks`), :meth:`DataScan.plan_files_arrow` gives the plan as Arrow
+tables (:class:`~frazil.table.scan_plan.ScanPlan`), and ``count`` sums record counts in Arrow.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from frazil import values
 from frazil.arrow_schema import schema_to_arrow
-from frazil.content_file import DataFile, DataFileContent, data_files_from_entries
-from frazil.exceptions import InvalidArgumentError, ParseError, ValidationError
-from frazil.expressions import AlwaysTrue, And, BooleanExpression, bind, from_json, parse, to_json
+from frazil.exceptions import InvalidArgumentError, ValidationError
+from frazil.expressions import AlwaysTrue, And, BooleanExpression, bind, parse
 from frazil.metadata import Snapshot, SnapshotRefType, TableMetadata
-from frazil.partitioning import PartitionSpec
 from frazil.schema import Schema
+from frazil.table import planning
+from frazil.table.planning import ColumnStats, ManifestTasks, PlanContext
 from frazil.table.read import (
     DEFAULT_BATCH_SIZE,
     METADATA_COLUMNS,
@@ -46,7 +44,9 @@ from frazil.table.read import (
     prune_schema,
     read_task,
 )
-from frazil.types import BinaryType, IntegerType, LongType, MapType, NestedField, StructType
+from frazil.table.scan_plan import ScanPlan
+from frazil.table.tasks import FileScanTask, content_file_from_json, content_file_to_json
+from frazil.types import NestedField, StructType
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,6 +57,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DataScan",
     "FileScanTask",
+    "ScanPlan",
+    "content_file_from_json",
+    "content_file_to_json",
     "scan",
     "snapshot_as_of_timestamp",
     "table_partition_type",
@@ -71,242 +74,6 @@ TO_ARROW_BATCH_SIZE = 1 << 20
 STATS_OPTION = "include-column-stats"
 
 ALWAYS_TRUE = AlwaysTrue()
-
-_CONTENT_NAMES = {
-    DataFileContent.DATA: "data",
-    DataFileContent.POSITION_DELETES: "position-deletes",
-    DataFileContent.EQUALITY_DELETES: "equality-deletes",
-}
-_CONTENT_BY_NAME = {
-    **{v: k for k, v in _CONTENT_NAMES.items()},
-    "DATA": DataFileContent.DATA,
-    "POSITION_DELETES": DataFileContent.POSITION_DELETES,
-    "EQUALITY_DELETES": DataFileContent.EQUALITY_DELETES,
-}
-_COUNT_MAP = MapType(1, IntegerType(), 2, LongType())
-_BOUND_MAP = MapType(1, IntegerType(), 2, BinaryType())
-_COUNTS = ("column_sizes", "value_counts", "null_value_counts", "nan_value_counts")
-_BOUNDS = ("lower_bounds", "upper_bounds")
-
-
-# ---------------------------------------------------------------------------------------------
-# tasks
-
-
-def _kebab(name: str) -> str:
-    return name.replace("_", "-")
-
-
-def _partition_json(f: DataFile, spec: PartitionSpec, schema: Schema) -> list[Any]:
-    ptype = spec.partition_type(schema)
-    if len(f.partition) != len(ptype.fields):
-        raise ValidationError(
-            f"{f.file_path}: partition {f.partition!r} does not fit spec {spec.spec_id}"
-        )
-    return [
-        None if v is None else values.to_json(v, pf.field_type)
-        for v, pf in zip(f.partition, ptype.fields, strict=True)
-    ]
-
-
-def _upper_hex(m: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    # Java and the REST spec write binary values as upper-case hex
-    return {"keys": m["keys"], "values": [v.upper() for v in m["values"]]}
-
-
-def content_file_to_json(f: DataFile, spec: PartitionSpec, schema: Schema) -> dict[str, Any]:
-    """A data or delete file as the JSON of Java's ``ContentFileParser`` (REST ``ContentFile``):
-    partition values, bounds and key metadata in the JSON single-value form."""
-    out: dict[str, Any] = {
-        "spec-id": f.spec_id,
-        "content": _CONTENT_NAMES[f.content],
-        "file-path": f.file_path,
-        "file-format": f.file_format.lower(),
-        "partition": _partition_json(f, spec, schema),
-        "file-size-in-bytes": f.file_size_in_bytes,
-        "record-count": f.record_count,
-    }
-    for name in _COUNTS:
-        m = getattr(f, name)
-        if m is not None:
-            out[_kebab(name)] = values.to_json(m, _COUNT_MAP)
-    for name in _BOUNDS:
-        m = getattr(f, name)
-        if m is not None:
-            out[_kebab(name)] = _upper_hex(values.to_json(m, _BOUND_MAP))
-    if f.key_metadata is not None:
-        out["key-metadata"] = values.to_json(f.key_metadata, BinaryType()).upper()
-    if f.split_offsets is not None:
-        out["split-offsets"] = list(f.split_offsets)
-    if f.equality_ids is not None:
-        out["equality-ids"] = list(f.equality_ids)
-    if f.sort_order_id is not None:
-        out["sort-order-id"] = f.sort_order_id
-    if f.first_row_id is not None:
-        out["first-row-id"] = f.first_row_id
-        seq = f.extra.get("sequence_number")
-        if f.content == DataFileContent.DATA and seq is not None:
-            out["data-sequence-number"] = seq
-    if f.content != DataFileContent.DATA:
-        if f.referenced_data_file is not None:
-            out["referenced-data-file"] = f.referenced_data_file
-        if f.content_offset is not None:
-            out["content-offset"] = f.content_offset
-        if f.content_size_in_bytes is not None:
-            out["content-size-in-bytes"] = f.content_size_in_bytes
-    return out
-
-
-def _need(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], at: str) -> Any:
-    if key not in obj:
-        raise ParseError(f"{at}: missing {key!r}")
-    v = obj[key]
-    if not isinstance(v, kind) or (isinstance(v, bool) and kind is not bool):
-        raise ParseError(f"{at}.{key}: unexpected value {v!r}")
-    return v
-
-
-def content_file_from_json(
-    obj: Any, specs: Mapping[int, PartitionSpec], schema: Schema, at: str = "content-file"
-) -> DataFile:
-    """Reads :func:`content_file_to_json`'s form and Java 1.10's (upper-case enums, partition
-    objects keyed by partition field id)."""
-    if not isinstance(obj, dict):
-        raise ParseError(f"{at}: expected an object, got {obj!r}")
-    spec_id = _need(obj, "spec-id", int, at)
-    spec = specs.get(spec_id)
-    if spec is None:
-        raise ParseError(f"{at}: unknown partition spec id {spec_id}")
-    content_name = _need(obj, "content", str, at)
-    if content_name not in _CONTENT_BY_NAME:
-        raise ParseError(f"{at}.content: unknown content {content_name!r}")
-    ptype = spec.partition_type(schema)
-    raw = obj.get("partition", [])
-    if isinstance(raw, dict):  # Java 1.10: by partition field id, nulls omitted
-        raw = [raw.get(str(f.field_id)) for f in ptype.fields]
-    if not isinstance(raw, list) or len(raw) != len(ptype.fields):
-        raise ParseError(f"{at}.partition: expected {len(ptype.fields)} values, got {raw!r}")
-    partition = tuple(
-        None if v is None else values.from_json(v, f.field_type)
-        for v, f in zip(raw, ptype.fields, strict=True)
-    )
-    kwargs: dict[str, Any] = {}
-    for name in _COUNTS + _BOUNDS:
-        if _kebab(name) in obj:
-            kwargs[name] = values.from_json(
-                obj[_kebab(name)], _COUNT_MAP if name in _COUNTS else _BOUND_MAP
-            )
-    if "key-metadata" in obj:
-        kwargs["key_metadata"] = values.from_json(obj["key-metadata"], BinaryType())
-    for key, conv in (("split-offsets", tuple), ("equality-ids", tuple)):
-        if key in obj:
-            kwargs[key.replace("-", "_")] = conv(obj[key])
-    for key in (
-        "sort-order-id",
-        "first-row-id",
-        "referenced-data-file",
-        "content-offset",
-        "content-size-in-bytes",
-    ):
-        if key in obj:
-            kwargs[key.replace("-", "_")] = obj[key]
-    f = DataFile(
-        file_path=_need(obj, "file-path", str, at),
-        file_format=_need(obj, "file-format", str, at).upper(),
-        partition=partition,
-        record_count=_need(obj, "record-count", int, at),
-        file_size_in_bytes=_need(obj, "file-size-in-bytes", int, at),
-        content=_CONTENT_BY_NAME[content_name],
-        spec_id=spec_id,
-        **kwargs,
-    )
-    if "data-sequence-number" in obj:
-        f.extra["sequence_number"] = obj["data-sequence-number"]
-    return f
-
-
-@dataclass
-class FileScanTask:
-    """One data file to read (whole, or the split ``start``/``length`` of it), the delete files
-    that apply to it, and the residual filter its rows must still pass.
-
-    ``schema`` and ``spec`` are the table schema the residual is bound to and the data file's
-    partition spec (needed for JSON and for partition constants).
-    """
-
-    file: DataFile
-    delete_files: list[DataFile] = field(default_factory=list)
-    residual: BooleanExpression = ALWAYS_TRUE
-    schema: Schema | None = None
-    spec: PartitionSpec | None = None
-    start: int | None = None
-    length: int | None = None
-
-    @property
-    def data_file(self) -> DataFile:
-        return self.file
-
-    @property
-    def spec_id(self) -> int:
-        return self.file.spec_id
-
-    @property
-    def partition(self) -> tuple[Any, ...]:
-        return self.file.partition
-
-    def to_json(self) -> dict[str, Any]:
-        """The task as Java's ``ScanTaskParser.toJson`` writes a file scan task."""
-        if self.schema is None or self.spec is None:
-            raise InvalidArgumentError("a task needs its schema and spec to be written as JSON")
-        out: dict[str, Any] = {
-            "task-type": "file-scan-task",
-            "schema": self.schema.to_json(),
-            "spec": self.spec.to_json(),
-            "data-file": content_file_to_json(self.file, self.spec, self.schema),
-            "start": 0 if self.start is None else self.start,
-            "length": self.file.file_size_in_bytes if self.length is None else self.length,
-            "delete-files": [
-                content_file_to_json(d, self.spec, self.schema) for d in self.delete_files
-            ],
-            "residual-filter": to_json(self.residual, legacy=True),
-        }
-        return out
-
-    @classmethod
-    def from_json(cls, obj: Any, case_sensitive: bool = True) -> FileScanTask:
-        """Reads :meth:`to_json`'s form (and Java 1.10's); the residual is bound to the task's
-        schema."""
-        if not isinstance(obj, dict):
-            raise ParseError(f"file scan task: expected an object, got {obj!r}")
-        task_type = obj.get("task-type", "file-scan-task")
-        if task_type != "file-scan-task":
-            raise ParseError(f"file scan task: unsupported task-type {task_type!r}")
-        schema = Schema.from_json(_need(obj, "schema", dict, "file scan task"))
-        spec = PartitionSpec.from_json(_need(obj, "spec", dict, "file scan task"))
-        specs = {spec.spec_id: spec}
-        data = content_file_from_json(
-            _need(obj, "data-file", dict, "file scan task"), specs, schema, "data-file"
-        )
-        deletes = [
-            content_file_from_json(d, specs, schema, f"delete-files[{i}]")
-            for i, d in enumerate(obj.get("delete-files") or [])
-        ]
-        residual: BooleanExpression = ALWAYS_TRUE
-        if "residual-filter" in obj:
-            residual = bind(schema, from_json(obj["residual-filter"]), case_sensitive)
-        start = obj.get("start")
-        length = obj.get("length")
-        whole = start in (None, 0) and length in (None, data.file_size_in_bytes)
-        return cls(
-            data,
-            deletes,
-            residual,
-            schema,
-            spec,
-            None if whole else start,
-            None if whole else length,
-        )
-
 
 # ---------------------------------------------------------------------------------------------
 # snapshot selection and planning
@@ -345,40 +112,6 @@ def table_partition_type(metadata: TableMetadata, schema: Schema | None = None) 
                 fields[pf.field_id] = NestedField(old.field_id, old.name, nf.field_type, False)
                 void.discard(pf.field_id)
     return StructType(*(fields[i] for i in sorted(fields)))
-
-
-def _plan_native(
-    io: FileIO,
-    metadata: TableMetadata,
-    snapshot: Snapshot | None,
-    bound_filter: BooleanExpression,
-    schema: Schema,
-    include_column_stats: bool = True,
-) -> list[FileScanTask]:
-    """Tasks from the native planner."""
-    from frazil.table import planning
-
-    planned = planning.plan_files(
-        io,
-        metadata,
-        snapshot,
-        bound_filter,
-        schema=schema,
-        include_column_stats=include_column_stats,
-    )
-    specs = metadata.specs()
-    delete_files = planned.delete_files
-    tasks = []
-    for group in planned.data:
-        files = data_files_from_entries(group.entries, group.spec_id)
-        residuals = group.residuals.to_pylist()
-        deletes = group.deletes.to_pylist()
-        spec = specs.get(group.spec_id)
-        for f, r, ds in zip(files, residuals, deletes, strict=True):
-            tasks.append(
-                FileScanTask(f, [delete_files[k] for k in ds], planned.residuals[r], schema, spec)
-            )
-    return tasks
 
 
 # ---------------------------------------------------------------------------------------------
@@ -528,23 +261,50 @@ class DataScan:
             raise InvalidArgumentError(f"{STATS_OPTION} must be true or false, got {value!r}")
         return text == "true"
 
-    def plan_files(self) -> Iterable[FileScanTask]:
-        """The tasks of this scan: data files whose rows may match, with their deletes."""
+    def _stats_mode(self, default: ColumnStats) -> ColumnStats:
         stats = self._stats_option()
-        return self._plan_files(True if stats is None else stats)
+        if stats is None:
+            return default
+        return ColumnStats.INCLUDED if stats else ColumnStats.EXCLUDED
 
-    def _plan_files(self, include_column_stats: bool) -> list[FileScanTask]:
-        bound = self._bound_filter()
-        schema = self.table_schema()
-        snapshot = self.snapshot()
-        return _plan_native(
-            self.io, self.table_metadata, snapshot, bound, schema, include_column_stats
+    def _plan(self, stats: ColumnStats) -> tuple[PlanContext, Iterator[ManifestTasks]]:
+        """The plan's context (delete files planned) and its data manifests, planned run by run
+        as they are iterated."""
+        return planning.plan_manifests(
+            self.io,
+            self.table_metadata,
+            self.snapshot(),
+            self._bound_filter(),
+            schema=self.table_schema(),
+            stats=stats,
         )
 
-    def _tasks_to_read(self) -> list[FileScanTask]:
-        """Tasks for this scan's own reads: the reader needs no column stats (the residual is
-        evaluated on the rows), so they are not decoded unless the option asks for them."""
-        return self._plan_files(bool(self._stats_option()))
+    def plan_files(self) -> Iterator[FileScanTask]:
+        """The tasks of this scan: data files whose rows may match, with their deletes.
+
+        Tasks stream out as manifests are planned (a run of them at a time) and are thin views
+        of the plan's Arrow columns (:class:`~frazil.table.tasks.PlannedFileScanTask`): each
+        attribute is read when asked for. Their data files' column stats maps are decoded
+        from the manifest when first asked for, unless :meth:`include_column_stats` decided
+        (``True``: decoded while planning; ``False``: ``None``)."""
+        _, groups = self._plan(self._stats_mode(ColumnStats.ON_ACCESS))
+        return itertools.chain.from_iterable(g.tasks() for g in groups)
+
+    def plan_files_arrow(self) -> ScanPlan:
+        """The whole plan as Arrow (:class:`~frazil.table.scan_plan.ScanPlan`): one row per
+        task in ``tasks`` with the data file's columns, its residual and the indices of its
+        delete files in ``delete_files``; column stats maps only with
+        :meth:`include_column_stats`. No Python object per task is built."""
+        plan, groups = self._plan(self._stats_mode(ColumnStats.EXCLUDED))
+        return ScanPlan.from_groups(
+            plan, list(groups), table_partition_type(self.table_metadata, plan.schema)
+        )
+
+    def _tasks_to_read(self) -> Iterator[FileScanTask]:
+        """Tasks for this scan's own reads, streaming: the reader needs no column stats (the
+        residual is evaluated on the rows), so they are not decoded unless the option asks."""
+        _, groups = self._plan(self._stats_mode(ColumnStats.EXCLUDED))
+        return itertools.chain.from_iterable(g.tasks() for g in groups)
 
     # ---- reading
 
@@ -605,7 +365,7 @@ class DataScan:
         with the GIL released), in task order."""
         if self.limit is not None:
             return pa.Table.from_batches(list(self._batches()), schema=self.arrow_schema())
-        tasks = self._tasks_to_read()
+        tasks = list(self._tasks_to_read())
         # Everything is materialized anyway: batches of up to a row group's size, not a
         # streaming reader's (fewer, larger decodes: about 10% less time).
         read = self._task_reader(TO_ARROW_BATCH_SIZE)
@@ -622,16 +382,23 @@ class DataScan:
         return self.to_arrow().to_pandas(**kwargs)
 
     def count(self) -> int:
-        """The number of rows; from file record counts when no task has deletes or a residual,
-        else by reading."""
-        tasks = self._tasks_to_read()
+        """The number of rows: from the plan's record counts for tasks without deletes or a
+        residual (in Arrow), by reading the others."""
+        plan, groups = self._plan(self._stats_mode(ColumnStats.EXCLUDED))
         total = 0
-        to_read = []
-        for t in tasks:
-            if not t.delete_files and isinstance(t.residual, AlwaysTrue) and t.start is None:
-                total += t.file.record_count
-            else:
-                to_read.append(t)
+        to_read: list[FileScanTask] = []
+        for g in groups:
+            exact = [isinstance(r, AlwaysTrue) for r in plan.residuals]
+            whole = pc.and_(
+                pc.equal(pc.list_value_length(g.deletes), 0),
+                pc.take(pa.array(exact, pa.bool_()), g.residuals),
+            )
+            counts = g.entries.column("data_file").combine_chunks().field("record_count")
+            total += pc.sum(pc.filter(counts, whole)).as_py() or 0
+            if not pc.all(whole).as_py():
+                to_read.extend(g.tasks_at(pc.indices_nonzero(pc.invert(whole)).to_pylist()))
+            if self.limit is not None and total >= self.limit:
+                return self.limit
         if to_read:
             counter = self._update(selected_fields=("_pos",), limit=None)
             total += sum(b.num_rows for b in counter._batches(to_read))

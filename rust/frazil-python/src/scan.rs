@@ -9,7 +9,7 @@ use arrow_array::{Array, ArrayRef, ListArray, RecordBatch};
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field};
 use frazil_manifest::{ManifestFile, ReadOptions};
-use frazil_scan::{ScanPlanner, TaskDeletes};
+use frazil_scan::{DeletePlan, Load, PlannedScan as Planned, ScanPlanner, TaskDeletes};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 
@@ -50,6 +50,7 @@ pub struct PlannedManifest {
     row: usize,
     content: i32,
     entries: Py<RecordBatchExport>,
+    positions: Py<ArrowArrayExport>,
     residual_index: Py<ArrowArrayExport>,
     deletes: Py<ArrowArrayExport>,
 }
@@ -116,69 +117,181 @@ impl PyScanPlanner {
         threads: Option<usize>,
         include_column_stats: bool,
     ) -> PyResult<PlannedScan> {
-        if datas.len() != rows.len() || inherits.len() != rows.len() {
-            return Err(invalid(
-                "rows, datas and inherits must have one element per manifest",
-            ));
-        }
         let batch = import_batch(manifest_list)?;
-        let options: Vec<ReadOptions> = inherits
-            .into_iter()
-            .map(|i| ReadOptions {
-                manifest_file: i.map(|(added_snapshot_id, sequence_number, first_row_id)| {
-                    ManifestFile {
-                        added_snapshot_id,
-                        sequence_number,
-                        first_row_id,
-                    }
-                }),
-                columns: None,
-                threads: None,
-            })
-            .collect();
-        let no_stats = frazil_manifest::manifest::without_column_stats();
+        let options = read_options(&rows, &datas, inherits)?;
         let planned = py
             .detach(|| {
                 self.inner.plan_files(
                     &batch,
                     &rows,
-                    |k, load| {
-                        let options = ReadOptions {
-                            columns: (!load.column_stats).then(|| no_stats.clone()),
-                            threads: Some(load.threads),
-                            ..options[k].clone()
-                        };
-                        frazil_manifest::read_manifest(&datas[k], &options)
-                    },
+                    |k, what| load(&datas[k], &options[k], &what),
                     threads,
                     include_column_stats,
                 )
             })
             .py()?;
-        let manifests = planned
-            .manifests
-            .into_iter()
-            .map(|p| {
-                let manifest = PlannedManifest {
-                    row: p.row,
-                    content: p.content,
-                    entries: Py::new(py, export_batch(p.entries))?,
-                    residual_index: Py::new(py, array_export(Arc::new(p.residual_index)))?,
-                    deletes: Py::new(py, deletes_export(p.deletes))?,
-                };
-                Py::new(py, manifest)
+        export_planned(py, planned)
+    }
+
+    /// Plans the delete manifests at `rows` (arguments as `plan_files`'): the delete files of
+    /// the scan, indexed for `plan_data`.
+    #[pyo3(signature = (manifest_list, rows, datas, inherits, threads = None))]
+    fn plan_deletes(
+        &self,
+        py: Python<'_>,
+        manifest_list: &Bound<'_, PyAny>,
+        rows: Vec<usize>,
+        datas: Vec<PyBackedBytes>,
+        inherits: Vec<Inherit>,
+        threads: Option<usize>,
+    ) -> PyResult<PyDeletePlan> {
+        let batch = import_batch(manifest_list)?;
+        let options = read_options(&rows, &datas, inherits)?;
+        let plan = py
+            .detach(|| {
+                self.inner.plan_deletes(
+                    &batch,
+                    &rows,
+                    |k, what| load(&datas[k], &options[k], &what),
+                    threads,
+                )
             })
+            .py()?;
+        let manifests = plan
+            .manifests
+            .iter()
+            .map(|m| export_manifest(py, m.clone()))
             .collect::<PyResult<_>>()?;
-        Ok(PlannedScan {
+        Ok(PyDeletePlan {
+            inner: plan,
             manifests,
-            residuals: planned.residuals,
         })
     }
+
+    /// Plans the data manifests at `rows` (arguments as `plan_files`') against the scan's
+    /// `DeletePlan`; may be called for several runs of manifests (residuals are per call).
+    #[pyo3(signature = (deletes, manifest_list, rows, datas, inherits, threads = None, include_column_stats = true))]
+    #[allow(clippy::too_many_arguments)]
+    fn plan_data(
+        &self,
+        py: Python<'_>,
+        deletes: &PyDeletePlan,
+        manifest_list: &Bound<'_, PyAny>,
+        rows: Vec<usize>,
+        datas: Vec<PyBackedBytes>,
+        inherits: Vec<Inherit>,
+        threads: Option<usize>,
+        include_column_stats: bool,
+    ) -> PyResult<PlannedScan> {
+        let batch = import_batch(manifest_list)?;
+        let options = read_options(&rows, &datas, inherits)?;
+        let planned = py
+            .detach(|| {
+                self.inner.plan_data(
+                    &deletes.inner,
+                    &batch,
+                    &rows,
+                    |k, what| load(&datas[k], &options[k], &what),
+                    threads,
+                    include_column_stats,
+                )
+            })
+            .py()?;
+        export_planned(py, planned)
+    }
+}
+
+/// The planned delete manifests of a scan (`frazil_scan::DeletePlan`): `manifests` as
+/// `PlannedManifest`s, and the index `ScanPlanner.plan_data` attaches from.
+#[pyclass(frozen, module = "frazil._native", name = "DeletePlan")]
+pub struct PyDeletePlan {
+    inner: DeletePlan,
+    manifests: Vec<Py<PlannedManifest>>,
+}
+
+#[pymethods]
+impl PyDeletePlan {
+    #[getter]
+    fn manifests(&self, py: Python<'_>) -> Vec<Py<PlannedManifest>> {
+        self.manifests.iter().map(|m| m.clone_ref(py)).collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+}
+
+fn read_options(
+    rows: &[usize],
+    datas: &[PyBackedBytes],
+    inherits: Vec<Inherit>,
+) -> PyResult<Vec<ReadOptions>> {
+    if datas.len() != rows.len() || inherits.len() != rows.len() {
+        return Err(invalid(
+            "rows, datas and inherits must have one element per manifest",
+        ));
+    }
+    Ok(inherits
+        .into_iter()
+        .map(|i| ReadOptions {
+            manifest_file: i.map(|(added_snapshot_id, sequence_number, first_row_id)| {
+                ManifestFile {
+                    added_snapshot_id,
+                    sequence_number,
+                    first_row_id,
+                }
+            }),
+            columns: None,
+            threads: None,
+        })
+        .collect())
+}
+
+/// Decodes one manifest as the planner asks (`Load`).
+fn load(data: &[u8], options: &ReadOptions, what: &Load) -> frazil_values::Result<RecordBatch> {
+    let options = ReadOptions {
+        columns: (!what.column_stats).then(frazil_manifest::manifest::without_column_stats),
+        threads: Some(what.threads),
+        ..options.clone()
+    };
+    frazil_manifest::read_manifest(data, &options)
+}
+
+fn export_manifest(
+    py: Python<'_>,
+    p: frazil_scan::PlannedManifest,
+) -> PyResult<Py<PlannedManifest>> {
+    let positions: Vec<i64> = p.positions.iter().map(|&i| i as i64).collect();
+    let manifest = PlannedManifest {
+        row: p.row,
+        content: p.content,
+        entries: Py::new(py, export_batch(p.entries))?,
+        positions: Py::new(
+            py,
+            array_export(Arc::new(arrow_array::Int64Array::from(positions))),
+        )?,
+        residual_index: Py::new(py, array_export(Arc::new(p.residual_index)))?,
+        deletes: Py::new(py, deletes_export(p.deletes))?,
+    };
+    Py::new(py, manifest)
+}
+
+fn export_planned(py: Python<'_>, planned: Planned) -> PyResult<PlannedScan> {
+    let manifests = planned
+        .manifests
+        .into_iter()
+        .map(|p| export_manifest(py, p))
+        .collect::<PyResult<_>>()?;
+    Ok(PlannedScan {
+        manifests,
+        residuals: planned.residuals,
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyScanPlanner>()?;
     m.add_class::<PlannedManifest>()?;
     m.add_class::<PlannedScan>()?;
+    m.add_class::<PyDeletePlan>()?;
     Ok(())
 }

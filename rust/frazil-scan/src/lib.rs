@@ -69,7 +69,7 @@ pub use delete_file_index::{DeleteIndex, TaskDeletes};
 pub use expr::{Expr, Op, Predicate, Schema};
 pub use frazil_values::{Error, ErrorKind, Result};
 pub use metrics_evaluator::{MetricsColumns, MetricsEvaluator};
-pub use plan::{ManifestPlan, PlannedManifest, PlannedScan, ScanPlanner};
+pub use plan::{DeletePlan, Load, ManifestPlan, PlannedManifest, PlannedScan, ScanPlanner};
 pub use project::{project, PartitionField, PartitionSpec};
 pub use residual::{ResidualEvaluator, Residuals};
 

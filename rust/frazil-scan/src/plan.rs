@@ -50,6 +50,9 @@ pub struct PlannedManifest {
     /// The selected entries (a data manifest's tasks, a delete manifest's needed delete files),
     /// in manifest order, in the decoded manifest's schema.
     pub entries: RecordBatch,
+    /// Data manifests: per selected entry, its position among the manifest's entries (to find
+    /// it again, e.g. to decode its column stats later).
+    pub positions: Vec<usize>,
     /// Data manifests: per entry, its residual's index into `PlannedScan::residuals`.
     pub residual_index: Int32Array,
     /// Data manifests: per entry, its delete files, as positions in the concatenation of all
@@ -65,6 +68,26 @@ pub struct PlannedScan {
     pub residuals: Vec<String>,
 }
 
+/// The planned delete manifests of a scan, indexed for attaching delete files to data files
+/// (see `ScanPlanner::plan_deletes`).
+pub struct DeletePlan {
+    /// The delete manifests' selected entries, in input order.
+    pub manifests: Vec<PlannedManifest>,
+    index: DeleteIndex,
+    has_equality_deletes: bool,
+}
+
+impl DeletePlan {
+    /// The number of delete files (the indices `PlannedManifest::deletes` refer to).
+    pub fn len(&self) -> usize {
+        self.manifests.iter().map(|m| m.entries.num_rows()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// A row filter bound to a table's schema and partition specs, reusable across snapshots.
 pub struct ScanPlanner {
     schema: Schema,
@@ -73,7 +96,7 @@ pub struct ScanPlanner {
 }
 
 /// What a manifest load (see `ScanPlanner::plan_files`) is asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Load {
     /// Threads this one manifest may be decoded on (more than one when there are fewer
     /// manifests than threads).
@@ -81,6 +104,9 @@ pub struct Load {
     /// Whether the `data_file` column stats maps are needed; when false the load may skip
     /// them (`frazil_manifest::manifest::without_column_stats`).
     pub column_stats: bool,
+    /// When the stats are loaded: `Some(ids)` if only these fields' stats map entries are
+    /// needed (the filter's columns), `None` for every field's.
+    pub stats_field_ids: Option<Vec<i32>>,
 }
 
 /// The plan of one manifest.
@@ -270,9 +296,10 @@ impl ScanPlanner {
 
     /// Plans a whole scan: the manifests at rows `rows` of `manifest_list` (data and delete
     /// manifests, per its `content` column), each decoded by `load(k, what)` for `rows[k]` on
-    /// the worker threads. Delete manifests are planned first and indexed; then each data
-    /// manifest is planned and its selected entries get their delete files. Results are in
-    /// `rows` order; up to `threads` threads (all cores when `None`).
+    /// the worker threads. Delete manifests are planned first and indexed
+    /// ([`Self::plan_deletes`]); then each data manifest is planned and its selected entries get
+    /// their delete files ([`Self::plan_data`]). Results are in `rows` order; up to `threads`
+    /// threads (all cores when `None`).
     ///
     /// Data files' column stats are in the planned entries only with `include_column_stats`
     /// (as Java's `includeColumnStats()`); when neither the filter nor equality deletes need
@@ -288,87 +315,148 @@ impl ScanPlanner {
     where
         F: Fn(usize, Load) -> Result<RecordBatch> + Sync,
     {
-        let threads = threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-            .max(1);
-        // Each manifest is decoded on one thread; with fewer manifests than threads, the
-        // threads left over split a manifest's blocks (`Load::threads`): one 10k-entry
-        // manifest decodes in 6 ms on 2 idle cores instead of 9 ms (19 ms instead of 15 when
-        // the other core is busy: a pruned scan is short either way).
-        let per_load = |jobs: usize| (threads / jobs.max(1)).max(1);
-        let n_list = manifest_list.num_rows();
-        let spec_ids = manifest_list
-            .column_by_name("partition_spec_id")
-            .and_then(|c| c.as_primitive_opt::<Int32Type>())
-            .ok_or_else(|| Error::invalid("manifest list batch has no int32 partition_spec_id"))?;
-        let content = manifest_list
-            .column_by_name("content")
-            .and_then(|c| c.as_primitive_opt::<Int32Type>());
-        let paths = manifest_list
-            .column_by_name("manifest_path")
-            .and_then(|c| c.as_string_opt::<i32>());
-        let label = |row: usize| {
-            move |e: Error| {
-                let path = paths
-                    .map(|p| p.value(row).to_string())
-                    .unwrap_or_else(|| format!("#{row}"));
-                Error::new(e.kind, format!("manifest {path}: {e}"))
-            }
-        };
-        for &row in rows {
-            if row >= n_list {
-                return Err(Error::invalid(format!(
-                    "manifest row {row} is out of the manifest list's {n_list} rows"
-                )));
-            }
+        let content = ListColumns::new(manifest_list)?;
+        let (delete_jobs, data_jobs): (Vec<usize>, Vec<usize>) =
+            (0..rows.len()).partition(|k| content.is_delete(rows[*k]));
+        let delete_rows: Vec<usize> = delete_jobs.iter().map(|&k| rows[k]).collect();
+        let data_rows: Vec<usize> = data_jobs.iter().map(|&k| rows[k]).collect();
+        let deletes = self.plan_deletes(
+            manifest_list,
+            &delete_rows,
+            |j, what| load(delete_jobs[j], what),
+            threads,
+        )?;
+        let data = self.plan_data(
+            &deletes,
+            manifest_list,
+            &data_rows,
+            |j, what| load(data_jobs[j], what),
+            threads,
+            include_column_stats,
+        )?;
+        let mut out: Vec<Option<PlannedManifest>> = (0..rows.len()).map(|_| None).collect();
+        for (k, m) in delete_jobs.into_iter().zip(deletes.manifests) {
+            out[k] = Some(m);
         }
-        let is_delete = |row: usize| content.is_some_and(|c| !c.is_null(row) && c.value(row) != 0);
-        let delete_jobs: Vec<usize> = (0..rows.len()).filter(|k| is_delete(rows[*k])).collect();
-        let data_jobs: Vec<usize> = (0..rows.len()).filter(|k| !is_delete(rows[*k])).collect();
+        for (k, m) in data_jobs.into_iter().zip(data.manifests) {
+            out[k] = Some(m);
+        }
+        Ok(PlannedScan {
+            manifests: out.into_iter().flatten().collect(),
+            residuals: data.residuals,
+        })
+    }
 
-        let delete_load = Load {
-            threads: per_load(delete_jobs.len()),
+    /// Plans the delete manifests at rows `rows` of `manifest_list` (each decoded by
+    /// `load(k, what)` for `rows[k]`): the delete files a scan with this filter needs, indexed
+    /// for [`Self::plan_data`]. Delete files are numbered in `rows` order, then manifest order.
+    pub fn plan_deletes<F>(
+        &self,
+        manifest_list: &RecordBatch,
+        rows: &[usize],
+        load: F,
+        threads: Option<usize>,
+    ) -> Result<DeletePlan>
+    where
+        F: Fn(usize, Load) -> Result<RecordBatch> + Sync,
+    {
+        let threads = thread_count(threads);
+        let list = ListColumns::new(manifest_list)?;
+        list.check_rows(rows)?;
+        let what = Load {
+            threads: per_load(threads, rows.len()),
             column_stats: true,
+            stats_field_ids: None,
         };
-        let deletes = parallel_map(&delete_jobs, Some(threads), |&k| {
+        let jobs: Vec<usize> = (0..rows.len()).collect();
+        let batches = parallel_map(&jobs, Some(threads), |&k| {
             let row = rows[k];
             let run = || -> Result<RecordBatch> {
-                let batch = load(k, delete_load)?;
-                let selected = self.select_deletes(spec_ids.value(row), &batch)?;
+                let batch = load(k, what.clone())?;
+                let selected = self.select_deletes(list.spec_id(row), &batch)?;
                 filter_batch(&batch, &selected)
             };
-            run().map_err(label(row))
+            run().map_err(list.label(row))
         })?;
         let index = {
-            let parts = delete_jobs
+            let parts = rows
                 .iter()
-                .zip(&deletes)
-                .map(|(&k, b)| Ok((&self.spec(spec_ids.value(rows[k]))?.spec, b)))
+                .zip(&batches)
+                .map(|(&row, b)| Ok((&self.spec(list.spec_id(row))?.spec, b)))
                 .collect::<Result<Vec<_>>>()?;
             DeleteIndex::build(&parts)?
         };
         // equality deletes are matched against data files' stats
         let mut has_equality_deletes = false;
-        for batch in &deletes {
+        for batch in &batches {
             let cols = FileColumns::new(batch)?;
             has_equality_deletes |=
                 (0..batch.num_rows()).any(|i| cols.content(i) == CONTENT_EQUALITY_DELETES);
         }
-        let data_load = Load {
-            threads: per_load(data_jobs.len()),
-            column_stats: include_column_stats
-                || !matches!(self.filter, Expr::True)
-                || has_equality_deletes,
+        let manifests = rows
+            .iter()
+            .zip(batches)
+            .map(|(&row, entries)| {
+                let n = entries.num_rows();
+                PlannedManifest {
+                    row,
+                    content: 1,
+                    entries,
+                    positions: Vec::new(),
+                    residual_index: Int32Array::from(Vec::<i32>::new()),
+                    deletes: TaskDeletes::none(n),
+                }
+            })
+            .collect();
+        Ok(DeletePlan {
+            manifests,
+            index,
+            has_equality_deletes,
+        })
+    }
+
+    /// Plans the data manifests at rows `rows` of `manifest_list` (each decoded by
+    /// `load(k, what)` for `rows[k]`) against a [`DeletePlan`] of the same scan: the selected
+    /// entries, their positions in the manifest, residuals and delete files. A scan may plan
+    /// its data manifests in several calls (streaming); residual indices are per call.
+    pub fn plan_data<F>(
+        &self,
+        deletes: &DeletePlan,
+        manifest_list: &RecordBatch,
+        rows: &[usize],
+        load: F,
+        threads: Option<usize>,
+        include_column_stats: bool,
+    ) -> Result<PlannedScan>
+    where
+        F: Fn(usize, Load) -> Result<RecordBatch> + Sync,
+    {
+        let threads = thread_count(threads);
+        let list = ListColumns::new(manifest_list)?;
+        list.check_rows(rows)?;
+        let needs_metrics = !matches!(self.filter, Expr::True);
+        let column_stats = include_column_stats || deletes.has_equality_deletes;
+        let what = Load {
+            threads: per_load(threads, rows.len()),
+            column_stats: column_stats || needs_metrics,
+            // only the filter's columns, unless all stats are asked for or equality deletes
+            // (matched on their own columns' stats) need them
+            stats_field_ids: None,
         };
-        let data = parallel_map(&data_jobs, Some(threads), |&k| {
+        let jobs: Vec<usize> = (0..rows.len()).collect();
+        let planned = parallel_map(&jobs, Some(threads), |&k| {
             let row = rows[k];
             let run = || -> Result<(PlannedManifest, Vec<String>)> {
-                let spec_id = spec_ids.value(row);
-                let batch = load(k, data_load)?;
+                let spec_id = list.spec_id(row);
+                let batch = load(k, what.clone())?;
                 let plan = self.plan_manifest(spec_id, &batch)?;
                 let picked: Vec<usize> = plan.selected.values().set_indices().collect();
-                let deletes =
-                    index.attach(&self.spec(spec_id)?.spec, &self.schema, &batch, &picked)?;
+                let task_deletes = deletes.index.attach(
+                    &self.spec(spec_id)?.spec,
+                    &self.schema,
+                    &batch,
+                    &picked,
+                )?;
                 let residual_index = Int32Array::from_iter_values(
                     picked.iter().map(|&i| plan.residual_index.value(i)),
                 );
@@ -384,28 +472,19 @@ impl ScanPlanner {
                     row,
                     content: 0,
                     entries,
+                    positions: picked,
                     residual_index,
-                    deletes,
+                    deletes: task_deletes,
                 };
                 Ok((planned, plan.residuals))
             };
-            run().map_err(label(row))
+            run().map_err(list.label(row))
         })?;
-        let mut out: Vec<Option<PlannedManifest>> = (0..rows.len()).map(|_| None).collect();
-        for (k, entries) in delete_jobs.into_iter().zip(deletes) {
-            let n = entries.num_rows();
-            out[k] = Some(PlannedManifest {
-                row: rows[k],
-                content: 1,
-                entries,
-                residual_index: Int32Array::from(Vec::<i32>::new()),
-                deletes: TaskDeletes::none(n),
-            });
-        }
         // one numbering of the distinct residuals over all manifests
         let mut residuals: Vec<String> = Vec::new();
         let mut ids: HashMap<String, i32> = HashMap::new();
-        for (k, (mut plan, local)) in data_jobs.into_iter().zip(data) {
+        let mut manifests = Vec::with_capacity(planned.len());
+        for (mut plan, local) in planned {
             let remap: Vec<i32> = local
                 .into_iter()
                 .map(|json| {
@@ -416,10 +495,10 @@ impl ScanPlanner {
                 })
                 .collect();
             plan.residual_index = plan.residual_index.unary(|i| remap[i as usize]);
-            out[k] = Some(plan);
+            manifests.push(plan);
         }
         Ok(PlannedScan {
-            manifests: out.into_iter().flatten().collect(),
+            manifests,
             residuals,
         })
     }
@@ -455,6 +534,80 @@ impl ScanPlanner {
                 .map_err(label)
         };
         parallel_map(manifests, threads, job)
+    }
+}
+
+/// The planning threads: `threads`, or all cores when `None`; at least one.
+fn thread_count(threads: Option<usize>) -> usize {
+    threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1)
+}
+
+/// Each manifest is decoded on one thread; with fewer manifests than threads, the threads left
+/// over split a manifest's blocks (`Load::threads`): one 10k-entry manifest decodes in 6 ms on
+/// 2 idle cores instead of 9 ms (19 ms instead of 15 when the other core is busy: a pruned scan
+/// is short either way).
+fn per_load(threads: usize, jobs: usize) -> usize {
+    (threads / jobs.max(1)).max(1)
+}
+
+/// The manifest list columns planning reads.
+struct ListColumns<'a> {
+    spec_ids: &'a Int32Array,
+    content: Option<&'a Int32Array>,
+    paths: Option<&'a arrow_array::StringArray>,
+    len: usize,
+}
+
+impl<'a> ListColumns<'a> {
+    fn new(manifest_list: &'a RecordBatch) -> Result<ListColumns<'a>> {
+        let spec_ids = manifest_list
+            .column_by_name("partition_spec_id")
+            .and_then(|c| c.as_primitive_opt::<Int32Type>())
+            .ok_or_else(|| Error::invalid("manifest list batch has no int32 partition_spec_id"))?;
+        Ok(ListColumns {
+            spec_ids,
+            content: manifest_list
+                .column_by_name("content")
+                .and_then(|c| c.as_primitive_opt::<Int32Type>()),
+            paths: manifest_list
+                .column_by_name("manifest_path")
+                .and_then(|c| c.as_string_opt::<i32>()),
+            len: manifest_list.num_rows(),
+        })
+    }
+
+    fn check_rows(&self, rows: &[usize]) -> Result<()> {
+        match rows.iter().find(|&&row| row >= self.len) {
+            Some(row) => Err(Error::invalid(format!(
+                "manifest row {row} is out of the manifest list's {} rows",
+                self.len
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn spec_id(&self, row: usize) -> i32 {
+        self.spec_ids.value(row)
+    }
+
+    fn is_delete(&self, row: usize) -> bool {
+        row < self.len
+            && self
+                .content
+                .is_some_and(|c| !c.is_null(row) && c.value(row) != 0)
+    }
+
+    /// Prefixes an error with the manifest's path.
+    fn label(&self, row: usize) -> impl Fn(Error) -> Error + '_ {
+        move |e: Error| {
+            let path = self
+                .paths
+                .map(|p| p.value(row).to_string())
+                .unwrap_or_else(|| format!("#{row}"));
+            Error::new(e.kind, format!("manifest {path}: {e}"))
+        }
     }
 }
 

@@ -1,0 +1,233 @@
+"""The columnar plan: ``plan_files()`` task views, ``plan_files_arrow()`` and ``count()``.
+
+The oracle for the views is the plain objects built from the same planned Arrow entries by
+:func:`frazil.content_file.data_files_from_entries` (the conversion the views replaced): each
+view must equal, print, pickle and serialize as its plain object. The Arrow plan is checked
+against the views, and ``count()`` against the rows read.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from frazil.catalog import load_catalog
+from frazil.content_file import DataFile, data_files_from_entries
+from frazil.io.local import LocalFileIO
+from frazil.partitioning import PartitionField, PartitionSpec, parse_transform
+from frazil.schema import Schema
+from frazil.table import Table, planning
+from frazil.table.scan_plan import ScanPlan
+from frazil.table.tasks import FileScanTask, PlannedDataFile, PlannedFileScanTask
+from frazil.types import LongType, NestedField, StringType
+
+SCHEMA = Schema(
+    NestedField(1, "id", LongType(), True),
+    NestedField(2, "s", StringType()),
+    NestedField(3, "p", LongType()),
+)
+
+
+def rows(ids: list[int], p: int) -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "s": pa.array([f"s{i}" for i in ids]),
+            "p": pa.array([p] * len(ids), pa.int64()),
+        }
+    )
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Table:
+    """Five appends (five data manifests) over two specs, with position deletes."""
+    cat = load_catalog("w", type="filesystem", warehouse=str(tmp_path))
+    cat.create_namespace("db")
+    t = cat.create_table(
+        "db.t",
+        SCHEMA,
+        partition_spec=PartitionSpec(PartitionField(3, 1000, parse_transform("identity"), "p")),
+        properties={
+            "format-version": "2",
+            "write.delete.mode": "merge-on-read",
+            "commit.manifest-merge.enabled": "false",
+        },
+    )
+    t.append(rows(list(range(0, 10)), 0))
+    t.append(rows(list(range(10, 20)), 1))
+    t.append(rows(list(range(20, 30)), 2))
+    t.update_spec().add_field("s", parse_transform("truncate[1]"), "s_trunc").commit()
+    t = cat.load_table("db.t")
+    t.append(rows(list(range(30, 40)), 3))
+    t.append(rows(list(range(40, 50)), 4))
+    t.delete("id = 3 OR id = 45")
+    return cat.load_table("db.t")
+
+
+def plain_tasks(t: Table, row_filter: str = "true", stats: bool = True) -> list[FileScanTask]:
+    """The oracle: plain objects from the planned entries, as before the views."""
+    scan = t.scan(row_filter=row_filter)
+    planned = planning.plan_files(
+        t.io,
+        t.metadata,
+        scan.snapshot(),
+        scan._bound_filter(),
+        schema=scan.table_schema(),
+        include_column_stats=stats,
+    )
+    deletes = planned.delete_files
+    specs = t.metadata.specs()
+    out = []
+    for g in planned.data:
+        files = data_files_from_entries(g.entries, g.spec_id)
+        for f, r, ds in zip(files, g.residuals.to_pylist(), g.deletes.to_pylist(), strict=True):
+            out.append(
+                FileScanTask(
+                    f,
+                    [deletes[k] for k in ds],
+                    planned.residuals[r],
+                    planned.schema,
+                    specs[g.spec_id],
+                )
+            )
+    return out
+
+
+@pytest.mark.parametrize("row_filter", ["true", "id >= 25", "p = 1 OR id = 45"])
+def test_views_behave_like_the_plain_objects(table: Table, row_filter: str) -> None:
+    views = list(table.scan(row_filter=row_filter).plan_files())
+    plain = plain_tasks(table, row_filter)
+    assert len(views) == len(plain) > 0
+    assert any(v.delete_files for v in views) or row_filter == "id >= 25"
+    for v, p in zip(views, plain, strict=True):
+        assert isinstance(v, PlannedFileScanTask) and isinstance(v, FileScanTask)
+        assert isinstance(v.file, PlannedDataFile) and isinstance(v.file, DataFile)
+        assert v == p and p == v
+        assert v.file == p.file and p.file == v.file
+        assert repr(v) == repr(p)
+        assert repr(v.file) == repr(p.file)
+        assert v.to_json() == p.to_json()
+        assert v.file.extra == p.file.extra
+        assert v.partition == p.partition and v.spec_id == p.spec_id
+        assert (v.file.file_path, v.file.record_count) == (p.file.file_path, p.file.record_count)
+        back = pickle.loads(pickle.dumps(v))
+        assert type(back) is FileScanTask and back == p and back.file.extra == p.file.extra
+        assert type(pickle.loads(pickle.dumps(v.file))) is DataFile
+        assert FileScanTask.from_json(v.to_json()) == FileScanTask.from_json(p.to_json())
+
+
+def test_views_are_read_only(table: Table) -> None:
+    task = next(iter(table.scan().plan_files()))
+    with pytest.raises(AttributeError):
+        task.start = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        task.file.file_path = "elsewhere"  # type: ignore[misc]
+
+
+def test_column_stats_decoded_on_access_or_as_asked(table: Table) -> None:
+    scan = table.scan()
+    with_stats = {t.file.file_path: t.file for t in scan.include_column_stats(True).plan_files()}
+    on_access = {t.file.file_path: t.file for t in scan.plan_files()}
+    without = {t.file.file_path: t.file for t in scan.include_column_stats(False).plan_files()}
+    assert with_stats.keys() == on_access.keys() == without.keys()
+    for path, f in with_stats.items():
+        assert f.lower_bounds and f.value_counts
+        assert on_access[path].lower_bounds == f.lower_bounds
+        assert on_access[path].upper_bounds == f.upper_bounds
+        assert on_access[path].null_value_counts == f.null_value_counts
+        assert on_access[path] == f
+        assert without[path].lower_bounds is None and without[path].value_counts is None
+
+
+class CountingIO(LocalFileIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[str] = []
+
+    def read(self, location: str) -> bytes:
+        self.reads.append(location)
+        return super().read(location)
+
+
+def test_plan_files_streams_runs_of_manifests(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(planning, "PLAN_RUN_MANIFESTS", 1)
+    io = CountingIO()
+    scan = table.scan()
+    scan.io = io
+    manifests = [
+        m
+        for m in planning.read_manifest_list(
+            table.io.read(table.metadata.resolve(scan.snapshot().manifest_list))  # type: ignore[union-attr,arg-type]
+        ).to_pylist()
+        if m["content"] == 0
+    ]
+    assert len(manifests) == 5
+    it = iter(scan.plan_files())
+    first = next(it)
+    read_data_manifests = [
+        p
+        for p in io.reads
+        if any(p.endswith(m["manifest_path"].rsplit("/", 1)[-1]) for m in manifests)
+    ]
+    # the first run and the one read ahead, not all five
+    assert 1 <= len(read_data_manifests) <= 2
+    rest = list(it)
+    assert [first, *rest] == plain_tasks(table)
+
+
+def test_plan_files_arrow(table: Table) -> None:
+    scan = table.scan(row_filter="p = 1 OR id >= 30")
+    plan = scan.plan_files_arrow()
+    views = list(scan.plan_files())
+    assert isinstance(plan, ScanPlan) and len(plan) == len(views) > 0
+    t = plan.tasks
+    assert t.column("file_path").to_pylist() == [v.file.file_path for v in views]
+    assert t.column("record_count").to_pylist() == [v.file.record_count for v in views]
+    assert t.column("spec_id").to_pylist() == [v.spec_id for v in views]
+    assert t.column("sequence_number").to_pylist() == [
+        v.file.extra["sequence_number"] for v in views
+    ]
+    # partitions in the table's partition type: s_trunc is null for files of the first spec
+    parts = t.column("partition").to_pylist()
+    for part, v in zip(parts, views, strict=True):
+        if v.spec_id == 0:
+            assert part == {"p": v.partition[0], "s_trunc": None}
+        else:
+            assert part == {"p": v.partition[0], "s_trunc": v.partition[1]}
+    deletes = plan.delete_files.column("file_path").to_pylist()
+    refs = t.column("delete_file_references").to_pylist()
+    assert [[deletes[k] for k in r] for r in refs] == [
+        [d.file_path for d in v.delete_files] for v in views
+    ]
+    assert any(refs)
+    assert [plan.residuals[0].__class__] and len(plan.residuals) >= 1
+    assert "lower_bounds" not in t.column_names
+    assert "lower_bounds" in scan.include_column_stats(True).plan_files_arrow().tasks.column_names
+    # rows back into plain tasks (what a Spark executor does), and pickled as Arrow
+    assert plan.file_scan_tasks() == plain_tasks(table, "p = 1 OR id >= 30", stats=False)
+    with_stats = scan.include_column_stats(True).plan_files_arrow()
+    assert with_stats.file_scan_tasks() == plain_tasks(table, "p = 1 OR id >= 30")
+    again = pickle.loads(pickle.dumps(plan))
+    assert again.tasks.equals(plan.tasks) and again.file_scan_tasks() == plan.file_scan_tasks()
+
+
+@pytest.mark.parametrize("row_filter", ["true", "id >= 25", "p = 1 OR id = 45", "s = 's7'"])
+def test_count_matches_the_rows_read(table: Table, row_filter: str) -> None:
+    scan = table.scan(row_filter=row_filter)
+    assert scan.count() == scan.to_arrow().num_rows
+    assert table.scan(row_filter=row_filter, limit=3).count() == min(3, scan.to_arrow().num_rows)
+
+
+def test_empty_table_plans_nothing(tmp_path: Path) -> None:
+    cat = load_catalog("w", type="filesystem", warehouse=str(tmp_path))
+    cat.create_namespace("db")
+    t = cat.create_table("db.e", SCHEMA)
+    assert list(t.scan().plan_files()) == []
+    plan = t.scan().plan_files_arrow()
+    assert len(plan) == 0 and plan.file_scan_tasks() == []
+    assert t.scan().count() == 0
