@@ -122,7 +122,7 @@ def test_views_behave_like_the_plain_objects(table: Table, row_filter: str) -> N
 def test_views_are_read_only(table: Table) -> None:
     task = next(iter(table.scan().plan_files()))
     with pytest.raises(AttributeError):
-        task.start = 5  # type: ignore[misc]
+        task.start = 5  # type: ignore[misc]  # a property without a setter
     with pytest.raises(AttributeError):
         task.file.file_path = "elsewhere"  # type: ignore[misc]
 

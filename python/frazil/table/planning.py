@@ -163,13 +163,11 @@ class ManifestTasks:
 
     def tasks(self) -> Iterator[PlannedFileScanTask]:
         """A view per row, in order."""
-        view = PlannedFileScanTask.view
-        return (view(self, i) for i in range(len(self)))
+        return PlannedFileScanTask.views(self, range(len(self)))
 
     def tasks_at(self, rows: Sequence[int]) -> list[PlannedFileScanTask]:
         """Views of the rows ``rows``."""
-        view = PlannedFileScanTask.view
-        return [view(self, i) for i in rows]
+        return list(PlannedFileScanTask.views(self, rows))
 
     # ---- the columns views read (frazil.table.tasks.TaskColumns)
 

@@ -18,7 +18,7 @@ Spark executor carries its values, not the plan).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -280,6 +280,8 @@ class TaskColumns(Protocol):
     """What a view reads: the planned tasks of one manifest (``planning.ManifestTasks``)."""
 
     spec_id: int
+    #: the columns built so far, by name (what :meth:`column` returns)
+    _cache: dict[str, list[Any]]
 
     def column(self, name: str) -> list[Any]:
         """The ``data_file`` field (or ``manifest_entry`` column) ``name``, one value per row,
@@ -296,13 +298,16 @@ class TaskColumns(Protocol):
 
 
 _new = object.__new__
-_set = object.__setattr__
 _DATA_FILE_FIELDS = tuple(f for f in DataFile.__dataclass_fields__ if f != "extra")
 
 
 def _column_property(name: str) -> property:
     def get(self: PlannedDataFile) -> Any:
-        return self._columns.column(name)[self._row]
+        # the common case (the column's values already built) in one frame
+        try:
+            return self._columns._cache[name][self._row]
+        except KeyError:
+            return self._columns.column(name)[self._row]
 
     get.__name__ = name
     return property(get, doc=f"``data_file.{name}``, read from the plan")
@@ -314,12 +319,15 @@ class PlannedDataFile(DataFile):
     __slots__ = ("_columns", "_row")
     _columns: TaskColumns
     _row: int
+    # The fields are properties without setters, so this only sets the two slots (views are
+    # built by the million: a plain slot store is the fastest way).
+    __setattr__ = object.__setattr__
 
     @classmethod
     def view(cls, columns: TaskColumns, row: int) -> PlannedDataFile:
         v = _new(cls)
-        _set(v, "_columns", columns)
-        _set(v, "_row", row)
+        v._columns = columns
+        v._row = row
         return v
 
     @property
@@ -370,14 +378,22 @@ class PlannedFileScanTask(FileScanTask):
 
     @classmethod
     def view(cls, columns: TaskColumns, row: int) -> PlannedFileScanTask:
-        v = _new(cls)
-        _set(v, "_columns", columns)
-        _set(v, "_row", row)
-        f = _new(PlannedDataFile)
-        _set(f, "_columns", columns)
-        _set(f, "_row", row)
-        _set(v, "_file", f)
-        return v
+        return next(cls.views(columns, range(row, row + 1)))
+
+    @classmethod
+    def views(cls, columns: TaskColumns, rows: Iterable[int]) -> Iterator[PlannedFileScanTask]:
+        """A view per row of ``rows`` (the loop builds both objects inline: a plan of a
+        million tasks makes two million of them)."""
+        new = _new
+        for i in rows:
+            f = new(PlannedDataFile)
+            f._columns = columns
+            f._row = i
+            v = new(cls)
+            v._columns = columns
+            v._row = i
+            v._file = f
+            yield v
 
     @property
     def file(self) -> DataFile:  # type: ignore[override]
@@ -411,9 +427,6 @@ class PlannedFileScanTask(FileScanTask):
         """The plain :class:`FileScanTask` this row describes."""
         deletes, residual, schema, spec = self._columns.task_parts(self._row)
         return FileScanTask(self._file.to_data_file(), list(deletes), residual, schema, spec)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"a planned task is read-only (set {name!r} on a copy)")
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, PlannedFileScanTask):
