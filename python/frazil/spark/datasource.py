@@ -117,12 +117,11 @@ class FrazilDataSource(DataSource):  # type: ignore[misc]  # untyped before Spar
         return _catalog(self.options).load_table(_identifier(self.options))
 
     def schema(self) -> Any:
-        from frazil.spark.read import plan, spark_schema
+        from frazil.spark.read import scan_for, spark_schema
 
         args = _read_args(self.options)
         args["row_filter"] = None
-        _, _, arrow_schema = plan(self._table(), **args)
-        return spark_schema(arrow_schema)
+        return spark_schema(scan_for(self._table(), **args).arrow_schema())
 
     def reader(self, schema: Any) -> DataSourceReader:
         return FrazilReader(dict(self.options))
@@ -209,7 +208,7 @@ class FrazilPlainReader(DataSourceReader):  # type: ignore[misc]  # untyped befo
 
         # the reader that planned is not the one that reads: partitions carry what reads need
         tasks, context = partition.value
-        yield from read_tasks(context, json.loads(tasks))
+        yield from read_tasks(context, tasks)
 
 
 class FrazilReader(FrazilPlainReader):
@@ -235,9 +234,9 @@ class FrazilReader(FrazilPlainReader):
 
 
 def _partitions(reader: FrazilPlainReader) -> list[InputPartition]:
-    """Plans the scan; each partition is a group of file scan tasks (JSON)."""
+    """Plans the scan; each partition is a group of the Arrow plan's tasks (IPC bytes)."""
     from frazil.expressions import And, parse
-    from frazil.spark.read import _split_size, group_tasks, plan
+    from frazil.spark.read import _split_size, encode_tasks, group_tasks, plan, task_sizes
 
     options = reader.options
     table = _catalog(options).load_table(_identifier(options))
@@ -248,13 +247,12 @@ def _partitions(reader: FrazilPlainReader) -> list[InputPartition]:
     args["row_filter"] = None
     if filters:
         args["row_filter"] = filters[0] if len(filters) == 1 else And(*filters)
-    tasks, context, _ = plan(table, **args)
-    sizes = context.pop("task_sizes")
-    log.info("%s: %d tasks, filter %s", table.name(), len(tasks), args["row_filter"])
+    scan_plan, context, _ = plan(table, **args)
+    log.info("%s: %d tasks, filter %s", table.name(), len(scan_plan), args["row_filter"])
     # the planning worker has no SparkContext: the machine's cores unless told
     parallelism = int(options.get("parallelism") or os.cpu_count() or 1)
-    groups = group_tasks(tasks, sizes, _split_size(table), parallelism)
-    return [InputPartition((json.dumps(g), context)) for g in groups]
+    groups = group_tasks(task_sizes(scan_plan), _split_size(table), parallelism)
+    return [InputPartition((encode_tasks(scan_plan, g), context)) for g in groups]
 
 
 def _all_fields(schema: Any) -> Iterator[tuple[int, Any]]:

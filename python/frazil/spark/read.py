@@ -1,9 +1,11 @@
 """Distributed reads: planned natively on the driver, read natively on the executors.
 
-:func:`read` plans the scan on the driver (:meth:`frazil.table.Table.scan`: manifests and files
-pruned, delete files attached, residuals computed), ships each file scan task to the executors
-as the JSON of the spec's Appendix C (:meth:`FileScanTask.to_json`, one row of a DataFrame per
-task), and reads each there with :func:`frazil.table.read.read_task` (projection by field id,
+:func:`read` plans the scan on the driver (:meth:`frazil.table.scan.DataScan.plan_files_arrow`:
+manifests and files pruned, delete files attached, residuals computed, the plan kept in Arrow),
+packs the tasks into Spark partitions by size in Arrow, ships each partition's rows of the plan
+to the executors as Arrow IPC bytes (one row of a DataFrame per partition; no Python object per
+task on the driver), and reads each task there with :func:`frazil.table.read.read_task`
+(projection by field id,
 deletes and the residual applied natively), streaming Arrow batches back to Spark through
 ``mapInArrow``. The rows are exactly those of ``table.scan(...).to_arrow()`` with the same
 arguments.
@@ -16,7 +18,6 @@ Spark has no time type; unknown is ``void``.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ import pyarrow.compute as pc
 from frazil.exceptions import UnsupportedError
 
 if TYPE_CHECKING:
-    from frazil.table.scan import FileScanTask
+    from frazil.table.scan_plan import ScanPlan
 
 __all__ = ["arrow_to_spark_type", "read", "spark_arrow_schema", "to_spark_batch"]
 
@@ -241,22 +242,21 @@ def to_spark_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
 # executor side
 
 
-def read_tasks(context: dict[str, Any], task_jsons: Sequence[str]) -> Iterator[pa.RecordBatch]:
-    """Reads serialized file scan tasks with frazil's reader, in Spark's Arrow types."""
+def read_tasks(context: dict[str, Any], tasks: bytes) -> Iterator[pa.RecordBatch]:
+    """Reads a partition's rows of the plan (:func:`encode_tasks`) with frazil's reader, in
+    Spark's Arrow types."""
     from frazil.io import load_file_io
     from frazil.table.read import DeleteCache, read_task
-    from frazil.table.scan import FileScanTask
 
     io = load_file_io(context["io_props"], context["io_location"])
     cache = DeleteCache(io, context["name_mapping"])
     target = context["spark_arrow_schema"]
-    for text in task_jsons:
-        task = FileScanTask.from_json(json.loads(text), context["case_sensitive"])
-        assert task.schema is not None  # from_json always reads the task's schema
+    plan = decode_tasks(context, tasks)
+    for task in plan.file_scan_tasks():
         for batch in read_task(
             task,
             io,
-            task.schema,
+            plan.schema,
             context["projection"],
             metadata_columns=context["metadata_columns"],
             partition_type=context["partition_type"],
@@ -267,14 +267,53 @@ def read_tasks(context: dict[str, Any], task_jsons: Sequence[str]) -> Iterator[p
             yield to_spark_batch(batch, target)
 
 
+def encode_tasks(plan: ScanPlan, rows: np.ndarray) -> bytes:
+    """The rows ``rows`` of a plan's tasks as Arrow IPC stream bytes."""
+    part = plan.tasks.take(pa.array(rows, pa.int64()))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, part.schema) as writer:
+        writer.write_table(part)
+    return bytes(sink.getvalue())
+
+
+def decode_tasks(context: dict[str, Any], tasks: bytes) -> ScanPlan:
+    """A partition's plan: its tasks (:func:`encode_tasks`) with the plan's delete files,
+    schema and specs from ``context``."""
+    from frazil.table.scan_plan import ScanPlan
+
+    part = pa.ipc.open_stream(pa.py_buffer(tasks)).read_all()
+    return ScanPlan(part, context["delete_files"], context["schema"], context["specs"])
+
+
 def _read_partition(context: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Any:
     for b in batches:
-        for group in b.column(0).to_pylist():
-            yield from read_tasks(context, json.loads(group))
+        for tasks in b.column(0).to_pylist():
+            yield from read_tasks(context, tasks)
 
 
 # ---------------------------------------------------------------------------------------------
 # driver side
+
+
+def scan_for(
+    table: Any,
+    row_filter: Any = None,
+    snapshot_id: int | None = None,
+    ref: str | None = None,
+    selected_fields: Sequence[str] | None = None,
+    case_sensitive: bool = True,
+) -> Any:
+    """The :class:`~frazil.table.scan.DataScan` a Spark read of these arguments runs."""
+    from frazil.expressions import AlwaysTrue
+
+    fields = ("*",) if selected_fields is None else tuple(selected_fields)
+    scan = table.scan(
+        row_filter=AlwaysTrue() if row_filter is None else row_filter,
+        selected_fields=fields,
+        case_sensitive=case_sensitive,
+        snapshot_id=snapshot_id,
+    )
+    return scan if ref is None else scan.use_ref(ref)
 
 
 def plan(
@@ -284,27 +323,16 @@ def plan(
     ref: str | None = None,
     selected_fields: Sequence[str] | None = None,
     case_sensitive: bool = True,
-) -> tuple[list[str], dict[str, Any], pa.Schema]:
-    """Plans a scan on the driver: (task JSON strings, what executors need, read schema)."""
-    from frazil.expressions import AlwaysTrue
+) -> tuple[ScanPlan, dict[str, Any], pa.Schema]:
+    """Plans a scan on the driver: (the Arrow plan, what executors need, read schema)."""
     from frazil.spark.write import io_spec
     from frazil.table.read import DEFAULT_BATCH_SIZE
     from frazil.table.scan import table_partition_type
 
-    fields = ("*",) if selected_fields is None else tuple(selected_fields)
-    scan = table.scan(
-        row_filter=AlwaysTrue() if row_filter is None else row_filter,
-        selected_fields=fields,
-        case_sensitive=case_sensitive,
-        snapshot_id=snapshot_id,
-    )
-    if ref is not None:
-        scan = scan.use_ref(ref)
+    scan = scan_for(table, row_filter, snapshot_id, ref, selected_fields, case_sensitive)
     arrow_schema = scan.arrow_schema()
-    target = spark_arrow_schema(arrow_schema)
-    # Executors evaluate residuals on rows: tasks travel without column stats (smaller JSON).
-    planned = list(scan.include_column_stats(False).plan_files())
-    tasks = [json.dumps(t.to_json()) for t in planned]
+    # Executors evaluate residuals on rows: tasks travel without column stats.
+    scan_plan = scan.include_column_stats(False).plan_files_arrow()
     io_props, io_location = io_spec(table)
     schema = scan.table_schema()
     context = {
@@ -316,15 +344,27 @@ def plan(
         "name_mapping": table.metadata.name_mapping(),
         "case_sensitive": case_sensitive,
         "batch_size": DEFAULT_BATCH_SIZE,
-        "spark_arrow_schema": target,
-        "task_sizes": [_task_size(t) for t in planned],
+        "spark_arrow_schema": spark_arrow_schema(arrow_schema),
+        "delete_files": scan_plan.delete_files,
+        "schema": scan_plan.schema,
+        "specs": scan_plan.specs,
     }
-    return tasks, context, arrow_schema
+    return scan_plan, context, arrow_schema
 
 
-def _task_size(task: FileScanTask) -> int:
-    size = task.length if task.length is not None else task.file.file_size_in_bytes
-    return size + sum(d.file_size_in_bytes for d in task.delete_files)
+def task_sizes(plan: ScanPlan) -> np.ndarray:
+    """Each task's bytes to read: its data file and its delete files (in Arrow)."""
+    tasks = plan.tasks
+    sizes = tasks.column("file_size_in_bytes").to_numpy().astype(np.int64)
+    refs = tasks.column("delete_file_references").combine_chunks()
+    flat = pc.list_flatten(refs)
+    if len(flat):
+        deletes = plan.delete_files.column("file_size_in_bytes").to_numpy()
+        parents = pc.list_parent_indices(refs).to_numpy()
+        sizes = sizes + np.bincount(
+            parents, weights=deletes[flat.to_numpy()], minlength=len(sizes)
+        ).astype(np.int64)
+    return np.asarray(sizes, dtype=np.int64)
 
 
 def _split_size(table: Any) -> int:
@@ -334,26 +374,24 @@ def _split_size(table: Any) -> int:
         return DEFAULT_SPLIT_SIZE
 
 
-def group_tasks(
-    tasks: Sequence[str], sizes: Sequence[int], target: int, parallelism: int
-) -> list[list[str]]:
-    """File scan tasks packed into Spark partitions of about ``target`` bytes (each task
-    weighing at least the open-file cost, as Java's split planning), in plan order, and into at
-    least ``parallelism`` partitions when there are that many tasks, so every core reads."""
-    if not tasks:
+def group_tasks(sizes: np.ndarray, target: int, parallelism: int) -> list[np.ndarray]:
+    """Task rows packed into Spark partitions of about ``target`` bytes (each task weighing
+    at least the open-file cost, as Java's split planning), in plan order, and into at least
+    ``parallelism`` partitions when there are that many tasks, so every core reads."""
+    if len(sizes) == 0:
         return []
-    total = sum(max(s, OPEN_FILE_COST) for s in sizes)
-    per = min(target, max(total // max(parallelism, 1), 1))
-    groups: list[list[str]] = [[]]
+    weights = np.maximum(np.asarray(sizes, np.int64), OPEN_FILE_COST)
+    per = min(target, max(int(weights.sum()) // max(parallelism, 1), 1))
+    # greedy in plan order: a task opens a new partition when it would overfill the current
+    starts = [0]
     weight = 0
-    for task, size in zip(tasks, sizes, strict=True):
-        w = max(size, OPEN_FILE_COST)
-        if groups[-1] and weight + w > per:
-            groups.append([])
+    for i, w in enumerate(weights.tolist()):
+        if i > starts[-1] and weight + w > per:
+            starts.append(i)
             weight = 0
-        groups[-1].append(task)
         weight += w
-    return groups
+    bounds = [*starts, len(weights)]
+    return [np.arange(bounds[k], bounds[k + 1]) for k in range(len(starts))]
 
 
 def read(
@@ -374,18 +412,19 @@ def read(
     from frazil.spark.write import quiet_pyspark_warnings, resolve_catalog
 
     table = resolve_catalog(catalog).load_table(identifier)
-    tasks, context, arrow_schema = plan(table, row_filter, snapshot_id, ref, selected_fields)
-    sizes = context.pop("task_sizes")
+    scan_plan, context, arrow_schema = plan(table, row_filter, snapshot_id, ref, selected_fields)
     schema = spark_schema(arrow_schema)
-    log.info("%s: %d file scan tasks", table.name(), len(tasks))
-    if not tasks:
+    log.info("%s: %d file scan tasks", table.name(), len(scan_plan))
+    if not len(scan_plan):
         return spark.createDataFrame([], schema)
-    groups = group_tasks(tasks, sizes, _split_size(table), spark.sparkContext.defaultParallelism)
-    rows = [(json.dumps(g),) for g in groups]
+    groups = group_tasks(
+        task_sizes(scan_plan), _split_size(table), spark.sparkContext.defaultParallelism
+    )
+    rows = [(encode_tasks(scan_plan, g),) for g in groups]
     rdd = spark.sparkContext.parallelize(rows, len(rows))
-    from pyspark.sql.types import StringType, StructField, StructType
+    from pyspark.sql.types import BinaryType, StructField, StructType
 
-    tasks_df = spark.createDataFrame(rdd, StructType([StructField("tasks", StringType(), False)]))
+    tasks_df = spark.createDataFrame(rdd, StructType([StructField("tasks", BinaryType(), False)]))
 
     def run(batches: Iterator[pa.RecordBatch]) -> Any:
         return _read_partition(context, batches)
