@@ -245,6 +245,7 @@ def test_last_column_id_below_the_highest_field_id_is_read_and_new_ids_go_above_
     assert m.highest_assigned_id == max(s.highest_field_id for s in m.schemas) == 3
     added = UpdateSchema(m).add_column("n", IntegerType()).apply()
     assert added.find_field("n").field_id == 4
+    assert json.loads(m.to_json())["last-column-id"] == 3  # repaired when written
 
 
 def test_v1_schema_without_its_struct_type_is_refused() -> None:

@@ -726,7 +726,7 @@ def _serialize(m: TableMetadata) -> dict[str, Any]:
     if v >= 2:
         out["last-sequence-number"] = m.last_sequence_number
     out["last-updated-ms"] = m.last_updated_ms
-    out["last-column-id"] = m.last_column_id
+    out["last-column-id"] = m.highest_assigned_id  # repairs a value below the highest field id
     if v == 1:
         # v1 readers know only the deprecated single schema and spec.
         out["schema"] = m.schema().to_json()
