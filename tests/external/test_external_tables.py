@@ -144,8 +144,6 @@ KNOWN_GAPS: dict[str, str] = {
     _IMPALA + "iceberg_v3/iceberg_v3_default_value_avro": "Avro data files are not read yet",
     _IMPALA + "iceberg_v3/trino_nested_variant": "variant has no Arrow type in frazil",
     _IMPALA + "iceberg_v3/trino_variant": "variant has no Arrow type in frazil",
-    _DUCK + "column_mapping/warehouse/default.db/my_table": "name mapping is not applied "
-    "inside structs (files without field ids: nested fields read as null)",
     _DUCK + "iceberg_v1_deprecated/default/legacy_v1": "v1 snapshots listing manifests inline "
     "(no manifest list) are not read",
 }
