@@ -426,6 +426,12 @@ class TableMetadata:
 
     # ---- lookups
 
+    @property
+    def highest_assigned_id(self) -> int:
+        """The id above which new fields are numbered: ``last-column-id``, or the highest field
+        id of any schema when a writer left ``last-column-id`` below it (Hive, Impala)."""
+        return max(self.last_column_id, *(s.highest_field_id for s in self.schemas))
+
     def schema(self) -> Schema:
         return self.schema_by_id(self.current_schema_id)  # type: ignore[return-value]
 
@@ -674,11 +680,8 @@ def _parse(f: Fields, location_override: str | None) -> TableMetadata:
         EncryptedKey.from_json(e, f"encryption-keys[{i}]")
         for i, e in enumerate((f.opt_list("encryption-keys") or []) if version >= 3 else [])
     )
-    highest = max((s.highest_field_id for s in schemas), default=0)
-    if last_column_id < highest:
-        raise ParseError(
-            f"last-column-id: {last_column_id} is below the highest field id {highest}"
-        )
+    # A last-column-id below the highest field id (Hive and Impala wrote such tables) is read
+    # as the reference reads it; new ids start above both (TableMetadata.highest_assigned_id).
 
     return TableMetadata(
         format_version=version,
@@ -723,7 +726,7 @@ def _serialize(m: TableMetadata) -> dict[str, Any]:
     if v >= 2:
         out["last-sequence-number"] = m.last_sequence_number
     out["last-updated-ms"] = m.last_updated_ms
-    out["last-column-id"] = m.last_column_id
+    out["last-column-id"] = m.highest_assigned_id  # repairs a value below the highest field id
     if v == 1:
         # v1 readers know only the deprecated single schema and spec.
         out["schema"] = m.schema().to_json()

@@ -193,7 +193,9 @@ class Schema:
         """Parses a schema object; v1's ``schema`` may lack ``schema-id``, which then reads as
         ``default_schema_id``."""
         f = Fields(obj, path)
-        if f.raw("type") not in (None, "struct"):
+        if not f.has("type"):  # the reference refuses a schema without its "type": "struct"
+            _missing(f, "type")
+        if f.raw("type") != "struct":
             raise ParseError(f"{f.at('type')}: a schema must be a struct, got {f.raw('type')!r}")
         if default_schema_id is None or f.has("schema-id"):
             schema_id = f.int32("schema-id")

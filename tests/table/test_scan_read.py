@@ -29,6 +29,7 @@ from frazil.table.read import DeleteCache, read_task
 from frazil.table.scan import FileScanTask
 from frazil.transforms import parse as transform
 from frazil.types import (
+    BooleanType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -155,6 +156,43 @@ def test_name_mapping_for_files_without_ids(tmp_path: Path) -> None:
     )
     t = _read(FileScanTask(f), schema, name_mapping=mapping)
     assert t.to_pylist() == [{"id": 1, "payload": "p"}, {"id": 2, "payload": "q"}]
+
+
+def test_name_mapping_reaches_into_structs_lists_and_maps(tmp_path: Path) -> None:
+    # A file without field ids (as Hive and DuckDB's column_mapping fixture write them): the
+    # mapping's nested ids must reach the struct's children, also inside a list and a map.
+    plain = pa.table(
+        {
+            "profile": [{"email": "a@x", "ok": True}, None],
+            "hist": [[{"email": "h", "ok": False}], []],
+            "attrs": pa.array(
+                [[("k", {"email": "m", "ok": True})], None],
+                pa.map_(pa.string(), pa.struct([("email", pa.string()), ("ok", pa.bool_())])),
+            ),
+        }
+    )
+    path = _write(tmp_path / "nested-noids.parquet", plain)
+    f = DataFile(path, "PARQUET", ("x",), 2, 1, spec_id=0)
+
+    def person(a: int, b: int) -> StructType:
+        return StructType(
+            NestedField(a, "email", StringType()), NestedField(b, "ok", BooleanType())
+        )
+
+    schema = Schema(
+        NestedField(1, "profile", person(4, 5)),
+        NestedField(2, "hist", ListType(6, person(7, 8))),
+        NestedField(3, "attrs", MapType(9, StringType(), 10, person(11, 12))),
+    )
+    t = _read(FileScanTask(f), schema, name_mapping=create_mapping_from_schema(schema))
+    assert t.to_pylist() == [
+        {
+            "profile": {"email": "a@x", "ok": True},
+            "hist": [{"email": "h", "ok": False}],
+            "attrs": [("k", {"email": "m", "ok": True})],
+        },
+        {"profile": None, "hist": [], "attrs": None},
+    ]
 
 
 def test_metadata_columns_and_lineage_inheritance(tmp_path: Path) -> None:

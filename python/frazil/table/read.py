@@ -263,8 +263,9 @@ class _Projector:
         if isinstance(t, StructType):
             if not pa.types.is_struct(arr.type):
                 raise ValidationError(f"{where}: expected a struct, found {arr.type}")
+            # The children's ids come from ``ff`` (a name mapping puts them there), not the array.
             children = self.struct_children(
-                [arr.field(i) for i in range(arr.type.num_fields)], list(arr.type), t, len(arr)
+                [arr.field(i) for i in range(arr.type.num_fields)], list(ff.type), t, len(arr)
             )
             mask = arr.is_null() if arr.null_count else None
             return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
@@ -272,7 +273,7 @@ class _Projector:
             if not (pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
                 raise ValidationError(f"{where}: expected a list, found {arr.type}")
             elem = NestedField(t.element_id, "element", t.element_type, t.element_required)
-            values_ = self.project(arr.values, arr.type.value_field, elem)
+            values_ = self.project(arr.values, ff.type.value_field, elem)
             mask = arr.is_null() if arr.null_count else None
             offsets = arr.offsets.cast(pa.int64())
             return pa.LargeListArray.from_arrays(offsets, values_, type=target, mask=mask)
@@ -281,8 +282,8 @@ class _Projector:
                 raise ValidationError(f"{where}: expected a map, found {arr.type}")
             key = NestedField(t.key_id, "key", t.key_type, True)
             value = NestedField(t.value_id, "value", t.value_type, t.value_required)
-            keys = self.project(arr.keys, arr.type.key_field, key)
-            items = self.project(arr.items, arr.type.item_field, value)
+            keys = self.project(arr.keys, ff.type.key_field, key)
+            items = self.project(arr.items, ff.type.item_field, value)
             mask = arr.is_null() if arr.null_count else None
             return pa.MapArray.from_arrays(arr.offsets, keys, items, type=target, mask=mask)
         return _cast(arr, target, t, where)

@@ -115,7 +115,7 @@ class UpdateSchema(PendingUpdate):
         self._allow_incompatible = allow_incompatible_changes
         self._case_sensitive = case_sensitive
         self._on_commit = on_commit
-        self._last_column_id = metadata.last_column_id
+        self._last_column_id = metadata.highest_assigned_id
         self._deletes: set[int] = set()
         self._updates: dict[int, NestedField] = {}
         self._adds: dict[int, list[NestedField]] = {}
