@@ -169,15 +169,19 @@ def test_plan_files_streams_runs_of_manifests(
     assert len(manifests) == 5
     it = iter(scan.plan_files())
     first = next(it)
-    read_data_manifests = [
-        p
-        for p in io.reads
-        if any(p.endswith(m["manifest_path"].rsplit("/", 1)[-1]) for m in manifests)
-    ]
+    names = {m["manifest_path"].rsplit("/", 1)[-1] for m in manifests}
+    read_data_manifests = [p for p in io.reads if p.rsplit("/", 1)[-1] in names]
     # the first run and the one read ahead, not all five
     assert 1 <= len(read_data_manifests) <= 2
     rest = list(it)
     assert [first, *rest] == plain_tasks(table)
+    # reading streams the same way: the first batch comes before the last manifest is read
+    io.reads.clear()
+    reader = scan.to_batches()
+    batch = reader.read_next_batch()
+    assert batch.num_rows > 0
+    assert 1 <= len([p for p in io.reads if p.rsplit("/", 1)[-1] in names]) <= 2
+    assert sum(b.num_rows for b in reader) + batch.num_rows == scan.count()
 
 
 def test_plan_files_arrow(table: Table) -> None:
