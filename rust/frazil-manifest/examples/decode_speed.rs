@@ -1,8 +1,10 @@
 //! Times decoding every manifest in a directory, natively:
 //! `cargo run --release -p frazil-manifest --example decode_speed -- <dir> [cases]`, where
-//! `cases` is a comma-separated subset of `inflate,full,projected,threads,split` (all by
+//! `cases` is a comma-separated subset of `inflate,full,projected,ids,threads,split` (all by
 //! default): parse and inflate only; `read_manifest` on one thread; the same with the planning
-//! projection (no stats maps); `read_manifests` on 2 threads; one manifest split over 2 threads.
+//! projection (no stats maps); all columns with the stats maps projected to field ids 1 and to
+//! ids 2 and 4 (`stats_field_ids`); `read_manifests` on 2 threads; one manifest split over 2
+//! threads. Generate the issue-14 table with the `gen_stats_manifests` example.
 #![allow(clippy::unwrap_used)]
 
 use std::time::Instant;
@@ -18,7 +20,7 @@ fn main() {
     let dir = std::env::args().nth(1).expect("a directory of manifests");
     let cases = std::env::args()
         .nth(2)
-        .unwrap_or_else(|| "inflate,full,projected,threads,split".into());
+        .unwrap_or_else(|| "inflate,full,projected,ids,threads,split".into());
     let wants = |c: &str| cases.split(',').any(|x| x == c);
     let mut files: Vec<Vec<u8>> = std::fs::read_dir(&dir)
         .unwrap()
@@ -43,6 +45,17 @@ fn main() {
         println!("{name}: min {min:.3} s, median {median:.3} s");
     };
     if wants("inflate") {
+        let mut inflated = 0;
+        for data in &files {
+            Container::parse(data)
+                .unwrap()
+                .for_each_block(|block| {
+                    inflated += block.bytes.len();
+                    Ok(())
+                })
+                .unwrap();
+        }
+        println!("{:.1} MB inflated", inflated as f64 / 1e6);
         show(
             "parse + inflate blocks",
             best(&|| {
@@ -95,6 +108,23 @@ fn main() {
                 }
             }),
         );
+    }
+    if wants("ids") {
+        for ids in [&[1][..], &[2, 4]] {
+            let projected = ReadOptions {
+                stats_field_ids: Some(ids.into()),
+                threads: Some(1),
+                ..ReadOptions::default()
+            };
+            show(
+                &format!("read_manifest, stats of field ids {ids:?}, 1 thread"),
+                best(&|| {
+                    for data in &files {
+                        std::hint::black_box(read_manifest(data, &projected).unwrap());
+                    }
+                }),
+            );
+        }
     }
     if wants("threads") {
         let jobs: Vec<(&[u8], ReadOptions)> = files

@@ -1,10 +1,12 @@
 //! Manifests (spec "Manifests"): `manifest_entry` with its `data_file`, read into Arrow columns,
 //! the partition tuple typed by the manifest's own partition record.
 
+use std::sync::Arc;
+
 use arrow_array::RecordBatch;
 use frazil_values::Result;
 
-use crate::columns::{project, Presence as P, TField, TType as T};
+use crate::columns::{project, KeySet, Presence as P, TField, TType as T};
 use crate::inheritance::{inherit, ManifestFile};
 use crate::read::read_container;
 
@@ -113,6 +115,21 @@ pub fn without_column_stats() -> Vec<String> {
     paths
 }
 
+/// The target with its stats maps keeping only the entries keyed by `ids`.
+fn project_stats(mut target: Vec<TField>, ids: &KeySet) -> Vec<TField> {
+    for entry in &mut target {
+        if let T::Struct(data_file) = &mut entry.ty {
+            for f in data_file.iter_mut() {
+                if COLUMN_STATS.contains(&f.name) {
+                    let map = std::mem::replace(&mut f.ty, T::Int);
+                    f.ty = T::MapKeys(Box::new(map), ids.clone());
+                }
+            }
+        }
+    }
+    target
+}
+
 /// Options of [`read_manifest`].
 #[derive(Debug, Clone, Default)]
 pub struct ReadOptions {
@@ -124,6 +141,12 @@ pub struct ReadOptions {
     /// Threads this one manifest's blocks may be decoded on (1 when `None`): worth more than
     /// one only when there are fewer manifests to decode than cores.
     pub threads: Option<usize>,
+    /// Field ids whose column stats to keep: the seven [`COLUMN_STATS`] maps keep only the
+    /// entries keyed by one of these ids (in any order, duplicates allowed); the others are
+    /// skipped while decoding, never copied. All entries when `None`. Java's `ManifestReader`
+    /// projects stats to the filter's columns the same way. Applies to the stats maps that
+    /// `columns` keeps (none after [`without_column_stats`]).
+    pub stats_field_ids: Option<Arc<[i32]>>,
 }
 
 /// Decodes a manifest into one record batch of `manifest_entry` columns; the file's key-value
@@ -137,6 +160,10 @@ pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> 
             paths.extend(INHERITANCE_COLUMNS.iter().map(|s| s.to_string()));
             project(&manifest_entry(), &paths, "")
         }
+    };
+    let target = match &options.stats_field_ids {
+        None => target,
+        Some(ids) => project_stats(target, &KeySet::new(ids)),
     };
     let batch = read_container(data, &target, options.threads.unwrap_or(1))?;
     match &options.manifest_file {

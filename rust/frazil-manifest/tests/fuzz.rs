@@ -148,6 +148,11 @@ proptest! {
         thread_local!(static CORPUS: Vec<Vec<u8>> = corpus());
         let input = CORPUS.with(|c| apply(pick.get(c).clone(), &mutations));
         let _ = read_manifest(&input, &ReadOptions::default());
+        let projected = ReadOptions {
+            stats_field_ids: Some([1, 2].as_slice().into()),
+            ..ReadOptions::default()
+        };
+        let _ = read_manifest(&input, &projected);
         let _ = read_manifest_list(&input);
     }
 }

@@ -137,6 +137,7 @@ fn inheritance_fills_what_java_left_null() {
         manifest_file: Some(mf),
         columns: None,
         threads: None,
+        stats_field_ids: None,
     };
     let batch = read_manifest(&data("v3-data.avro"), &options).unwrap();
     for name in ["snapshot_id", "sequence_number", "file_sequence_number"] {
@@ -157,6 +158,7 @@ fn projection_keeps_only_what_is_asked() {
         manifest_file: None,
         columns: Some(vec!["data_file.file_path".into()]),
         threads: None,
+        stats_field_ids: None,
     };
     let batch = read_manifest(&data("v2-data.avro"), &options).unwrap();
     let df = batch.column_by_name("data_file").unwrap().as_struct();

@@ -33,6 +33,7 @@ fn options(inherit: Inherit, columns: Option<Vec<String>>) -> ReadOptions {
         }),
         columns,
         threads: None,
+        stats_field_ids: None,
     }
 }
 

@@ -314,6 +314,61 @@ impl Builder {
         Ok(())
     }
 
+    /// Drops the values after the first `len` (an entry a key projection does not keep). Only
+    /// the scalar columns a map's values can be hold entries that may be dropped.
+    pub(super) fn truncate(&mut self, len: usize) -> Result<()> {
+        if len > self.len() {
+            return Err(internal());
+        }
+        match self {
+            Builder::Null(n) => *n = len,
+            Builder::Bool(v, n) => {
+                v.truncate(len);
+                n.truncate(len);
+            }
+            Builder::I32(v, n) => {
+                v.truncate(len);
+                n.truncate(len);
+            }
+            Builder::I64(v, n) => {
+                v.truncate(len);
+                n.truncate(len);
+            }
+            Builder::F32(v, n) => {
+                v.truncate(len);
+                n.truncate(len);
+            }
+            Builder::F64(v, n) => {
+                v.truncate(len);
+                n.truncate(len);
+            }
+            Builder::I128(v, n) => {
+                v.truncate(len);
+                n.truncate(len);
+            }
+            Builder::Bytes {
+                offsets,
+                data,
+                nulls,
+            } => {
+                offsets.truncate(len + 1);
+                let end = offsets.last().copied().ok_or_else(internal)?;
+                data.truncate(usize::try_from(end).map_err(|_| internal())?);
+                nulls.truncate(len);
+            }
+            Builder::Fixed { size, data, nulls } => {
+                data.truncate(len.saturating_mul(*size));
+                nulls.truncate(len);
+            }
+            Builder::Struct { .. } | Builder::List { .. } | Builder::Map { .. } => {
+                return Err(Error::unsupported(
+                    "map entries with nested values cannot be projected to keys",
+                ))
+            }
+        }
+        Ok(())
+    }
+
     #[inline]
     pub(super) fn append_null(&mut self) {
         match self {

@@ -3,6 +3,8 @@
 //! that reads each writer field into its column, skips what the target does not want, and fills
 //! what the writer lacks. No value is materialized outside its column.
 
+use std::sync::Arc;
+
 use arrow_array::{ArrayRef, StructArray};
 
 mod builder;
@@ -34,8 +36,39 @@ pub enum TType {
     Struct(Vec<TField>),
     List(Box<TField>),
     Map(Box<TField>, Box<TField>),
+    /// A map with int keys of which only the entries whose key is in the set are kept (the
+    /// others' values are skipped while decoding): stats maps projected to field ids.
+    MapKeys(Box<TType>, KeySet),
     /// The partition tuple: typed by the writer's own partition record.
     Partition,
+}
+
+/// A set of int map keys (field ids), sorted and deduplicated once so that membership is a
+/// short scan or a binary search: no allocation per decoded entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeySet(Arc<[i32]>);
+
+impl KeySet {
+    pub fn new(ids: &[i32]) -> KeySet {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        KeySet(ids.into())
+    }
+
+    pub fn ids(&self) -> &[i32] {
+        &self.0
+    }
+
+    #[inline(always)]
+    pub fn contains(&self, key: i32) -> bool {
+        // a filter names a few columns: a linear scan beats a search until the set is large
+        if self.0.len() <= 16 {
+            self.0.contains(&key)
+        } else {
+            self.0.binary_search(&key).is_ok()
+        }
+    }
 }
 
 /// What to do when the writer's schema lacks a field.
@@ -87,3 +120,6 @@ pub fn project(fields: &[TField], paths: &[String], prefix: &str) -> Vec<TField>
 pub fn struct_column<'a>(array: &'a StructArray, name: &str) -> Option<&'a ArrayRef> {
     array.column_by_name(name)
 }
+
+#[cfg(test)]
+mod tests;

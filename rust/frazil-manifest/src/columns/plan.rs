@@ -11,6 +11,7 @@ use frazil_values::{Error, Result};
 use super::builder::Builder;
 use super::read::internal;
 use super::read::read_record;
+use super::KeySet;
 use super::Presence;
 use super::TField;
 use super::TType;
@@ -52,6 +53,10 @@ pub(super) enum Op {
     MapIntLong,
     /// The bounds maps: required int keys, required bytes values, nothing else.
     MapIntBytes,
+    /// `Map`, `MapIntLong` and `MapIntBytes` keeping only the entries whose key is in the set.
+    MapKeep(Vec<(Option<usize>, Op, Schema)>, KeySet),
+    MapIntLongKeep(KeySet),
+    MapIntBytesKeep(KeySet),
     Nullable {
         null_index: Option<i64>,
         value_index: i64,
@@ -73,7 +78,7 @@ pub(super) enum Step {
 
 /// A resolved file: its record plan and the Arrow fields of the columns it fills.
 pub struct Plan {
-    root: RecordPlan,
+    pub(super) root: RecordPlan,
     pub fields: Fields,
 }
 
@@ -270,6 +275,7 @@ pub(super) fn target_type(ty: &TType) -> Result<DataType> {
             map_entries(target_type(&k.ty)?, k.id, target_type(&v.ty)?, v.id),
             false,
         ),
+        TType::MapKeys(map, _) => target_type(map)?,
     })
 }
 
@@ -308,6 +314,22 @@ pub(super) fn resolve_value(writer: &Schema, target: &TType, path: &str) -> Resu
             },
             dt,
         ));
+    }
+    if let TType::MapKeys(map, keys) = target {
+        if !matches!(map.as_ref(), TType::Map(k, _) if matches!(k.ty, TType::Int)) {
+            return Err(Error::unsupported(format!(
+                "{path}: only maps with int keys can be projected to keys"
+            )));
+        }
+        let (op, dt) = resolve_value(writer, map, path)?;
+        let op = match op {
+            Op::MapIntLong => Op::MapIntLongKeep(keys.clone()),
+            Op::MapIntBytes => Op::MapIntBytesKeep(keys.clone()),
+            Op::Map(ops) => Op::MapKeep(ops, keys.clone()),
+            // a null-typed writer field: nothing to filter
+            other => other,
+        };
+        return Ok((op, dt));
     }
     if let TType::Partition = target {
         return match writer {

@@ -284,6 +284,119 @@ pub(super) fn read(op: &Op, r: &mut Reader<'_>, b: &mut Builder) -> Result<()> {
             offsets.push(offset(kv.len())?);
             nulls.append_non_null();
         }
+        (
+            Op::MapKeep(ops, keep),
+            Builder::Map {
+                offsets,
+                keys,
+                values,
+                nulls,
+                ..
+            },
+        ) => {
+            loop {
+                let n = r.block_count()?;
+                if n == 0 {
+                    break;
+                }
+                for _ in 0..n {
+                    // any writer layout: read the entry, then drop it if its key is not kept
+                    let (kl, vl) = (keys.len(), values.len());
+                    for (slot, op, skip) in ops {
+                        match slot {
+                            Some(0) => read(op, r, keys)?,
+                            Some(_) => read(op, r, values)?,
+                            None => r.skip(skip)?,
+                        }
+                    }
+                    let Builder::I32(kv, kn) = keys.as_ref() else {
+                        return Err(internal());
+                    };
+                    let key = kv.get(kl).copied().ok_or_else(internal)?;
+                    if !(kn.is_valid(kl) && keep.contains(key)) {
+                        keys.truncate(kl)?;
+                        values.truncate(vl)?;
+                    }
+                }
+            }
+            offsets.push(offset(keys.len())?);
+            nulls.append_non_null();
+        }
+        (
+            Op::MapIntLongKeep(keep),
+            Builder::Map {
+                offsets,
+                keys,
+                values,
+                nulls,
+                ..
+            },
+        ) => {
+            let (Builder::I32(kv, kn), Builder::I64(vv, vn)) = (keys.as_mut(), values.as_mut())
+            else {
+                return Err(internal());
+            };
+            loop {
+                let n = r.block_count()?;
+                if n == 0 {
+                    break;
+                }
+                for _ in 0..n {
+                    let k = r.int()?;
+                    if keep.contains(k) {
+                        kv.push(k);
+                        vv.push(r.long()?);
+                        kn.append_non_null();
+                        vn.append_non_null();
+                    } else {
+                        r.skip_varint()?;
+                    }
+                }
+            }
+            offsets.push(offset(kv.len())?);
+            nulls.append_non_null();
+        }
+        (
+            Op::MapIntBytesKeep(keep),
+            Builder::Map {
+                offsets,
+                keys,
+                values,
+                nulls,
+                ..
+            },
+        ) => {
+            let (
+                Builder::I32(kv, kn),
+                Builder::Bytes {
+                    offsets: vo,
+                    data,
+                    nulls: vn,
+                },
+            ) = (keys.as_mut(), values.as_mut())
+            else {
+                return Err(internal());
+            };
+            loop {
+                let n = r.block_count()?;
+                if n == 0 {
+                    break;
+                }
+                for _ in 0..n {
+                    let k = r.int()?;
+                    let bytes = r.bytes()?;
+                    if keep.contains(k) {
+                        kv.push(k);
+                        data.extend_from_slice(bytes);
+                        vo.push(offset(data.len())?);
+                        kn.append_non_null();
+                        vn.append_non_null();
+                    }
+                }
+            }
+            offsets.push(offset(kv.len())?);
+            nulls.append_non_null();
+        }
         _ => return Err(internal()),
     }
     Ok(())

@@ -307,6 +307,28 @@ impl Expr {
         }
     }
 
+    /// The field ids the predicates reference, sorted and unique: the columns whose stats an
+    /// evaluation of this expression can read (e.g. `ReadOptions::stats_field_ids`). Walks
+    /// with an explicit stack, so any depth the parser accepts is fine.
+    pub fn referenced_field_ids(&self) -> Vec<i32> {
+        let mut ids = Vec::new();
+        let mut stack = vec![self];
+        while let Some(e) = stack.pop() {
+            match e {
+                Expr::True | Expr::False => {}
+                Expr::And(a, b) | Expr::Or(a, b) => {
+                    stack.push(b);
+                    stack.push(a);
+                }
+                Expr::Not(a) => stack.push(a),
+                Expr::Pred(p) => ids.push(p.field_id),
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
     /// Parses a bound expression (expressions spec, Appendix B) against `schema`, with its
     /// and/or chains balanced (see [`json`] for the depth limits).
     pub fn from_json(value: &Value, schema: &Schema) -> Result<Expr> {
@@ -430,6 +452,29 @@ mod tests {
 
     fn parse(text: &str) -> Result<Expr> {
         Expr::from_json_str(text, &schema())
+    }
+
+    #[test]
+    fn referenced_field_ids_are_sorted_and_unique() {
+        let e = parse(
+            r#"{"type":"or","left":{"type":"not","child":{"type":"is-null","term":{"type":"reference","id":5}}},
+            "right":{"type":"and","left":{"type":"lt","left":{"type":"reference","id":2},
+            "right":{"type":"literal","value":"m","data-type":"string"}},
+            "right":{"type":"and","left":{"type":"gt-eq","left":{"type":"reference","id":1},
+            "right":{"type":"literal","value":5,"data-type":"long"}},
+            "right":{"type":"not-nan","term":{"type":"reference","id":3}}}}}"#,
+        )
+        .unwrap();
+        assert_eq!(e.referenced_field_ids(), vec![1, 2, 3, 5]);
+        assert_eq!(Expr::True.referenced_field_ids(), Vec::<i32>::new());
+        assert_eq!(Expr::False.referenced_field_ids(), Vec::<i32>::new());
+        // a left-deep chain deeper than any recursion would survive, ids repeated
+        let mut deep = Expr::Pred(Predicate::new(7, Op::IsNull, Vec::new()));
+        for i in 0..200_000 {
+            let p = Expr::Pred(Predicate::new([4, 1, 9][i % 3], Op::NotNull, Vec::new()));
+            deep = Expr::Or(Box::new(Expr::not(deep)), Box::new(p));
+        }
+        assert_eq!(deep.referenced_field_ids(), vec![1, 4, 7, 9]);
     }
 
     #[test]
