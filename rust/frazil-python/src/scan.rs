@@ -243,6 +243,7 @@ fn read_options(
             }),
             columns: None,
             threads: None,
+            stats_field_ids: None,
         })
         .collect())
 }
@@ -252,6 +253,7 @@ fn load(data: &[u8], options: &ReadOptions, what: &Load) -> frazil_values::Resul
     let options = ReadOptions {
         columns: (!what.column_stats).then(frazil_manifest::manifest::without_column_stats),
         threads: Some(what.threads),
+        stats_field_ids: what.stats_field_ids.as_deref().map(Arc::from),
         ..options.clone()
     };
     frazil_manifest::read_manifest(data, &options)

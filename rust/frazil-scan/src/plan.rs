@@ -441,7 +441,8 @@ impl ScanPlanner {
             column_stats: column_stats || needs_metrics,
             // only the filter's columns, unless all stats are asked for or equality deletes
             // (matched on their own columns' stats) need them
-            stats_field_ids: None,
+            stats_field_ids: (!column_stats && needs_metrics)
+                .then(|| self.filter.referenced_field_ids()),
         };
         let jobs: Vec<usize> = (0..rows.len()).collect();
         let planned = parallel_map(&jobs, Some(threads), |&k| {
