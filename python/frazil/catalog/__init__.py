@@ -418,6 +418,11 @@ class Catalog(abc.ABC):
         metadata = self._read_metadata(location)
         return Table(ident, metadata, location, self._table_io(metadata, location), self)
 
+    def _current_metadata_location(self, identifier: str | Identifier) -> str | None:
+        """The table's current metadata location without reading the metadata (how a
+        transaction finds out cheaply whether another writer committed since its base)."""
+        return self._load_pointer(self._existing_table_identifier(identifier))
+
     def table_exists(self, identifier: str | Identifier) -> bool:
         try:
             ident = self._existing_table_identifier(identifier)
