@@ -139,21 +139,24 @@ TOTAL_TIMEOUT_MS = "commit.retry.total-timeout-ms"
 class RetryPolicy:
     """When a commit that lost the race is tried again: the ``commit.retry.*`` table properties.
 
-    The property names and the wait defaults are the Java reference's. The count is not: Java
-    gives up after 4 retries, which fails appends as soon as a handful of writers share a table,
-    although an append cannot conflict and every retry of one can land. frazil therefore bounds
-    retries by time (``total_timeout_ms``, 30 minutes) and bounds the count only when
-    ``commit.retry.num-retries`` is set. That is safe because a retry happens only after every
-    step re-validated against the new head: a real conflict (a file to delete is gone, a schema
-    changed under a schema change) raises at once and is never retried, and a delete or upsert
-    by filter re-plans on the new head instead of failing.
+    The property names are the Java reference's, and so are the minimum wait (100 ms) and the
+    total timeout (30 minutes); two defaults are not. Java gives up after 4 retries, which fails
+    appends as soon as a handful of writers share a table, although an append cannot conflict
+    and every retry of one can land: frazil bounds retries by ``total_timeout_ms`` and bounds
+    the count only when ``commit.retry.num-retries`` is set. That is safe because a retry
+    happens only after every step re-validated against the new head: a real conflict (a file
+    to delete is gone, a schema changed under a schema change) raises at once and is never
+    retried, and a delete or upsert by filter re-plans on the new head instead of failing. And
+    the wait is capped at 5 s, not 60 s: losing the race says another writer committed, not
+    that the catalog is overloaded, so a writer that lost several times in a row should not
+    sleep for a minute while the table is idle.
 
     Waits double from ``min_wait_ms`` up to ``max_wait_ms`` with "equal jitter" (a uniform
     draw between half the step and the step), so that writers that collided spread out."""
 
     num_retries: int | None = None
     min_wait_ms: int = 100
-    max_wait_ms: int = 60_000
+    max_wait_ms: int = 5_000
     total_timeout_ms: int = 1_800_000
 
     @classmethod
