@@ -8,10 +8,14 @@ input also derive from :class:`ValueError`, so code written against ``ValueError
 from __future__ import annotations
 
 __all__ = [
+    "CatalogBusyError",
+    "CatalogError",
     "CommitFailedError",
     "CommitStateUnknownError",
     "DecodeError",
+    "FileMissingError",
     "FrazilError",
+    "FrazilIOError",
     "InvalidArgumentError",
     "NamespaceAlreadyExistsError",
     "NamespaceNotEmptyError",
@@ -78,3 +82,41 @@ class NoSuchTableError(FrazilError):
 
 class TableAlreadyExistsError(FrazilError):
     """A table of that name already exists."""
+
+
+class FrazilIOError(FrazilError, OSError):
+    """Reading or writing a file failed (disk full, permission denied, read-only storage, ...).
+    The message names the file and the cause, ``filename`` and ``errno`` are set, and the
+    original error is the ``__cause__``. Also an :class:`OSError`, so code written against
+    ``OSError`` keeps working."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else super().__str__()
+
+
+class FileMissingError(FrazilIOError, FileNotFoundError):
+    """A file that must exist (a metadata file, a manifest list, a manifest) does not."""
+
+
+class CatalogError(FrazilError):
+    """The catalog's store failed: a database error, a read-only database, a timeout. The message
+    names the catalog and the cause; the original error is the ``__cause__``."""
+
+
+class CatalogBusyError(CatalogError):
+    """A catalog error that may pass on its own: a lock or statement timeout, a busy (locked)
+    database, a deadlock or serialization failure, a dropped connection."""
+
+
+def io_error(exc: OSError, doing: str, location: str) -> FrazilIOError:
+    """The :class:`FrazilIOError` for ``exc`` raised while ``doing`` (``"writing"``, ...) the
+    file at ``location`` (raise it ``from exc``)."""
+    if isinstance(exc, FrazilIOError):
+        return exc
+    cls = FileMissingError if isinstance(exc, FileNotFoundError) else FrazilIOError
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    err = cls(f"{doing} {location} failed: {reason}")
+    err.errno = exc.errno
+    err.strerror = reason
+    err.filename = location
+    return err

@@ -341,46 +341,43 @@ def test_overwrite_by_filter_one_snapshot(catalog: Any, mode: str) -> None:
     assert [r["id"] for r in read(t)] == [0, 1, 2]
 
 
-def test_concurrent_append_matching_the_filter_conflicts(catalog: Any) -> None:
+# A handle loaded before another writer's commit is refreshed before a delete by filter plans
+# (issue 19): a row added meanwhile is deleted, a file removed or given deletes meanwhile is
+# planned around. These replace tests that asserted the stale plan failed; the races inside the
+# commit window (a plan kept or redone on retry, snapshot isolation) are in
+# test_commit_conflicts.py.
+
+
+def test_concurrent_append_matching_the_filter_is_deleted_too(catalog: Any) -> None:
     t = make(catalog, 3, "merge-on-read")
     other = catalog.load_table("db.t")
     other.append(rows(5, 6))
-    with pytest.raises(ValidationError, match="conflicting files"):
-        t.delete("id = 5")
-    # snapshot isolation lets it through
-    t.refresh()
-    t.transaction().set_properties(
-        {"write.delete.isolation-level": "snapshot"}
-    ).commit_transaction()
-    stale = catalog.load_table("db.t")
-    catalog.load_table("db.t").append(rows(7, 8))
-    stale.delete("id = 7")
-    assert [r["id"] for r in read(catalog.load_table("db.t"))].count(7) == 1  # the new one
+    t.delete("id = 5")
+    assert [r["id"] for r in read(catalog.load_table("db.t"))].count(5) == 0
 
 
 def test_concurrent_deletes_of_one_file_never_double_delete(catalog: Any) -> None:
     t = make(catalog, 3, "merge-on-read")
     stale = catalog.load_table("db.t")
     t.delete("id = 3")
-    with pytest.raises(ValidationError):
-        stale.delete("id = 4")  # same file: its DV is stale now
-    stale.refresh()
-    stale.delete("id = 4")
+    stale.delete("id = 4")  # same file: planned on the current DV, merged into it
     assert [r["id"] for r in read(stale)] == [i for i in range(60) if i not in (3, 4)]
     (dv,) = [d for d in live(stale, 1) if d.record_count == 2]
     assert dv.referenced_data_file
 
 
 @pytest.mark.parametrize("version", [2, 3])
-def test_deletes_for_a_file_removed_concurrently_conflict(catalog: Any, version: int) -> None:
+def test_deletes_for_a_file_removed_concurrently_are_not_written(
+    catalog: Any, version: int
+) -> None:
     # A DV or position delete for a data file another writer removed meanwhile would delete
-    # nothing and hide the removal: the commit must fail (Java's validateDataFilesExist).
+    # nothing and hide the removal (Java's validateDataFilesExist).
     t = make(catalog, version, "merge-on-read")
     stale = catalog.load_table("db.t")
     t.delete("id >= 0")  # every row: whole files removed, no delete files added
-    with pytest.raises(ValidationError, match="removed concurrently"):
-        stale.delete("id = 4")
+    stale.delete("id = 4")
     assert read(catalog.load_table("db.t")) == []
+    assert live(catalog.load_table("db.t")) == []
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -24,6 +24,7 @@ transaction refreshes and retries); when the swap fails in a way that leaves its
 from __future__ import annotations
 
 import abc
+import errno
 import logging
 import re
 import time
@@ -35,13 +36,17 @@ from typing import TYPE_CHECKING
 
 from frazil import io as _io
 from frazil.exceptions import (
+    CatalogBusyError,
+    CatalogError,
     CommitFailedError,
     CommitStateUnknownError,
+    FrazilError,
     InvalidArgumentError,
     NamespaceAlreadyExistsError,
     NoSuchTableError,
     TableAlreadyExistsError,
     ValidationError,
+    io_error,
 )
 from frazil.metadata import TableMetadata
 
@@ -89,6 +94,16 @@ _RESERVED_CREATE_PROPERTIES = (FORMAT_VERSION,)
 # Identifier parts name directories and database rows: at most this many UTF-8 bytes (a file
 # name's limit on common filesystems, and the SQL catalog's VARCHAR(255)).
 MAX_IDENTIFIER_PART_BYTES = 255
+
+# I/O errors a retry cannot fix (disk full, read-only storage, no permission, a bad path): the
+# commit fails at once instead of being retried as a lost race. Others (a dropped connection, a
+# timeout) may pass on their own.
+_PERMANENT_ERRNO_NAMES = ("ENOSPC", "EDQUOT", "EROFS", "EACCES", "EPERM", "EFBIG", "ENAMETOOLONG")
+_PERMANENT_ERRNOS = frozenset(
+    getattr(errno, name)
+    for name in (*_PERMANENT_ERRNO_NAMES, "ENOTDIR", "EISDIR")
+    if hasattr(errno, name)
+)
 
 # ``00012-<uuid>.metadata.json`` (the version is the leading number), as Java parses it.
 _VERSIONED_NAME = re.compile(r"^(\d+)-")
@@ -418,6 +433,11 @@ class Catalog(abc.ABC):
         metadata = self._read_metadata(location)
         return Table(ident, metadata, location, self._table_io(metadata, location), self)
 
+    def _current_metadata_location(self, identifier: str | Identifier) -> str | None:
+        """The table's current metadata location without reading the metadata (how a
+        transaction finds out cheaply whether another writer committed since its base)."""
+        return self._load_pointer(self._existing_table_identifier(identifier))
+
     def table_exists(self, identifier: str | Identifier) -> bool:
         try:
             ident = self._existing_table_identifier(identifier)
@@ -457,7 +477,11 @@ class Catalog(abc.ABC):
     # ---- metadata files
 
     def _read_metadata(self, location: str) -> TableMetadata:
-        return TableMetadata.from_json(self._table_io(None, location).read(location))
+        try:
+            data = self._table_io(None, location).read(location)
+        except OSError as e:
+            raise io_error(e, "reading table metadata", location) from e
+        return TableMetadata.from_json(data)
 
     @staticmethod
     def _metadata_suffix(metadata: TableMetadata) -> tuple[str, bool]:
@@ -515,7 +539,12 @@ class Catalog(abc.ABC):
 
     def _write_metadata_file(self, io: FileIO, location: str, data: bytes) -> None:
         # Never replace: a metadata file name is used once.
-        io.write(location, data, overwrite=False)
+        try:
+            io.write(location, data, overwrite=False)
+        except FileExistsError:
+            raise
+        except OSError as e:
+            raise io_error(e, "writing table metadata", location) from e
 
     def _after_commit(self, identifier: Identifier, new_location: str, io: FileIO) -> None:
         """Hook: best-effort work after a commit landed (the filesystem catalog's hint)."""
@@ -543,7 +572,14 @@ class Catalog(abc.ABC):
         name = ".".join(ident)
         creating = any(isinstance(r, AssertCreate) for r in requirements)
         current_location = self._load_pointer(ident)
-        current = None if current_location is None else self._read_metadata(current_location)
+        if current_location is None:
+            current = None
+        elif current_location == table.metadata_location:
+            # A metadata file is written once and never changed: the caller's copy of it is
+            # current (this saves a read and a parse on every commit of a fresh handle).
+            current = table.metadata
+        else:
+            current = self._read_metadata(current_location)
         if creating and current is not None:
             raise _CreateConflict(f"cannot create table {name}: it already exists")
         try:
@@ -570,7 +606,15 @@ class Catalog(abc.ABC):
 
         new_location = self._new_metadata_location(ident, new, current_location)
         _, compress = self._metadata_suffix(new)
-        data = new.to_json_bytes(compress=compress)
+        try:
+            data = new.to_json_bytes(compress=compress)
+        except UnicodeEncodeError as e:
+            # A lone surrogate (from a str that was never valid UTF-8) in a name or property.
+            bad = e.object[e.start : e.end] if isinstance(e.object, str) else ""
+            raise InvalidArgumentError(
+                f"cannot commit to table {name}: its metadata holds {bad!r}, which is not "
+                f"valid Unicode (a lone surrogate), near {e.object[max(0, e.start - 30) : e.end]!r}"
+            ) from e
         io = self._table_io(new, new_location)
         self._publish(ident, current_location, new_location, data, io, new)
         logger.info("committed table %s: %s", name, new_location)
@@ -620,6 +664,11 @@ class Catalog(abc.ABC):
         if landed:
             return
         self._discard(io, new_location)
+        permanent = _permanent_failure(cause, new_location)
+        if permanent is not None and permanent is cause:
+            raise permanent
+        if permanent is not None:
+            raise permanent from cause
         if cause is not None:
             raise CommitFailedError(
                 f"commit to table {name} failed: the pointer swap failed ({cause}) and a re-read "
@@ -674,6 +723,19 @@ class Catalog(abc.ABC):
             f"({cause}) and the current pointer cannot be read ({last}); the commit may or may "
             "not have landed"
         ) from cause
+
+
+def _permanent_failure(cause: Exception | None, location: str) -> FrazilError | None:
+    """The error to raise for a pointer swap that failed for a reason a retry cannot fix (disk
+    full, read-only storage or database, no permission), else ``None`` (a lost race, a timeout
+    or a busy database: the transaction may retry)."""
+    if cause is None or isinstance(cause, CatalogBusyError):
+        return None
+    if isinstance(cause, CatalogError):
+        return cause
+    if isinstance(cause, OSError) and cause.errno in _PERMANENT_ERRNOS:
+        return io_error(cause, "writing table metadata", location)
+    return None
 
 
 def load_catalog(name: str | None = None, **properties: str) -> Catalog:

@@ -19,17 +19,32 @@ SQLite (the embedded default, ``sqlite:///<warehouse>/frazil_catalog.db`` when o
 ``warehouse`` is given) runs in WAL mode with a busy timeout (``sqlite.busy-timeout-ms``, default
 30 s) on every connection, and write transactions take the write lock up front (``BEGIN
 IMMEDIATE``), so parallel writers in threads and processes wait for each other instead of failing
-with "database is locked". PostgreSQL works through psycopg 3 (``postgresql+psycopg://...``).
+with "database is locked". Reads go through a second, read-only connection (``mode=ro``; on
+storage where even the WAL index cannot be created, ``immutable=1``), so loading a table works on
+read-only storage and never takes or waits for the write lock; opening the catalog writes only
+when its tables do not exist yet.
+
+PostgreSQL works through psycopg 3 (``postgresql+psycopg://...``). Every session sets
+``lock_timeout`` (``postgresql.lock-timeout-ms``, default 10 s), ``statement_timeout``
+(``postgresql.statement-timeout-ms``, default 60 s) and ``idle_in_transaction_session_timeout``
+(``postgresql.idle-in-transaction-timeout-ms``, default 60 s), so a lock another session holds
+cannot block a load or a commit forever (a pointer swap that times out is a lost race, retried).
+
+Database errors surface as :class:`~frazil.exceptions.CatalogError` naming the catalog and the
+cause (:class:`~frazil.exceptions.CatalogBusyError` for timeouts, locks and dropped connections,
+which may pass); the SQLAlchemy error is the ``__cause__``.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from sqlalchemy import (
     Column,
@@ -48,7 +63,14 @@ from sqlalchemy import (
     union,
     update,
 )
-from sqlalchemy.exc import IntegrityError, OperationalError, ProgrammingError
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import (
+    DBAPIError,
+    IntegrityError,
+    OperationalError,
+    ProgrammingError,
+    SQLAlchemyError,
+)
 from sqlalchemy.pool import NullPool
 
 from frazil.catalog import (
@@ -59,6 +81,8 @@ from frazil.catalog import (
     PropertiesUpdateSummary,
 )
 from frazil.exceptions import (
+    CatalogBusyError,
+    CatalogError,
     InvalidArgumentError,
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
@@ -79,6 +103,16 @@ logger = logging.getLogger(__name__)
 
 SQLITE_BUSY_TIMEOUT_MS = "sqlite.busy-timeout-ms"
 DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 30_000
+PG_TIMEOUTS = {  # property: (PostgreSQL setting, default ms)
+    "postgresql.lock-timeout-ms": ("lock_timeout", 10_000),
+    "postgresql.statement-timeout-ms": ("statement_timeout", 60_000),
+    "postgresql.idle-in-transaction-timeout-ms": ("idle_in_transaction_session_timeout", 60_000),
+}
+# SQLSTATE classes and codes of errors that pass on their own: connection exceptions (08),
+# transaction rollbacks (40: serialization failure, deadlock), lock not available (55P03),
+# query canceled (57014, statement_timeout), admin shutdown (57P01-57P03), too many connections.
+_BUSY_SQLSTATE_PREFIXES = ("08", "40", "55P03", "57014", "57P0", "53300")
+_BUSY_SQLITE_MESSAGES = ("database is locked", "database table is locked", "busy")
 DEFAULT_SQLITE_FILE = "frazil_catalog.db"
 NAMESPACE_EXISTS_PROPERTY = "exists"
 NAMESPACE_LOCATION_PROPERTY = "location"
@@ -115,6 +149,23 @@ def _local_path(location: str) -> str | None:
         return None
 
 
+def _dispose(engines: list[Engine]) -> None:
+    for engine in engines:
+        engine.dispose()
+
+
+def _is_busy(e: SQLAlchemyError) -> bool:
+    """Whether a database error may pass on its own (see ``_BUSY_SQLSTATE_PREFIXES``)."""
+    if isinstance(e, DBAPIError) and e.connection_invalidated:
+        return True
+    orig = getattr(e, "orig", None)
+    state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    if state:
+        return str(state).startswith(_BUSY_SQLSTATE_PREFIXES)
+    text = str(orig if orig is not None else e).lower()
+    return any(m in text for m in _BUSY_SQLITE_MESSAGES)
+
+
 def _like_prefix(namespace: str) -> str:
     """A LIKE pattern for the children of ``namespace`` (``!`` escapes the wildcards)."""
     return namespace.replace("!", "!!").replace("_", "!_").replace("%", "!%") + ".%"
@@ -145,11 +196,17 @@ class SqlCatalog(Catalog):
             self.properties[URI] = uri
         self.uri = uri
         self.engine = self._make_engine(pooled=True)
+        self._reader = self._make_reader()
         # Pooled connections are closed when the catalog is collected, not left to the
         # driver's destructor (which warns about connections deleted while open).
-        self._finalizer = weakref.finalize(self, self.engine.dispose)
+        self._finalizer = weakref.finalize(
+            self,
+            _dispose,
+            [self.engine] + ([self._reader] if self._reader is not self.engine else []),
+        )
         self._recheck_engine: Engine | None = None
-        self._init_tables()
+        with self._errors("opening"):
+            self._init_tables()
 
     # ---- engine and connections
 
@@ -157,59 +214,154 @@ class SqlCatalog(Catalog):
     def _is_sqlite(self) -> bool:
         return self.engine.dialect.name == "sqlite"
 
-    def _make_engine(self, pooled: bool) -> Engine:
+    def _make_engine(self, pooled: bool, read_only: bool = False) -> Engine:
         kwargs: dict[str, Any] = {}
         if not pooled:
             kwargs["poolclass"] = NullPool
         if self.properties.get("pool-pre-ping", "false").lower() == "true":
             kwargs["pool_pre_ping"] = True
-        engine = create_engine(self.uri, **kwargs)
-        if engine.dialect.name == "sqlite":
-            timeout_ms = int(
-                self.properties.get(SQLITE_BUSY_TIMEOUT_MS, DEFAULT_SQLITE_BUSY_TIMEOUT_MS)
+        url: str | URL = self.uri
+        if read_only:
+            url = self._sqlite_read_only_url(immutable=False) or self.uri
+        if url and str(url).startswith("postgresql"):
+            options = " ".join(
+                f"-c {setting}={self._int_property(key, default)}"
+                for key, (setting, default) in PG_TIMEOUTS.items()
             )
-
-            @event.listens_for(engine, "connect")
-            def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-                # frazil issues BEGIN itself (below): pysqlite's implicit BEGIN is deferred,
-                # and a deferred reader that later writes can deadlock with another writer.
-                dbapi_connection.isolation_level = None
-                cursor = dbapi_connection.cursor()
-                try:
-                    cursor.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
-                    cursor.execute("PRAGMA journal_mode = WAL")
-                finally:
-                    cursor.close()
-
-            @event.listens_for(engine, "begin")
-            def _on_begin(conn: Connection) -> None:
-                write = conn.get_execution_options().get("frazil_write", False)
-                conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
-
+            kwargs["connect_args"] = {"options": options}
+        engine = create_engine(url, **kwargs)
+        if engine.dialect.name == "sqlite":
+            self._configure_sqlite(engine, read_only)
         return engine
+
+    def _int_property(self, key: str, default: int) -> int:
+        value = self.properties.get(key)
+        try:
+            return default if value is None else int(value)
+        except ValueError:
+            raise InvalidArgumentError(
+                f"catalog property {key}={value!r} is not an integer"
+            ) from None
+
+    def _sqlite_path(self) -> str | None:
+        """The file of a file-backed SQLite catalog (``None`` in memory or for a URI filename)."""
+        url = self.engine.url
+        db = url.database
+        if (
+            url.get_backend_name() != "sqlite"
+            or not db
+            or db == ":memory:"
+            or db.startswith("file:")
+        ):
+            return None
+        return os.path.abspath(db)
+
+    def _sqlite_read_only_url(self, immutable: bool) -> URL | None:
+        path = self._sqlite_path()
+        if path is None:
+            return None
+        query = {"mode": "ro", "uri": "true", **({"immutable": "1"} if immutable else {})}
+        return URL.create("sqlite", database=f"file:{quote(path)}", query=query)
+
+    def _make_reader(self) -> Engine:
+        """The engine reads go through: a read-only connection to a SQLite file (it needs no
+        write access and never takes the write lock), else the pooled engine."""
+        if self._sqlite_path() is None or not os.path.exists(self._sqlite_path() or ""):
+            return self.engine
+        path = self._sqlite_path() or ""
+        reader = self._make_engine(pooled=True, read_only=True)
+        try:
+            with reader.connect() as conn:
+                conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar()
+        except OperationalError:
+            if os.access(os.path.dirname(path), os.W_OK):
+                raise
+            # A WAL database in a directory where its "-shm" index cannot be created opens
+            # only as immutable (no one can be writing it there without that index).
+            reader.dispose()
+            url = self._sqlite_read_only_url(immutable=True)
+            assert url is not None
+            reader = create_engine(url)
+            self._configure_sqlite(reader, read_only=True)
+        return reader
+
+    def _configure_sqlite(self, engine: Engine, read_only: bool) -> None:
+        timeout_ms = self._int_property(SQLITE_BUSY_TIMEOUT_MS, DEFAULT_SQLITE_BUSY_TIMEOUT_MS)
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+            # frazil issues BEGIN itself (below): pysqlite's implicit BEGIN is deferred,
+            # and a deferred reader that later writes can deadlock with another writer.
+            dbapi_connection.isolation_level = None
+            cursor = dbapi_connection.cursor()
+            try:
+                cursor.execute(f"PRAGMA busy_timeout = {int(timeout_ms)}")
+                if not read_only:
+                    mode = cursor.execute("PRAGMA journal_mode").fetchone()
+                    if not mode or str(mode[0]).lower() != "wal":
+                        try:
+                            cursor.execute("PRAGMA journal_mode = WAL")
+                        except sqlite3.OperationalError as e:  # read-only, or busy: keep its mode
+                            logger.info("SQLite catalog stays in %s mode: %s", mode, e)
+            finally:
+                cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(conn: Connection) -> None:
+            write = conn.get_execution_options().get("frazil_write", False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    @contextmanager
+    def _errors(self, doing: str) -> Iterator[None]:
+        """Database errors (not integrity errors, which callers handle) as catalog errors."""
+        try:
+            yield
+        except IntegrityError:
+            raise
+        except SQLAlchemyError as e:
+            orig = getattr(e, "orig", None)
+            cls = CatalogBusyError if _is_busy(e) else CatalogError
+            raise cls(
+                f"SQL catalog {self.name!r} ({self.engine.url.render_as_string()}): {doing} "
+                f"failed: {orig if orig is not None else e}"
+            ) from e
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
         """A write transaction (on SQLite holding the write lock from its start)."""
-        with self.engine.connect() as conn:
+        with self._errors("writing"), self.engine.connect() as conn:
             conn.execution_options(frazil_write=True)
             with conn.begin():
                 yield conn
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn, conn.begin():
+        with self._errors("reading"), self._reader.connect() as conn, conn.begin():
             yield conn
 
     def _init_tables(self) -> None:
-        try:
-            with self._write() as conn:
-                _schema.create_all(conn, checkfirst=True)
-        except (OperationalError, ProgrammingError, IntegrityError):
-            # Another process created them at the same moment; fine if they exist now.
-            if not inspect(self.engine).has_table(ICEBERG_TABLES.name):
-                raise
-        columns = {c["name"] for c in inspect(self.engine).get_columns(ICEBERG_TABLES.name)}
+        # Read first: a catalog that exists is opened without writing (read-only storage) and
+        # without waiting for another process's write lock.
+        if not inspect(self._reader).has_table(NAMESPACE_PROPERTIES.name) or not inspect(
+            self._reader
+        ).has_table(ICEBERG_TABLES.name):
+            try:
+                with self.engine.connect() as conn:
+                    conn.execution_options(frazil_write=True)
+                    with conn.begin():
+                        _schema.create_all(conn, checkfirst=True)
+            except (OperationalError, ProgrammingError, IntegrityError):
+                # Another process created them at the same moment; fine if they exist now.
+                if not inspect(self.engine).has_table(ICEBERG_TABLES.name):
+                    raise
+            if self._reader is self.engine:
+                self._reader = self._make_reader()
+                self._finalizer.detach()
+                engines = [self.engine] + (
+                    [self._reader] if self._reader is not self.engine else []
+                )
+                self._finalizer = weakref.finalize(self, _dispose, engines)
+        columns = {c["name"] for c in inspect(self._reader).get_columns(ICEBERG_TABLES.name)}
         self._has_type_column = "iceberg_type" in columns
 
     def close(self) -> None:
@@ -409,19 +561,24 @@ class SqlCatalog(Catalog):
         )
 
     def _load_pointer(self, identifier: Identifier) -> str | None:
-        return self._select_pointer(self.engine, identifier)
+        return self._select_pointer(self._reader, identifier)
 
     def _select_pointer(self, engine: Engine, identifier: Identifier) -> str | None:
         stmt = select(_T.metadata_location).where(
             *self._table_key(identifier), *self._table_filter()
         )
-        with engine.connect() as conn:
+        with (
+            self._errors(f"reading the pointer of {'.'.join(identifier)}"),
+            engine.connect() as conn,
+        ):
             return conn.execute(stmt).scalar_one_or_none()
 
     def _read_pointer_fresh(self, identifier: Identifier) -> str | None:
         # A new connection, not one from the pool the failed swap may have broken.
         if self._recheck_engine is None:
-            self._recheck_engine = self._make_engine(pooled=False)
+            self._recheck_engine = self._make_engine(
+                pooled=False, read_only=self._reader is not self.engine
+            )
         return self._select_pointer(self._recheck_engine, identifier)
 
     def _swap_pointer(

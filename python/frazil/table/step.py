@@ -6,7 +6,7 @@ ref changes, row deltas) depend on this small contract and not on the transactio
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from frazil.exceptions import CommitFailedError, ValidationError
 from frazil.metadata import TableMetadata
@@ -22,6 +22,12 @@ class TransactionStep:
 
     def apply(self, base: TableMetadata, attempt: int) -> list[TableUpdate]:
         raise NotImplementedError
+
+    def refs_read(self) -> Collection[str]:
+        """Branches whose state this step's updates were computed from even when it changes
+        nothing (a delete that matched no row): the commit requires each to be unchanged, so
+        that a concurrent commit to one makes this step run again against it."""
+        return ()
 
     def on_commit(self, committed: TableMetadata) -> None:
         """Called once the transaction landed: delete what earlier attempts wrote and the

@@ -2,18 +2,24 @@
 
 A transaction is a list of *steps*. A step turns a base metadata into table updates; a schema
 change is a fixed list of updates with the requirements it was built against, a snapshot
-producer (append, overwrite, delete, rewrite) computes its snapshot from the base each time.
-Staging a step applies it at once, so ``transaction.table_metadata`` shows every staged change.
+producer (append, overwrite, delete, rewrite) computes its snapshot from the base each time, and
+a row-level change (delete, overwrite or upsert by filter) re-plans when the rows it read have
+changed. Staging a step applies it at once, so ``transaction.table_metadata`` shows every staged
+change.
 
 Commit sends the updates with requirements derived from the base (as the REST protocol and the
 Java reference derive them: the table UUID, and for every changed ref, schema, spec or sort
-order the base's value). When another writer wins the race the catalog raises
-:class:`CommitFailedError`; the transaction then waits (exponential backoff with jitter, per
-``commit.retry.*``), reloads the table and re-runs every step against the new base. Each step
-re-validates there (an append always applies; a delete checks its files are still live; a schema
-change checks its requirements) and reuses what it already wrote (manifests keep inheriting
-sequence numbers), so only the manifest list and the metadata file are written again. A step
-that no longer applies raises, and nothing is committed.
+order the base's value; for every branch a step read, its head). Before the first attempt the
+transaction checks the catalog's pointer and, when another writer committed since the base was
+loaded, re-runs its steps on the current metadata (as Java's ``BaseTransaction`` does), so a
+stale handle costs one reload, not a failed attempt. When another writer wins the race the
+catalog raises :class:`CommitFailedError`; the transaction then waits (:class:`RetryPolicy`),
+reloads the table and re-runs every step against the new base. Each step re-validates there (an
+append always applies; a delete checks its files are still live, and a delete by filter plans
+again when its plan no longer holds; a schema change checks its requirements) and reuses what it
+already wrote (manifests keep inheriting sequence numbers), so usually only the manifest list
+and the metadata file are written again. A step that no longer applies raises, and nothing is
+committed.
 """
 
 from __future__ import annotations
@@ -76,10 +82,13 @@ logger = logging.getLogger(__name__)
 
 
 def requirements_for(
-    base: TableMetadata | None, updates: Iterable[TableUpdate]
+    base: TableMetadata | None,
+    updates: Iterable[TableUpdate],
+    refs_read: Iterable[str] = (),
 ) -> list[TableRequirement]:
     """The requirements a commit of ``updates`` on ``base`` needs (the REST protocol's rules):
-    the table UUID, and the base's value of every ref, schema, spec and sort order changed."""
+    the table UUID, and the base's value of every ref, schema, spec and sort order changed, and
+    of every branch in ``refs_read`` (branches the changes were computed from)."""
     if base is None:
         return [AssertCreate()]
     out: list[TableRequirement] = []
@@ -113,31 +122,57 @@ def requirements_for(
             current = base.refs.get(name)
             snapshot_id = None if current is None else current.snapshot_id
             once(("ref", name), partial(AssertRefSnapshotId, name, snapshot_id))
+    for name in refs_read:
+        current = base.refs.get(name)
+        snapshot_id = None if current is None else current.snapshot_id
+        once(("ref", name), partial(AssertRefSnapshotId, name, snapshot_id))
     return out
+
+
+NUM_RETRIES = "commit.retry.num-retries"
+MIN_WAIT_MS = "commit.retry.min-wait-ms"
+MAX_WAIT_MS = "commit.retry.max-wait-ms"
+TOTAL_TIMEOUT_MS = "commit.retry.total-timeout-ms"
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """``commit.retry.*`` table properties (defaults as the Java reference's)."""
+    """When a commit that lost the race is tried again: the ``commit.retry.*`` table properties.
 
-    num_retries: int = 4
+    The property names are the Java reference's, and so are the minimum wait (100 ms) and the
+    total timeout (30 minutes); two defaults are not. Java gives up after 4 retries, which fails
+    appends as soon as a handful of writers share a table, although an append cannot conflict
+    and every retry of one can land: frazil bounds retries by ``total_timeout_ms`` and bounds
+    the count only when ``commit.retry.num-retries`` is set. That is safe because a retry
+    happens only after every step re-validated against the new head: a real conflict (a file
+    to delete is gone, a schema changed under a schema change) raises at once and is never
+    retried, and a delete or upsert by filter re-plans on the new head instead of failing. And
+    the wait is capped at 5 s, not 60 s: losing the race says another writer committed, not
+    that the catalog is overloaded, so a writer that lost several times in a row should not
+    sleep for a minute while the table is idle.
+
+    Waits double from ``min_wait_ms`` up to ``max_wait_ms`` with "equal jitter" (a uniform
+    draw between half the step and the step), so that writers that collided spread out."""
+
+    num_retries: int | None = None
     min_wait_ms: int = 100
-    max_wait_ms: int = 60_000
+    max_wait_ms: int = 5_000
     total_timeout_ms: int = 1_800_000
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> RetryPolicy:
-        def get(key: str, default: int) -> int:
+        def get(key: str, default: int | None) -> int | None:
             try:
                 return max(0, int(props[key]))
             except (KeyError, ValueError):
                 return default
 
+        d = cls()
         return cls(
-            get("commit.retry.num-retries", cls.num_retries),
-            get("commit.retry.min-wait-ms", cls.min_wait_ms),
-            get("commit.retry.max-wait-ms", cls.max_wait_ms),
-            get("commit.retry.total-timeout-ms", cls.total_timeout_ms),
+            get(NUM_RETRIES, None),
+            get(MIN_WAIT_MS, d.min_wait_ms) or 0,
+            get(MAX_WAIT_MS, d.max_wait_ms) or 0,
+            get(TOTAL_TIMEOUT_MS, d.total_timeout_ms) or 0,
         )
 
     def wait_seconds(self, attempt: int) -> float:
@@ -145,6 +180,16 @@ class RetryPolicy:
         jitter so that writers that collided do not collide again in lockstep."""
         delay = min(self.max_wait_ms, self.min_wait_ms * 2 ** min(attempt - 1, 30))
         return random.uniform(delay / 2, delay) / 1000.0
+
+    def gives_up(self, attempt: int, started: float, now: float) -> bool:
+        """Whether retry ``attempt`` (1-based) is past the count or the time budget."""
+        if self.num_retries is not None and attempt > self.num_retries:
+            return True
+        return (now - started) * 1000.0 >= self.total_timeout_ms
+
+    def describe(self) -> str:
+        count = "" if self.num_retries is None else f" of {self.num_retries}"
+        return f"{count} (within {self.total_timeout_ms / 1000:.0f} s)"
 
 
 class Transaction:
@@ -163,6 +208,7 @@ class Transaction:
 
     def _reset(self, base: TableMetadata) -> None:
         self._base = base
+        self._base_location = self._table.metadata_location
         self._builder = MetadataBuilder(base)
         self._updates: list[TableUpdate] = []
 
@@ -174,6 +220,11 @@ class Transaction:
     @property
     def table(self) -> Table:
         return self._table
+
+    @property
+    def base_metadata(self) -> TableMetadata:
+        """The catalog's metadata this transaction builds on (replaced when it retries)."""
+        return self._base
 
     def stage(self, step: TransactionStep) -> None:
         """Applies a step to the current staged metadata and keeps it for commit (and retries)."""
@@ -311,6 +362,8 @@ class Transaction:
         one snapshot (:mod:`frazil.table.write.row_delta`)."""
         from frazil.table.write.row_delta import overwrite
 
+        self._refresh_before_reading()
+
         overwrite(self, df, overwrite_filter, snapshot_properties, case_sensitive, branch)
         return self
 
@@ -323,6 +376,8 @@ class Transaction:
     ) -> Transaction:
         """Deletes the rows for which ``delete_filter`` is true, per ``write.delete.mode``."""
         from frazil.table.write.row_delta import delete
+
+        self._refresh_before_reading()
 
         delete(self, delete_filter, snapshot_properties, case_sensitive, branch)
         return self
@@ -340,6 +395,8 @@ class Transaction:
         """Updates matching rows and inserts new ones, in one snapshot; returns an
         ``UpsertResult``."""
         from frazil.table.write.upsert import upsert
+
+        self._refresh_before_reading()
 
         return upsert(
             self,
@@ -383,6 +440,26 @@ class Transaction:
                 self._builder.apply(u)
             self._updates.extend(updates)
 
+    def _refresh(self, attempt: int) -> None:
+        """Moves the base to the table's current metadata if another writer committed since,
+        re-running the staged steps there. The catalog's pointer is checked first where the
+        catalog can read it cheaply; otherwise the table is reloaded."""
+        if self._create:
+            return
+        table = self._table
+        locate = getattr(table.catalog, "_current_metadata_location", None)
+        if locate is not None and locate(table.identifier) == self._base_location:
+            return
+        table.refresh()
+        if table.metadata_location != self._base_location:
+            self._rebase(table.metadata, attempt)
+
+    def _refresh_before_reading(self) -> None:
+        """A change computed from the table's rows (delete, overwrite or upsert by filter) reads
+        the table as it is now, not as the handle last saw it (nothing is staged yet to redo)."""
+        if not self._steps and not self._committed:
+            self._refresh(0)
+
     def commit_transaction(self) -> Table:
         """Commits every staged step, retrying on conflicts; returns the refreshed table."""
         table = self._table
@@ -392,25 +469,35 @@ class Transaction:
             self._committed = True
             return table
         policy = RetryPolicy.from_properties(self.table_metadata.properties)
-        deadline = time.monotonic() + policy.total_timeout_ms / 1000.0
+        started = time.monotonic()
         attempt = 0
+        try:
+            # Java's BaseTransaction does the same before its first attempt: a handle loaded
+            # before another writer's commit would otherwise fail once (and back off) for sure.
+            self._refresh(attempt)
+        except BaseException:
+            self._abort()
+            raise
         while True:
-            requirements = requirements_for(None if self._create else self._base, self._updates)
+            refs_read = {name for step in self._steps for name in step.refs_read()}
+            requirements = requirements_for(
+                None if self._create else self._base, self._updates, refs_read
+            )
             try:
                 response = table.catalog.commit_table(table, requirements, self._updates)
                 break
             except CommitFailedError as e:
                 attempt += 1
-                if self._create or attempt > policy.num_retries or time.monotonic() > deadline:
+                if self._create or policy.gives_up(attempt, started, time.monotonic()):
                     self._abort()
                     raise
                 wait = policy.wait_seconds(attempt)
                 logger.info(
-                    "commit to %s failed (%s); retry %d of %d in %.2f s",
+                    "commit to %s failed (%s); retry %d%s in %.2f s",
                     table.name(),
                     e,
                     attempt,
-                    policy.num_retries,
+                    policy.describe(),
                     wait,
                 )
                 time.sleep(wait)

@@ -44,7 +44,7 @@ from frazil.content_file import (
     manifest_entries,
     partition_arrow_type,
 )
-from frazil.exceptions import InvalidArgumentError, UnsupportedError, ValidationError
+from frazil.exceptions import InvalidArgumentError, UnsupportedError, ValidationError, io_error
 from frazil.expressions.metrics_evaluator import InclusiveMetricsEvaluator
 from frazil.metadata import (
     MAIN_BRANCH,
@@ -321,7 +321,7 @@ class _SnapshotProducer(TransactionStep):
         )
         path = self._metadata_path(base, f"{self._commit_uuid}-m{self._manifest_count}.avro")
         self._manifest_count += 1
-        self._io.write(path, data)
+        self._write_file(path, data, "writing manifest")
         self._written_manifests.append(path)
         summary = fm.summarize_manifest(entries)
         # The least explicit data sequence number of a live entry (entries left null inherit
@@ -341,7 +341,25 @@ class _SnapshotProducer(TransactionStep):
         }
 
     def _read(self, paths: Sequence[str]) -> list[bytes]:
-        return self._io.read_many(paths)
+        try:
+            return self._io.read_many(paths)
+        except OSError as e:
+            where = e.filename if isinstance(e.filename, str) else None
+            if where is None:
+                where = next((p for p in paths if not self._exists(p)), None) or ", ".join(paths)
+            raise io_error(e, f"{self._table_name()}: reading", where) from e
+
+    def _exists(self, path: str) -> bool:
+        try:
+            return self._io.exists(path)
+        except OSError:
+            return True
+
+    def _write_file(self, path: str, data: bytes, doing: str) -> None:
+        try:
+            self._io.write(path, data)
+        except OSError as e:
+            raise io_error(e, f"{self._table_name()}: {doing}", path) from e
 
     def _manifest_rows(self, snapshot: Snapshot) -> list[dict[str, Any]]:
         if snapshot.manifest_list is None:
@@ -683,7 +701,7 @@ class _SnapshotProducer(TransactionStep):
         path = self._metadata_path(
             base, f"snap-{self.snapshot_id}-{self._list_attempt}-{self._commit_uuid}.avro"
         )
-        self._io.write(path, data)
+        self._write_file(path, data, "writing manifest list")
         self._manifest_lists[path] = {r["manifest_path"] for r in rows}
         self._last_list = path
         return path

@@ -192,7 +192,9 @@ def stage_rewrite_data_files(
         raise InvalidArgumentError(
             f"max_file_group_size_bytes must be > 0, got {max_file_group_size_bytes}"
         )
-    ctx = _Context.make(transaction, branch, DELETE_MODE, DELETE_ISOLATION)
+    ctx = _Context.make(
+        transaction, transaction.table_metadata, branch, DELETE_MODE, DELETE_ISOLATION
+    )
     md = ctx.metadata
     if target_file_size_bytes is None:
         target_file_size_bytes = WriteSettings.from_properties(md.properties).target_file_bytes

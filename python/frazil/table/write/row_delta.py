@@ -23,10 +23,13 @@ v3 row lineage (spec "Row Lineage"): rows moved by a rewrite keep ``_row_id`` an
 both null. The columns are written with their reserved field ids.
 
 One snapshot per operation, through a row delta (``overwrite``/``delete``/``append`` as the
-change warrants) that validates on every attempt: files removed must still be live and have
-no new deletes, under serializable isolation (``write.<op>.isolation-level``, default
+change warrants) planned on the table as it is when the commit is built (the transaction
+refreshes a stale handle first) and validated on every retry: files removed must still be live
+and have no new deletes, under serializable isolation (``write.<op>.isolation-level``, default
 serializable) no concurrently added data file may match the filter, and no concurrent commit
-may have added deletes for, or removed, a data file this commit adds deletes for. Everything
+may have added deletes for, or removed, a data file this commit adds deletes for. A plan that
+fails those checks is not an error: :class:`RowLevelStep` deletes what it wrote and plans again
+on the new head, so deletes and overwrites land under steady concurrent appends. Everything
 written is deleted if the commit does not land.
 """
 
@@ -34,7 +37,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +57,7 @@ from frazil.expressions import (
     parse,
 )
 from frazil.expressions.metrics_evaluator import StrictMetricsEvaluator
-from frazil.metadata import Operation, Snapshot, TableMetadata
+from frazil.metadata import MAIN_BRANCH, Operation, Snapshot, TableMetadata
 from frazil.schema import Schema
 from frazil.table.arrow_filter import expression_to_arrow, referenced_field_ids
 from frazil.table.read import (
@@ -66,6 +69,8 @@ from frazil.table.read import (
     prune_schema,
     read_task,
 )
+from frazil.table.step import TransactionStep
+from frazil.table.update import TableUpdate
 from frazil.table.update.snapshot import DELETED, RowDelta
 from frazil.table.write.conform import as_table, conform
 from frazil.table.write.delete_writer import DeleteWriter
@@ -76,7 +81,7 @@ if TYPE_CHECKING:
     from frazil.table.scan import FileScanTask
     from frazil.table.transaction import Transaction
 
-__all__ = ["delete", "overwrite"]
+__all__ = ["RowLevelStep", "delete", "overwrite"]
 
 logger = logging.getLogger(__name__)
 
@@ -195,6 +200,80 @@ def _delete_key(path: str, offset: int | None) -> str:
     return f"{path}#{'' if offset is None else offset}"
 
 
+class RowLevelStep(TransactionStep):
+    """A change computed from the table's rows (delete, overwrite or upsert by filter), planned
+    against the base it is applied to and planned again when that plan no longer holds.
+
+    ``plan`` reads the branch head of the base it is given and writes the change's files,
+    returning the step that commits them (``None`` when nothing changes). On a retry against a
+    newer head the existing plan is kept if it still validates there (its files are live, no
+    delete was added for them, and under serializable isolation no data file added since can
+    match its filter), as the Java reference's producers keep theirs; otherwise everything it
+    wrote is deleted and it is planned again on the new head. A plan made on a snapshot staged
+    by an earlier step of the same transaction cannot be validated that way (that snapshot
+    keeps its id on every attempt), so it is redone whenever the transaction's base moves. The
+    branch is declared read, so a plan that changed nothing still fails the commit, and is
+    redone, when the branch moved."""
+
+    def __init__(
+        self,
+        transaction: Transaction,
+        plan: Callable[[TableMetadata], TransactionStep | None],
+        branch: str | None,
+    ) -> None:
+        self._transaction = transaction
+        self._plan = plan
+        self._branch = branch or MAIN_BRANCH
+        self._inner: TransactionStep | None = None
+        self._planned = False
+        self._planned_head: int | None = None
+        self._planned_base: TableMetadata | None = None
+        self._head_committed = False
+
+    def refs_read(self) -> Collection[str]:
+        return (self._branch,)
+
+    def _head(self, base: TableMetadata) -> int | None:
+        ref = base.refs.get(self._branch)
+        return None if ref is None else ref.snapshot_id
+
+    def _replan(self, base: TableMetadata, attempt: int) -> list[TableUpdate]:
+        self._inner = None
+        head = self._head(base)
+        committed = self._transaction.base_metadata
+        self._inner = self._plan(base)
+        self._planned = True
+        self._planned_head = head
+        self._planned_base = committed
+        self._head_committed = head is None or committed.snapshot_by_id(head) is not None
+        return [] if self._inner is None else self._inner.apply(base, attempt)
+
+    def apply(self, base: TableMetadata, attempt: int) -> list[TableUpdate]:
+        if not self._planned:
+            return self._replan(base, attempt)
+        head = self._head(base)
+        same_base = self._planned_base is self._transaction.base_metadata
+        if head == self._planned_head and (same_base or self._head_committed):
+            return [] if self._inner is None else self._inner.apply(base, attempt)
+        if self._inner is not None and self._head_committed:
+            try:
+                return self._inner.apply(base, attempt)
+            except ValidationError as e:
+                # The inner step deleted what it wrote before raising.
+                logger.info("%s; planning the change again on snapshot %s", e, head)
+        elif self._inner is not None:
+            self._inner.on_abort()
+        return self._replan(base, attempt)
+
+    def on_commit(self, committed: TableMetadata) -> None:
+        if self._inner is not None:
+            self._inner.on_commit(committed)
+
+    def on_abort(self) -> None:
+        if self._inner is not None:
+            self._inner.on_abort()
+
+
 # ---------------------------------------------------------------------------------------------
 # Planning and reading the affected files
 
@@ -243,9 +322,13 @@ class _Context:
 
     @classmethod
     def make(
-        cls, transaction: Transaction, branch: str | None, mode_key: str, isolation_key: str
+        cls,
+        transaction: Transaction,
+        md: TableMetadata,
+        branch: str | None,
+        mode_key: str,
+        isolation_key: str,
     ) -> _Context:
-        md = transaction.table_metadata
         if md.format_version < 2 and _mode(md, mode_key) == MERGE_ON_READ:
             mode = COPY_ON_WRITE  # v1 has no delete files
         else:
@@ -345,16 +428,17 @@ class _Change:
             return
         self.positions[task.file.file_path] = (task, pos)
 
-    def stage(
+    def build(
         self,
         new_data: Sequence[pa.Table],
         snapshot_properties: Mapping[str, str] | None,
         conflict: BooleanExpression | None,
-    ) -> None:
+    ) -> WrittenFilesStep | None:
+        """Writes the change's files; returns the step that commits them (``None``: no change)."""
         ctx = self.ctx
         tx = ctx.transaction
         if not self.removed and not self.positions and not any(t.num_rows for t in new_data):
-            return
+            return None
         writers: list[DataFileWriter] = []
         deletes = DeleteWriter(ctx.io, ctx.metadata, ctx.operation_id)
         producer = _RowChange(tx, snapshot_properties, ctx.branch)
@@ -386,7 +470,7 @@ class _Change:
                 writer.abort()
             deletes.abort()
             raise
-        tx.stage(WrittenFilesStep(producer, *writers, deletes))
+        return WrittenFilesStep(producer, *writers, deletes)
 
     def _stage_positions(
         self, producer: _RowChange, deletes: DeleteWriter, dropped: set[str]
@@ -510,14 +594,19 @@ def delete(
     case_sensitive: bool = True,
     branch: str | None = None,
 ) -> None:
-    """Stages the deletion of the rows for which ``delete_filter`` is true."""
-    ctx = _Context.make(transaction, branch, DELETE_MODE, DELETE_ISOLATION)
-    bound = bind(ctx.schema, _as_filter(delete_filter), case_sensitive)
-    change = _Change(ctx)
-    n = _delete_rows(change, bound)
-    if n == 0:
-        logger.info("delete from %s matched no rows", transaction.table.name())
-    change.stage([], snapshot_properties, bound)
+    """Stages the deletion of the rows for which ``delete_filter`` is true (planned on the
+    staged metadata, and again on a retry whose head invalidates the plan)."""
+    expr = _as_filter(delete_filter)
+
+    def plan(base: TableMetadata) -> TransactionStep | None:
+        ctx = _Context.make(transaction, base, branch, DELETE_MODE, DELETE_ISOLATION)
+        bound = bind(ctx.schema, expr, case_sensitive)
+        change = _Change(ctx)
+        if _delete_rows(change, bound) == 0:
+            logger.info("delete from %s matched no rows", transaction.table.name())
+        return change.build([], snapshot_properties, bound)
+
+    transaction.stage(RowLevelStep(transaction, plan, branch))
 
 
 def overwrite(
@@ -529,16 +618,22 @@ def overwrite(
     branch: str | None = None,
 ) -> None:
     """Stages the deletion of the rows matching ``overwrite_filter`` (default: all) and the
-    append of ``df``, as one snapshot."""
-    ctx = _Context.make(transaction, branch, DELETE_MODE, DELETE_ISOLATION)
-    bound = bind(ctx.schema, _as_filter(overwrite_filter), case_sensitive)
+    append of ``df``, as one snapshot (planned again like :func:`delete`'s)."""
+    expr = _as_filter(overwrite_filter)
     data = df if isinstance(df, pa.Table) else pa.table(df) if isinstance(df, dict) else df
     if isinstance(data, pa.Table):
         # Checked before anything is read or written.
-        conform(data.schema, ctx.schema)
-    change = _Change(ctx)
-    _delete_rows(change, bound)
-    change.stage([as_table(data)], snapshot_properties, bound)
+        conform(data.schema, transaction.table_metadata.schema())
+    data = as_table(data)  # read once: a re-plan writes it again
+
+    def plan(base: TableMetadata) -> TransactionStep | None:
+        ctx = _Context.make(transaction, base, branch, DELETE_MODE, DELETE_ISOLATION)
+        bound = bind(ctx.schema, expr, case_sensitive)
+        change = _Change(ctx)
+        _delete_rows(change, bound)
+        return change.build([data], snapshot_properties, bound)
+
+    transaction.stage(RowLevelStep(transaction, plan, branch))
 
 
 def _concat(tables: Iterable[pa.Table]) -> list[pa.Table]:

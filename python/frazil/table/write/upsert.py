@@ -57,14 +57,17 @@ from frazil.table.write.row_delta import (
     MERGE_ISOLATION,
     MERGE_MODE,
     ROW_ID,
+    RowLevelStep,
     _Change,
     _concat,
     _Context,
 )
 
 if TYPE_CHECKING:
+    from frazil.metadata import TableMetadata
     from frazil.schema import Schema
     from frazil.table.scan import FileScanTask
+    from frazil.table.step import TransactionStep
     from frazil.table.transaction import Transaction
 
 __all__ = ["UpsertResult", "candidate_filter", "upsert"]
@@ -377,12 +380,48 @@ def upsert(
     keys are refused, and so is a key matching several table rows when updating."""
     if not when_matched_update_all and not when_not_matched_insert_all:
         raise InvalidArgumentError("no upsert options selected: nothing to do")
+    df = as_table(df)  # read once: a re-plan matches it again
     md = transaction.table_metadata
-    source = _prepare(md.schema(), df, join_cols, case_sensitive)
-    if source.rows.num_rows == 0:
+    # Checked before anything is read (raised to the caller, not deferred to a re-plan).
+    first = _prepare(md.schema(), df, join_cols, case_sensitive)
+    if first.rows.num_rows == 0:
         return UpsertResult()
+    prepared = {md.current_schema_id: first}
+    result = UpsertResult()
 
-    ctx = _Context.make(transaction, branch, MERGE_MODE, MERGE_ISOLATION)
+    def plan(base: TableMetadata) -> TransactionStep | None:
+        source = prepared.get(base.current_schema_id)
+        if source is None:  # the schema changed concurrently: the source in its types
+            source = _prepare(base.schema(), df, join_cols, case_sensitive)
+        step, result.rows_updated, result.rows_inserted = _plan(
+            transaction,
+            base,
+            source,
+            when_matched_update_all,
+            when_not_matched_insert_all,
+            case_sensitive,
+            branch,
+            snapshot_properties,
+        )
+        return step
+
+    transaction.stage(RowLevelStep(transaction, plan, branch))
+    return result
+
+
+def _plan(
+    transaction: Transaction,
+    base: TableMetadata,
+    source: _Source,
+    when_matched_update_all: bool,
+    when_not_matched_insert_all: bool,
+    case_sensitive: bool,
+    branch: str | None,
+    snapshot_properties: Mapping[str, str] | None,
+) -> tuple[TransactionStep | None, int, int]:
+    """The upsert's change against ``base``: (the step that commits it, rows updated, rows
+    inserted)."""
+    ctx = _Context.make(transaction, base, branch, MERGE_MODE, MERGE_ISOLATION)
     bound = _bind_candidates(ctx.schema, source.rows.select(source.join_cols), case_sensitive)
     tasks = ctx.tasks(bound)
     cache = DeleteCache(ctx.io, ctx.metadata.name_mapping())
@@ -419,7 +458,9 @@ def upsert(
             inserts = inserts.append_column(LAST_UPDATED, pa.nulls(inserted, pa.int64()))
         new_data.append(inserts)
     n_updated = sum(t.num_rows for t in updated)
+    step = None
     if n_updated or inserted:
-        conflict = bound if (n_updated or change.removed) else None
-        change.stage(_concat(new_data), snapshot_properties, conflict)
-    return UpsertResult(rows_updated=n_updated, rows_inserted=inserted)
+        # An insert-only upsert still read the keys: a concurrently added row with one of them
+        # must make it plan again rather than add a duplicate key.
+        step = change.build(_concat(new_data), snapshot_properties, bound)
+    return step, n_updated, inserted

@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from frazil.content_file import DataFile, FileFormat, partition_arrow_type
-from frazil.exceptions import FrazilError, InvalidArgumentError, UnsupportedError
+from frazil.exceptions import FrazilError, InvalidArgumentError, UnsupportedError, io_error
 from frazil.io import property_bool
 from frazil.partitioning import UnknownTransform, is_void
 from frazil.sorting import NullOrder, SortDirection
@@ -333,6 +333,11 @@ class DataFileWriter:
         returns its data files. On error, deletes every file written and re-raises."""
         try:
             return self._write(data)
+        except OSError as e:
+            # Disk full, read-only storage, no permission: named, as a FrazilError.
+            location = self.written[-1] if self.written else self.locations.new_data_location("*")
+            self.abort()
+            raise io_error(e, "writing data file", location) from e
         except BaseException:
             self.abort()
             raise
