@@ -57,7 +57,7 @@ from frazil.table.write.writer import WriteSettings, WrittenFilesStep
 
 if TYPE_CHECKING:
     from frazil.table import Table
-    from frazil.table.scan import FileScanTask
+    from frazil.table.scan import DataScan, FileScanTask
     from frazil.table.transaction import Transaction
 
 __all__ = ["RewriteDataFilesResult", "rewrite_data_files", "stage_rewrite_data_files"]
@@ -112,6 +112,23 @@ def _deleted_ratio(task: FileScanTask) -> float:
         and (_is_dv(d) or d.referenced_data_file == f.file_path)
     )
     return min(known, f.record_count) / f.record_count
+
+
+def _candidates(scan: DataScan, sizes: _Sizes) -> list[FileScanTask]:
+    """The tasks whose file is outside the size range or has deletes (a rewrite candidate if
+    they delete enough of it), chosen per planned manifest in Arrow: only those become task
+    objects, whatever the table's size."""
+    from frazil.table.planning import ColumnStats
+
+    _, groups = scan._plan(ColumnStats.ON_ACCESS)  # removed files keep their stats
+    out: list[FileScanTask] = []
+    for g in groups:
+        size = g.entries.column("data_file").combine_chunks().field("file_size_in_bytes")
+        off = pc.or_(pc.less(size, sizes.min), pc.greater(size, sizes.max))
+        maybe = pc.or_(off, pc.greater(pc.list_value_length(g.deletes), 0))
+        rows = pc.indices_nonzero(maybe).to_pylist()
+        out.extend(g.tasks_at(rows))
+    return out
 
 
 def _groups(
@@ -200,7 +217,8 @@ def stage_rewrite_data_files(
         target_file_size_bytes = WriteSettings.from_properties(md.properties).target_file_bytes
     sizes = _Sizes.of(int(target_file_size_bytes))
     bound = bind(ctx.schema, _as_filter(row_filter), case_sensitive)
-    tasks = ctx.tasks(bound)
+    scan = ctx.scan(bound)
+    tasks = [] if scan is None else _candidates(scan, sizes)
     groups = _groups(tasks, sizes, min_input_files, md.default_spec_id, max_file_group_size_bytes)
     name = transaction.table.name()
     if not groups:

@@ -78,7 +78,7 @@ from frazil.table.write.writer import DataFileWriter, WrittenFilesStep
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
-    from frazil.table.scan import FileScanTask
+    from frazil.table.scan import DataScan, FileScanTask
     from frazil.table.transaction import Transaction
 
 __all__ = ["RowLevelStep", "delete", "overwrite"]
@@ -340,20 +340,24 @@ class _Context:
             transaction, md, branch, snapshot, md.schema(), md.format_version >= 3, mode, isolation
         )
 
-    def tasks(self, bound: BooleanExpression) -> list[FileScanTask]:
+    def scan(self, bound: BooleanExpression) -> DataScan | None:
+        """The scan of the branch head with ``bound`` (``None``: nothing can match)."""
         if self.snapshot is None or isinstance(bound, AlwaysFalse):
-            return []
+            return None
         from frazil.table.scan import DataScan
 
         branch = self.branch or "main"
-        scan = DataScan(
+        return DataScan(
             self.metadata,
             self.io,
             row_filter=bound,
             snapshot_id=self.snapshot.snapshot_id,
             ref=branch if branch in self.metadata.refs else None,
         )
-        return list(scan.plan_files())
+
+    def tasks(self, bound: BooleanExpression) -> list[FileScanTask]:
+        scan = self.scan(bound)
+        return [] if scan is None else list(scan.plan_files())
 
     def read(
         self,
