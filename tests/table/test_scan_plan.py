@@ -235,3 +235,22 @@ def test_empty_table_plans_nothing(tmp_path: Path) -> None:
     plan = t.scan().plan_files_arrow()
     assert len(plan) == 0 and plan.file_scan_tasks() == []
     assert t.scan().count() == 0
+
+
+def test_a_missing_manifest_list_or_manifest_is_a_named_error(table: Table) -> None:
+    import os
+
+    from frazil.exceptions import FileMissingError
+
+    snapshot = table.current_snapshot()
+    assert snapshot is not None and snapshot.manifest_list is not None
+    manifests = planning.read_manifest_list(table.io.read(snapshot.manifest_list))
+    victim = manifests.column("manifest_path")[0].as_py()
+    os.remove(victim)
+    with pytest.raises(FileMissingError, match="reading manifest") as e:
+        list(table.scan().plan_files())
+    assert victim in str(e.value) and isinstance(e.value.__cause__, FileNotFoundError)
+    os.remove(snapshot.manifest_list)
+    with pytest.raises(FileMissingError, match="manifest list") as e:
+        table.scan().count()
+    assert snapshot.manifest_list in str(e.value)

@@ -51,7 +51,7 @@ import pyarrow.compute as pc
 
 from frazil import _native
 from frazil.content_file import DataFile, data_files_from_entries
-from frazil.exceptions import FrazilError, UnsupportedError
+from frazil.exceptions import FrazilError, UnsupportedError, io_error
 from frazil.expressions import AlwaysTrue, BooleanExpression, from_json
 from frazil.expressions.binding import bind
 from frazil.expressions.json import to_json_text
@@ -185,7 +185,7 @@ class ManifestTasks:
         if self.plan.stats is ColumnStats.EXCLUDED:
             return None
         path = self.plan.metadata.resolve(self.manifest_path)
-        data = self.plan.io.read(path)
+        data = _read_all(self.plan.io, [path], "manifest")[0]
         entries = read_manifest(data, self.manifest_file, path=path)
         col = entries.column("data_file").take(self.positions)
         log.debug("decoded the column stats of %d tasks of %s", len(self), path)
@@ -307,6 +307,18 @@ def _table(entries: Any) -> pa.Table:
     return pa.table(entries)
 
 
+def _read_all(io: FileIO, paths: Sequence[str], what: str) -> list[bytes]:
+    """The files' bytes, read concurrently; a failure is a
+    :class:`~frazil.exceptions.FrazilIOError` naming the file (``FileMissingError`` when it is
+    missing)."""
+    try:
+        return io.read_many(paths)
+    except OSError as e:
+        where = getattr(e, "filename", None)
+        where = where if isinstance(where, str) else (paths[0] if len(paths) == 1 else None)
+        raise io_error(e, f"reading {what}", where or f"one of {len(paths)} {what}s") from e
+
+
 def plan_manifests(
     io: FileIO,
     metadata: TableMetadata,
@@ -346,7 +358,9 @@ def plan_manifests(
             f"snapshot {snapshot.snapshot_id} lists its manifests inline (v1 without a manifest "
             "list): not supported"
         )
-    manifest_list = read_manifest_list(io.read(list_path), path=list_path)
+    manifest_list = read_manifest_list(
+        _read_all(io, [list_path], "manifest list")[0], path=list_path
+    )
     if manifest_list.num_rows == 0:
         return plan, iter(())
     batch = manifest_list.combine_chunks().to_batches()[0]
@@ -369,7 +383,7 @@ def plan_manifests(
         return type(e)(f"planning a scan of {list_path}: {e}")
 
     if delete_rows:
-        datas = io.read_many(paths(delete_rows))
+        datas = _read_all(io, paths(delete_rows), "manifest")
         try:
             delete_plan = planner.plan_deletes(
                 batch, delete_rows, datas, [_inherit(by_row[r]) for r in delete_rows], threads
@@ -419,11 +433,11 @@ def _plan_runs(
         return
     io = plan.io
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="frazil-plan-io") as reader:
-        pending: Future[list[bytes]] = reader.submit(io.read_many, paths(runs[0]))
+        pending: Future[list[bytes]] = reader.submit(_read_all, io, paths(runs[0]), "manifest")
         for k, run in enumerate(runs):
             datas = pending.result()
             if k + 1 < len(runs):
-                pending = reader.submit(io.read_many, paths(runs[k + 1]))
+                pending = reader.submit(_read_all, io, paths(runs[k + 1]), "manifest")
             try:
                 planned = planner.plan_data(
                     delete_plan,
