@@ -18,7 +18,8 @@ the whole file), in the table's (projected) schema:
   keep-mask per batch (:mod:`frazil.deletes`);
 - then the residual filter, with the SQL semantics of :mod:`frazil.table.arrow_filter`.
 
-ORC and Avro data files are refused with an :class:`~frazil.exceptions.UnsupportedError`.
+ORC and Avro data files are refused with an :class:`~frazil.exceptions.UnsupportedError`; a file
+the reader cannot read raises a :class:`~frazil.exceptions.FileReadError` naming it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +40,13 @@ from frazil import values
 from frazil.arrow_schema import field_id_of, schema_to_arrow, type_to_arrow
 from frazil.content_file import DataFile, DataFileContent, FileFormat
 from frazil.deletes import DeletionVector, EqualityDeleteSet
-from frazil.exceptions import DecodeError, UnsupportedError, ValidationError
+from frazil.exceptions import (
+    DecodeError,
+    FileReadError,
+    FrazilError,
+    UnsupportedError,
+    ValidationError,
+)
 from frazil.expressions import AlwaysTrue, BooleanExpression
 from frazil.name_mapping import MappedField, NameMapping
 from frazil.schema import Schema
@@ -99,6 +107,19 @@ def metadata_field(name: str, partition_type: StructType | None = None) -> Neste
 
 # ---------------------------------------------------------------------------------------------
 # schemas
+
+
+@contextmanager
+def reading(what: str, location: str) -> Iterator[None]:
+    """Turns the file reader's errors (pyarrow's, the file system's) into a
+    :class:`~frazil.exceptions.FileReadError` naming ``what`` (``"data file"``, ...) and
+    ``location``; frazil's own errors pass as they are."""
+    try:
+        yield
+    except FrazilError:
+        raise
+    except (OSError, pa.ArrowException) as e:
+        raise FileReadError(f"{what} {location}: {type(e).__name__}: {e}") from e
 
 
 def open_parquet(source: Any) -> pq.ParquetFile:
@@ -311,7 +332,8 @@ def _read_dv(io: FileIO, dv: DataFile) -> DeletionVector:
         raise ValidationError(
             f"deletion vector {dv.file_path} has no content_offset/content_size_in_bytes"
         )
-    blob = _read_range(io, dv.file_path, dv.content_offset, dv.content_size_in_bytes)
+    with reading("deletion vector file", dv.file_path):
+        blob = _read_range(io, dv.file_path, dv.content_offset, dv.content_size_in_bytes)
     return DeletionVector.from_puffin_blob(
         blob, 0, dv.content_size_in_bytes, dv.file_path, dv.referenced_data_file
     )
@@ -345,7 +367,7 @@ class DeleteCache:
     def _read_position_file(self, delete_file: DataFile) -> pa.Table:
         _check_parquet(delete_file, "position delete file")
         fs, path = self.io.filesystem(delete_file.file_path)
-        with fs.open_input_file(path) as fh:
+        with reading("position delete file", delete_file.file_path), fs.open_input_file(path) as fh:
             pf = open_parquet(fh)
             names = {field_id_of(f): f.name for f in pf.schema_arrow}
             cols = [
@@ -373,7 +395,7 @@ class DeleteCache:
             raise ValidationError(f"equality delete file {delete_file.file_path} has no ids")
         _check_parquet(delete_file, "equality delete file")
         fs, path = self.io.filesystem(delete_file.file_path)
-        with fs.open_input_file(path) as fh:
+        with reading("equality delete file", delete_file.file_path), fs.open_input_file(path) as fh:
             pf = open_parquet(fh)
             fields = _file_fields(
                 pf.schema_arrow, self.name_mapping, delete_file.file_path, "equality delete file"
@@ -560,7 +582,7 @@ def read_task(
     seq = data_file.extra.get("sequence_number")
 
     fs, path = io.filesystem(data_file.file_path)
-    with fs.open_input_file(path) as fh:
+    with reading("data file", data_file.file_path), fs.open_input_file(path) as fh:
         pf = open_parquet(fh)
         fields = _file_fields(pf.schema_arrow, name_mapping, data_file.file_path)
         by_id = {field_id_of(f): i for i, f in enumerate(fields)}
