@@ -52,6 +52,15 @@ from frazil.name_mapping import MappedField, NameMapping
 from frazil.schema import Schema
 from frazil.table.arrow_filter import expression_to_arrow, referenced_field_ids
 from frazil.types import (
+    BinaryType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FixedType,
+    FloatType,
+    GeographyType,
+    GeometryType,
     IcebergType,
     IntegerType,
     ListType,
@@ -60,6 +69,12 @@ from frazil.types import (
     NestedField,
     StringType,
     StructType,
+    TimestampNanoType,
+    TimestampType,
+    TimestamptzNanoType,
+    TimestamptzType,
+    TimeType,
+    UnknownType,
     UUIDType,
 )
 
@@ -225,7 +240,67 @@ def _repeat(value: pa.Scalar, n: int) -> pa.Array:
     return pa.nulls(n, value.type)
 
 
+def _readable_as(file_type: pa.DataType, t: IcebergType) -> bool:
+    """Whether a file's column of Arrow type ``file_type`` holds values of ``t``: the same type
+    in any of its Parquet representations, or one the spec promotes to ``t`` (int -> long,
+    float -> double, decimal(P, S) -> decimal(P', S) with P' >= P, date -> timestamp and
+    timestamp_ns); any type reads as ``unknown`` (as null)."""
+    p = pa.types
+    if isinstance(t, UnknownType) or p.is_null(file_type):
+        return True
+    if isinstance(file_type, pa.BaseExtensionType):
+        return isinstance(t, UUIDType) and file_type.extension_name == "arrow.uuid"
+    if isinstance(t, BooleanType):
+        return p.is_boolean(file_type)
+    if isinstance(t, IntegerType):
+        return file_type in _INTS
+    if isinstance(t, LongType):
+        return file_type in _INTS or file_type in (pa.int64(), pa.uint32())
+    if isinstance(t, FloatType):
+        return file_type in (pa.float16(), pa.float32())
+    if isinstance(t, DoubleType):
+        return file_type in (pa.float16(), pa.float32(), pa.float64())
+    if isinstance(t, DecimalType):
+        return (
+            p.is_decimal(file_type)
+            and file_type.scale == t.scale
+            and file_type.precision <= t.precision
+        )
+    if isinstance(t, DateType):
+        return p.is_date(file_type)
+    if isinstance(t, TimeType):
+        return p.is_time(file_type)
+    if isinstance(t, (TimestampType, TimestampNanoType)):
+        return p.is_timestamp(file_type) or p.is_date(file_type)
+    if isinstance(t, (TimestamptzType, TimestamptzNanoType)):
+        return p.is_timestamp(file_type)
+    if isinstance(t, StringType):
+        # Hive and Impala write strings as Parquet binary without the UTF8 annotation.
+        return p.is_string(file_type) or p.is_large_string(file_type) or _is_binary(file_type)
+    if isinstance(t, UUIDType):
+        return p.is_fixed_size_binary(file_type) and file_type.byte_width == 16
+    if isinstance(t, FixedType):
+        return p.is_fixed_size_binary(file_type) and file_type.byte_width == t.length
+    if isinstance(t, (BinaryType, GeometryType, GeographyType)):
+        return _is_binary(file_type)
+    return True  # variant: no Arrow type to check against yet
+
+
+_INTS = (pa.int8(), pa.int16(), pa.int32(), pa.uint8(), pa.uint16())
+
+
+def _is_binary(t: pa.DataType) -> bool:
+    return bool(pa.types.is_binary(t) or pa.types.is_large_binary(t))
+
+
 def _cast(arr: pa.Array, target: pa.DataType, t: IcebergType, where: str) -> pa.Array:
+    if not _readable_as(arr.type, t):
+        raise ValidationError(
+            f"{where}: a column of {arr.type} cannot be read as {t} (only the spec's type "
+            "promotions are)"
+        )
+    if isinstance(t, UnknownType):
+        return pa.nulls(len(arr), target)
     if arr.type == target:
         return arr
     if isinstance(t, UUIDType):
@@ -246,8 +321,15 @@ class _Projector:
     constants: Mapping[int, Any]  # field id -> Python value (identity partition values)
 
     def struct_children(
-        self, arrays: Sequence[pa.Array], fields: Sequence[pa.Field], target: StructType, n: int
+        self,
+        arrays: Sequence[pa.Array],
+        fields: Sequence[pa.Field],
+        target: StructType,
+        n: int,
+        valid: pa.Array | None = None,
     ) -> list[pa.Array]:
+        """The children of ``target`` from a file's ``arrays``; ``valid`` masks the rows where
+        their struct is not null (``None``: the top level, every row)."""
         by_id: dict[int, int] = {}
         for i, f in enumerate(fields):
             fid = field_id_of(f)
@@ -259,8 +341,18 @@ class _Projector:
             if idx is None:
                 out.append(self.missing(tf, n))
             else:
-                out.append(self.project(arrays[idx], fields[idx], tf))
+                child = self.project(arrays[idx], fields[idx], tf)
+                if tf.required and child.null_count:
+                    self.check_required(child, fields[idx], valid)
+                out.append(child)
         return out
+
+    def check_required(self, arr: pa.Array, ff: pa.Field, valid: pa.Array | None) -> None:
+        nulls = arr.is_null() if valid is None else pc.and_(arr.is_null(), valid)
+        if pc.any(nulls).as_py():
+            raise ValidationError(
+                f"{self.location}, column {ff.name!r}: a required column holds nulls"
+            )
 
     def missing(self, tf: NestedField, n: int) -> pa.Array:
         if tf.field_id in self.constants:
@@ -286,7 +378,11 @@ class _Projector:
                 raise ValidationError(f"{where}: expected a struct, found {arr.type}")
             # The children's ids come from ``ff`` (a name mapping puts them there), not the array.
             children = self.struct_children(
-                [arr.field(i) for i in range(arr.type.num_fields)], list(ff.type), t, len(arr)
+                [arr.field(i) for i in range(arr.type.num_fields)],
+                list(ff.type),
+                t,
+                len(arr),
+                arr.is_valid() if arr.null_count else None,
             )
             mask = arr.is_null() if arr.null_count else None
             return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
@@ -295,6 +391,8 @@ class _Projector:
                 raise ValidationError(f"{where}: expected a list, found {arr.type}")
             elem = NestedField(t.element_id, "element", t.element_type, t.element_required)
             values_ = self.project(arr.values, ff.type.value_field, elem)
+            if t.element_required and values_.null_count and arr.flatten().null_count:
+                self.check_required(arr.flatten(), ff.type.value_field, None)
             mask = arr.is_null() if arr.null_count else None
             offsets = arr.offsets.cast(pa.int64())
             return pa.LargeListArray.from_arrays(offsets, values_, type=target, mask=mask)
@@ -305,6 +403,8 @@ class _Projector:
             value = NestedField(t.value_id, "value", t.value_type, t.value_required)
             keys = self.project(arr.keys, ff.type.key_field, key)
             items = self.project(arr.items, ff.type.item_field, value)
+            if t.value_required and items.null_count:
+                self.check_required(items, ff.type.item_field, None)
             mask = arr.is_null() if arr.null_count else None
             return pa.MapArray.from_arrays(arr.offsets, keys, items, type=target, mask=mask)
         return _cast(arr, target, t, where)
