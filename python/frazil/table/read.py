@@ -240,7 +240,7 @@ def _repeat(value: pa.Scalar, n: int) -> pa.Array:
     return pa.nulls(n, value.type)
 
 
-def _readable_as(file_type: pa.DataType, t: IcebergType) -> bool:
+def _holds(file_type: pa.DataType, t: IcebergType) -> Any:  # pyarrow's predicates are untyped
     """Whether a file's column of Arrow type ``file_type`` holds values of ``t``: the same type
     in any of its Parquet representations, or one the spec promotes to ``t`` (int -> long,
     float -> double, decimal(P, S) -> decimal(P', S) with P' >= P, date -> timestamp and
@@ -284,6 +284,10 @@ def _readable_as(file_type: pa.DataType, t: IcebergType) -> bool:
     if isinstance(t, (BinaryType, GeometryType, GeographyType)):
         return _is_binary(file_type)
     return True  # variant: no Arrow type to check against yet
+
+
+def _readable_as(file_type: pa.DataType, t: IcebergType) -> bool:
+    return bool(_holds(file_type, t))
 
 
 _INTS = (pa.int8(), pa.int16(), pa.int32(), pa.uint8(), pa.uint16())
