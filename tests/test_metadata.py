@@ -588,3 +588,11 @@ def test_damaged_metadata_fails_cleanly(data: st.DataObject, make: Any) -> None:
     except FrazilError:
         return
     assert TableMetadata.from_json(m.to_json()) == m
+
+
+def test_v3_snapshot_with_first_row_id_needs_added_rows() -> None:
+    # spec "Snapshots": both are required in v3; added-rows bounds the row ids assigned
+    m = v3_full()
+    del m["snapshots"][1]["added-rows"]
+    with pytest.raises(ParseError, match=r"snapshots\[1\].*first-row-id needs added-rows"):
+        TableMetadata.from_json(json.dumps(m))
