@@ -591,3 +591,11 @@ def test_damaged_metadata_fails_cleanly(data: st.DataObject, make: Any) -> None:
     # what was accepted writes back as read, a last-column-id below the highest field id repaired
     repaired = dataclasses.replace(m, last_column_id=m.highest_assigned_id)
     assert TableMetadata.from_json(m.to_json()) == repaired
+
+
+def test_v3_snapshot_with_first_row_id_needs_added_rows() -> None:
+    # spec "Snapshots": both are required in v3; added-rows bounds the row ids assigned
+    m = v3_full()
+    del m["snapshots"][1]["added-rows"]
+    with pytest.raises(ParseError, match=r"snapshots\[1\].*first-row-id needs added-rows"):
+        TableMetadata.from_json(json.dumps(m))

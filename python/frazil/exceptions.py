@@ -14,6 +14,7 @@ __all__ = [
     "CommitStateUnknownError",
     "DecodeError",
     "FileMissingError",
+    "FileReadError",
     "FrazilError",
     "FrazilIOError",
     "InvalidArgumentError",
@@ -51,6 +52,12 @@ class UnsupportedError(FrazilError, TypeError):
 class ValidationError(FrazilError, ValueError):
     """A change that would break a rule of the spec: an unsafe type promotion, a required column
     without a default, a metadata update that violates an invariant, ..."""
+
+
+class FileReadError(FrazilError, OSError):
+    """A data or delete file that could not be read (missing, truncated, not the format its
+    manifest entry says, or beyond what the reader decodes); names the file, and the reader's
+    error is its ``__cause__``."""
 
 
 class CommitFailedError(FrazilError):

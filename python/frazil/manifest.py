@@ -32,6 +32,8 @@ from frazil.exceptions import FrazilError, InvalidArgumentError
 
 __all__ = [
     "MANIFEST_ENTRY_COLUMNS",
+    "MANIFEST_FILE_SCHEMA",
+    "inline_manifest_list",
     "read_manifest",
     "read_manifest_list",
     "read_manifests",
@@ -52,6 +54,37 @@ MANIFEST_ENTRY_COLUMNS = (
     "file_sequence_number",
     "data_file",
 )
+
+_FIELD_SUMMARY = pa.struct(
+    [
+        pa.field("contains_null", pa.bool_(), False),
+        pa.field("contains_nan", pa.bool_()),
+        pa.field("lower_bound", pa.binary()),
+        pa.field("upper_bound", pa.binary()),
+    ]
+)
+MANIFEST_FILE_SCHEMA = pa.schema(
+    [
+        pa.field("manifest_path", pa.string(), False),
+        pa.field("manifest_length", pa.int64(), False),
+        pa.field("partition_spec_id", pa.int32(), False),
+        pa.field("content", pa.int32()),
+        pa.field("sequence_number", pa.int64()),
+        pa.field("min_sequence_number", pa.int64()),
+        pa.field("added_snapshot_id", pa.int64(), False),
+        pa.field("added_files_count", pa.int32()),
+        pa.field("existing_files_count", pa.int32()),
+        pa.field("deleted_files_count", pa.int32()),
+        pa.field("added_rows_count", pa.int64()),
+        pa.field("existing_rows_count", pa.int64()),
+        pa.field("deleted_rows_count", pa.int64()),
+        pa.field("partitions", pa.list_(_FIELD_SUMMARY)),
+        pa.field("key_metadata", pa.binary()),
+        pa.field("first_row_id", pa.int64()),
+    ]
+)
+"""The columns of a manifest list's table (:func:`read_manifest_list`), without the field ids:
+what :func:`write_manifest_list` takes."""
 
 _Inherit = tuple[int | None, int | None, int | None]
 
@@ -190,3 +223,46 @@ def write_manifest_list(
     if format_version >= 3 and first_row_id is not None:
         metadata.append(("first-row-id", str(first_row_id)))
     return _native.manifest_write_list(manifests, format_version, metadata, codec)
+
+
+def inline_manifest_list(manifests: Sequence[tuple[str, bytes]], *, snapshot_id: int) -> pa.Table:
+    """The manifest list of a v1 snapshot that lists its manifests inline (``manifests``
+    instead of ``manifest-list``), shaped like :func:`read_manifest_list`'s table.
+
+    ``manifests`` are the listed paths (as the snapshot spells them) with their bytes. As the
+    Java reference reads such snapshots: the spec id comes from each manifest's
+    ``partition-spec-id`` header (0 when absent, as v1 writers omitted it), the snapshot id
+    from the snapshot, the sequence numbers are v1's 0, and the counts and partition summaries
+    are computed from the entries.
+    """
+    rows = []
+    for path, data in manifests:
+        entries = read_manifest(data, path=path)
+        header = entries.schema.metadata or {}
+        try:
+            spec_id = int(header.get(b"partition-spec-id", b"0"))
+        except ValueError:
+            raise FrazilError(
+                f"{path}: partition-spec-id {header[b'partition-spec-id']!r} is not an int"
+            ) from None
+        if header.get(b"content", b"data") != b"data":
+            raise FrazilError(f"{path}: a snapshot's inline manifests hold data files only (v1)")
+        rows.append(
+            {
+                "manifest_path": path,
+                "manifest_length": len(data),
+                "partition_spec_id": spec_id,
+                "content": 0,
+                "added_snapshot_id": snapshot_id,
+                "key_metadata": None,
+                **summarize_manifest(entries),
+            }
+        )
+    # Encoded and decoded so the table is exactly what reading a manifest list gives.
+    data = _native.manifest_write_list(
+        pa.Table.from_pylist(rows, schema=MANIFEST_FILE_SCHEMA),
+        1,
+        [("snapshot-id", str(snapshot_id)), ("format-version", "1")],
+        "null",
+    )
+    return read_manifest_list(data)

@@ -150,6 +150,13 @@ class Snapshot:
             manifests = tuple(check_str(m, f"{at}[{i}]") for i, m in enumerate(manifests_raw))
         if manifest_list is None and manifests is None:
             raise ParseError(f"{path}: a snapshot needs manifest-list or manifests")
+        v3 = v is None or v >= 3
+        first_row_id = f.opt_long("first-row-id") if v3 else None
+        added_rows = f.opt_long("added-rows") if v3 else None
+        if first_row_id is not None and added_rows is None:
+            # Both are required in v3: without added-rows, the row ids this snapshot assigned
+            # (first-row-id onwards) have no bound, so next-row-id cannot be checked against it.
+            raise ParseError(f"{path}: a v3 snapshot with first-row-id needs added-rows")
         summary: dict[str, str] | None
         if strict or f.has("summary"):
             summary = _summary(f)
@@ -165,9 +172,9 @@ class Snapshot:
             summary=summary,
             schema_id=f.opt_int32("schema-id"),
             # v3 fields; an older table has none (and would not write them back)
-            first_row_id=f.opt_long("first-row-id") if v is None or v >= 3 else None,
-            added_rows=f.opt_long("added-rows") if v is None or v >= 3 else None,
-            key_id=f.opt_str("key-id") if v is None or v >= 3 else None,
+            first_row_id=first_row_id,
+            added_rows=added_rows,
+            key_id=f.opt_str("key-id") if v3 else None,
         )
 
 

@@ -8,7 +8,9 @@ a column added after a data file was written reads as its initial default, or nu
 
 from __future__ import annotations
 
+import datetime as dt
 import decimal
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -18,23 +20,30 @@ import pytest
 
 from frazil.content_file import DataFile, DataFileContent
 from frazil.deletes import DeletionVector, write_deletion_vectors
-from frazil.exceptions import UnsupportedError
+from frazil.exceptions import UnsupportedError, ValidationError
 from frazil.io.local import LocalFileIO
 from frazil.schema import Schema
 from frazil.table.read import DeleteCache, read_task
 from frazil.table.scan import FileScanTask
 from frazil.types import (
+    BinaryType,
+    DateType,
     DecimalType,
     DoubleType,
+    FixedType,
     IntegerType,
     LongType,
     NestedField,
     StringType,
+    TimestampType,
+    TimestamptzType,
+    TimeType,
     UUIDType,
 )
 
 IO = LocalFileIO()
 D = decimal.Decimal
+UTC = dt.timezone.utc
 
 
 def _f(name: str, t: pa.DataType, fid: int) -> pa.Field:
@@ -233,3 +242,59 @@ def test_delete_columns_outside_the_schema_are_refused(tmp_path: Path, old_file:
     eq = _eq(tmp_path, "eq", {"id": (pa.int64(), 99, [1])})
     with pytest.raises(UnsupportedError, match="not a top-level column"):
         _ids(old_file, eq)
+
+
+@pytest.mark.parametrize(
+    ("iceberg_type", "arrow_type", "rows"),
+    [
+        (DateType(), pa.date32(), [dt.date(2024, 1, 1), dt.date(1969, 12, 31), None]),
+        (TimeType(), pa.time64("us"), [dt.time(1, 2, 3), dt.time(0, 0), None]),
+        (
+            TimestampType(),
+            pa.timestamp("us"),
+            [dt.datetime(2024, 1, 1, 1), dt.datetime(1969, 12, 31, 23, 59), None],
+        ),
+        (
+            TimestamptzType(),
+            pa.timestamp("us", "UTC"),
+            [
+                dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc),
+                dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc),
+                None,
+            ],
+        ),
+        (DecimalType(9, 2), pa.decimal128(9, 2), [D("1.10"), D("-2.00"), None]),
+        (FixedType(3), pa.binary(3), [b"abc", b"\x00\xff\x01", None]),
+        (BinaryType(), pa.binary(), [b"abc", b"", None]),
+        (UUIDType(), pa.binary(16), [uuid.UUID(int=1).bytes, uuid.UUID(int=2**127).bytes, None]),
+    ],
+)
+def test_equality_deletes_on_each_key_type(
+    tmp_path: Path, iceberg_type: Any, arrow_type: pa.DataType, rows: list[Any]
+) -> None:
+    table = Schema(NestedField(1, "id", LongType()), NestedField(2, "k", iceberg_type))
+    file_schema = pa.schema([_f("id", pa.int64(), 1), _f("k", arrow_type, 2)])
+    path = _write(
+        tmp_path / "data.parquet",
+        pa.table({"id": [1, 2, 3], "k": pa.array(rows, arrow_type)}, schema=file_schema),
+    )
+    data = DataFile(path, "PARQUET", (), 3, Path(path).stat().st_size)
+    # deletes the first and the null key, written by pyarrow as a writer would
+    deletes = _eq(tmp_path, "k", {"k": (arrow_type, 2, [rows[0], None])})
+    task = FileScanTask(data, [deletes])
+    got = [i for b in read_task(task, IO, table) for i in b.column("id").to_pylist()]
+    assert got == [2]
+
+
+def test_a_date_key_stored_as_int64_is_refused_naming_the_file(tmp_path: Path) -> None:
+    # pyarrow's cast used to fail here with "Unsupported cast from int64 to date32", unnamed
+    table = Schema(NestedField(1, "id", LongType()), NestedField(2, "k", DateType()))
+    file_schema = pa.schema([_f("id", pa.int64(), 1), _f("k", pa.date32(), 2)])
+    path = _write(
+        tmp_path / "data.parquet",
+        pa.table({"id": [1], "k": pa.array([dt.date(2024, 1, 1)])}, schema=file_schema),
+    )
+    data = DataFile(path, "PARQUET", (), 1, Path(path).stat().st_size)
+    deletes = _eq(tmp_path, "days", {"k": (pa.int64(), 2, [19723])})
+    with pytest.raises(ValidationError, match=r"days\.parquet, column 'k'.*int64.*date"):
+        list(read_task(FileScanTask(data, [deletes]), IO, table))

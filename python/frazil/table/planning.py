@@ -51,12 +51,12 @@ import pyarrow.compute as pc
 
 from frazil import _native
 from frazil.content_file import DataFile, data_files_from_entries
-from frazil.exceptions import FrazilError, UnsupportedError, io_error
+from frazil.exceptions import FrazilError, io_error
 from frazil.expressions import AlwaysTrue, BooleanExpression, from_json
 from frazil.expressions.binding import bind
 from frazil.expressions.json import to_json_text
 from frazil.io import FileIO
-from frazil.manifest import read_manifest, read_manifest_list
+from frazil.manifest import inline_manifest_list, read_manifest, read_manifest_list
 from frazil.metadata import Snapshot, TableMetadata
 from frazil.partitioning import PartitionSpec
 from frazil.schema import Schema
@@ -352,15 +352,17 @@ def plan_manifests(
     if snapshot is None:
         return plan, iter(())
     planner = planner_for(metadata, schema, bound)
-    list_path = metadata.resolve(snapshot.manifest_list) if snapshot.manifest_list else None
-    if list_path is None:
-        raise UnsupportedError(
-            f"snapshot {snapshot.snapshot_id} lists its manifests inline (v1 without a manifest "
-            "list): not supported"
+    if snapshot.manifest_list is not None:
+        list_path = metadata.resolve(snapshot.manifest_list)
+        listed = _read_all(io, [list_path], "manifest list")[0]
+        manifest_list = read_manifest_list(listed, path=list_path)
+    else:  # a v1 snapshot listing its manifests inline
+        list_path = f"the manifests of snapshot {snapshot.snapshot_id}"
+        inline = list(snapshot.manifests or ())
+        datas = _read_all(io, [metadata.resolve(p) for p in inline], "manifest")
+        manifest_list = inline_manifest_list(
+            list(zip(inline, datas, strict=True)), snapshot_id=snapshot.snapshot_id
         )
-    manifest_list = read_manifest_list(
-        _read_all(io, [list_path], "manifest list")[0], path=list_path
-    )
     if manifest_list.num_rows == 0:
         return plan, iter(())
     batch = manifest_list.combine_chunks().to_batches()[0]

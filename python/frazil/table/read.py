@@ -18,7 +18,8 @@ the whole file), in the table's (projected) schema:
   keep-mask per batch (:mod:`frazil.deletes`);
 - then the residual filter, with the SQL semantics of :mod:`frazil.table.arrow_filter`.
 
-ORC and Avro data files are refused with an :class:`~frazil.exceptions.UnsupportedError`.
+ORC and Avro data files are refused with an :class:`~frazil.exceptions.UnsupportedError`; a file
+the reader cannot read raises a :class:`~frazil.exceptions.FileReadError` naming it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,12 +40,27 @@ from frazil import values
 from frazil.arrow_schema import field_id_of, schema_to_arrow, type_to_arrow
 from frazil.content_file import DataFile, DataFileContent, FileFormat
 from frazil.deletes import DeletionVector, EqualityDeleteSet
-from frazil.exceptions import DecodeError, UnsupportedError, ValidationError
+from frazil.exceptions import (
+    DecodeError,
+    FileReadError,
+    FrazilError,
+    UnsupportedError,
+    ValidationError,
+)
 from frazil.expressions import AlwaysTrue, BooleanExpression
 from frazil.name_mapping import MappedField, NameMapping
 from frazil.schema import Schema
 from frazil.table.arrow_filter import expression_to_arrow, referenced_field_ids
 from frazil.types import (
+    BinaryType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FixedType,
+    FloatType,
+    GeographyType,
+    GeometryType,
     IcebergType,
     IntegerType,
     ListType,
@@ -52,6 +69,12 @@ from frazil.types import (
     NestedField,
     StringType,
     StructType,
+    TimestampNanoType,
+    TimestampType,
+    TimestamptzNanoType,
+    TimestamptzType,
+    TimeType,
+    UnknownType,
     UUIDType,
 )
 
@@ -99,6 +122,19 @@ def metadata_field(name: str, partition_type: StructType | None = None) -> Neste
 
 # ---------------------------------------------------------------------------------------------
 # schemas
+
+
+@contextmanager
+def reading(what: str, location: str) -> Iterator[None]:
+    """Turns the file reader's errors (pyarrow's, the file system's) into a
+    :class:`~frazil.exceptions.FileReadError` naming ``what`` (``"data file"``, ...) and
+    ``location``; frazil's own errors pass as they are."""
+    try:
+        yield
+    except FrazilError:
+        raise
+    except (OSError, pa.ArrowException) as e:
+        raise FileReadError(f"{what} {location}: {type(e).__name__}: {e}") from e
 
 
 def open_parquet(source: Any) -> pq.ParquetFile:
@@ -204,7 +240,71 @@ def _repeat(value: pa.Scalar, n: int) -> pa.Array:
     return pa.nulls(n, value.type)
 
 
+def _holds(file_type: pa.DataType, t: IcebergType) -> Any:  # pyarrow's predicates are untyped
+    """Whether a file's column of Arrow type ``file_type`` holds values of ``t``: the same type
+    in any of its Parquet representations, or one the spec promotes to ``t`` (int -> long,
+    float -> double, decimal(P, S) -> decimal(P', S) with P' >= P, date -> timestamp and
+    timestamp_ns); any type reads as ``unknown`` (as null)."""
+    p = pa.types
+    if isinstance(t, UnknownType) or p.is_null(file_type):
+        return True
+    if isinstance(file_type, pa.BaseExtensionType):
+        return isinstance(t, UUIDType) and file_type.extension_name == "arrow.uuid"
+    if isinstance(t, BooleanType):
+        return p.is_boolean(file_type)
+    if isinstance(t, IntegerType):
+        return file_type in _INTS
+    if isinstance(t, LongType):
+        return file_type in _INTS or file_type in (pa.int64(), pa.uint32())
+    if isinstance(t, FloatType):
+        return file_type in (pa.float16(), pa.float32())
+    if isinstance(t, DoubleType):
+        return file_type in (pa.float16(), pa.float32(), pa.float64())
+    if isinstance(t, DecimalType):
+        return (
+            p.is_decimal(file_type)
+            and file_type.scale == t.scale
+            and file_type.precision <= t.precision
+        )
+    if isinstance(t, DateType):
+        return p.is_date(file_type)
+    if isinstance(t, TimeType):
+        return p.is_time(file_type)
+    if isinstance(t, (TimestampType, TimestampNanoType)):
+        return p.is_timestamp(file_type) or p.is_date(file_type)
+    if isinstance(t, (TimestamptzType, TimestamptzNanoType)):
+        return p.is_timestamp(file_type)
+    if isinstance(t, StringType):
+        # Hive and Impala write strings as Parquet binary without the UTF8 annotation.
+        return p.is_string(file_type) or p.is_large_string(file_type) or _is_binary(file_type)
+    if isinstance(t, UUIDType):
+        return p.is_fixed_size_binary(file_type) and file_type.byte_width == 16
+    if isinstance(t, FixedType):
+        return p.is_fixed_size_binary(file_type) and file_type.byte_width == t.length
+    if isinstance(t, (BinaryType, GeometryType, GeographyType)):
+        return _is_binary(file_type)
+    return True  # variant: no Arrow type to check against yet
+
+
+def _readable_as(file_type: pa.DataType, t: IcebergType) -> bool:
+    return bool(_holds(file_type, t))
+
+
+_INTS = (pa.int8(), pa.int16(), pa.int32(), pa.uint8(), pa.uint16())
+
+
+def _is_binary(t: pa.DataType) -> bool:
+    return bool(pa.types.is_binary(t) or pa.types.is_large_binary(t))
+
+
 def _cast(arr: pa.Array, target: pa.DataType, t: IcebergType, where: str) -> pa.Array:
+    if not _readable_as(arr.type, t):
+        raise ValidationError(
+            f"{where}: a column of {arr.type} cannot be read as {t} (only the spec's type "
+            "promotions are)"
+        )
+    if isinstance(t, UnknownType):
+        return pa.nulls(len(arr), target)
     if arr.type == target:
         return arr
     if isinstance(t, UUIDType):
@@ -225,8 +325,15 @@ class _Projector:
     constants: Mapping[int, Any]  # field id -> Python value (identity partition values)
 
     def struct_children(
-        self, arrays: Sequence[pa.Array], fields: Sequence[pa.Field], target: StructType, n: int
+        self,
+        arrays: Sequence[pa.Array],
+        fields: Sequence[pa.Field],
+        target: StructType,
+        n: int,
+        valid: pa.Array | None = None,
     ) -> list[pa.Array]:
+        """The children of ``target`` from a file's ``arrays``; ``valid`` masks the rows where
+        their struct is not null (``None``: the top level, every row)."""
         by_id: dict[int, int] = {}
         for i, f in enumerate(fields):
             fid = field_id_of(f)
@@ -238,8 +345,18 @@ class _Projector:
             if idx is None:
                 out.append(self.missing(tf, n))
             else:
-                out.append(self.project(arrays[idx], fields[idx], tf))
+                child = self.project(arrays[idx], fields[idx], tf)
+                if tf.required and child.null_count:
+                    self.check_required(child, fields[idx], valid)
+                out.append(child)
         return out
+
+    def check_required(self, arr: pa.Array, ff: pa.Field, valid: pa.Array | None) -> None:
+        nulls = arr.is_null() if valid is None else pc.and_(arr.is_null(), valid)
+        if pc.any(nulls).as_py():
+            raise ValidationError(
+                f"{self.location}, column {ff.name!r}: a required column holds nulls"
+            )
 
     def missing(self, tf: NestedField, n: int) -> pa.Array:
         if tf.field_id in self.constants:
@@ -265,7 +382,11 @@ class _Projector:
                 raise ValidationError(f"{where}: expected a struct, found {arr.type}")
             # The children's ids come from ``ff`` (a name mapping puts them there), not the array.
             children = self.struct_children(
-                [arr.field(i) for i in range(arr.type.num_fields)], list(ff.type), t, len(arr)
+                [arr.field(i) for i in range(arr.type.num_fields)],
+                list(ff.type),
+                t,
+                len(arr),
+                arr.is_valid() if arr.null_count else None,
             )
             mask = arr.is_null() if arr.null_count else None
             return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
@@ -274,6 +395,8 @@ class _Projector:
                 raise ValidationError(f"{where}: expected a list, found {arr.type}")
             elem = NestedField(t.element_id, "element", t.element_type, t.element_required)
             values_ = self.project(arr.values, ff.type.value_field, elem)
+            if t.element_required and values_.null_count and arr.flatten().null_count:
+                self.check_required(arr.flatten(), ff.type.value_field, None)
             mask = arr.is_null() if arr.null_count else None
             offsets = arr.offsets.cast(pa.int64())
             return pa.LargeListArray.from_arrays(offsets, values_, type=target, mask=mask)
@@ -284,6 +407,8 @@ class _Projector:
             value = NestedField(t.value_id, "value", t.value_type, t.value_required)
             keys = self.project(arr.keys, ff.type.key_field, key)
             items = self.project(arr.items, ff.type.item_field, value)
+            if t.value_required and items.null_count:
+                self.check_required(items, ff.type.item_field, None)
             mask = arr.is_null() if arr.null_count else None
             return pa.MapArray.from_arrays(arr.offsets, keys, items, type=target, mask=mask)
         return _cast(arr, target, t, where)
@@ -311,7 +436,8 @@ def _read_dv(io: FileIO, dv: DataFile) -> DeletionVector:
         raise ValidationError(
             f"deletion vector {dv.file_path} has no content_offset/content_size_in_bytes"
         )
-    blob = _read_range(io, dv.file_path, dv.content_offset, dv.content_size_in_bytes)
+    with reading("deletion vector file", dv.file_path):
+        blob = _read_range(io, dv.file_path, dv.content_offset, dv.content_size_in_bytes)
     return DeletionVector.from_puffin_blob(
         blob, 0, dv.content_size_in_bytes, dv.file_path, dv.referenced_data_file
     )
@@ -345,7 +471,7 @@ class DeleteCache:
     def _read_position_file(self, delete_file: DataFile) -> pa.Table:
         _check_parquet(delete_file, "position delete file")
         fs, path = self.io.filesystem(delete_file.file_path)
-        with fs.open_input_file(path) as fh:
+        with reading("position delete file", delete_file.file_path), fs.open_input_file(path) as fh:
             pf = open_parquet(fh)
             names = {field_id_of(f): f.name for f in pf.schema_arrow}
             cols = [
@@ -373,7 +499,7 @@ class DeleteCache:
             raise ValidationError(f"equality delete file {delete_file.file_path} has no ids")
         _check_parquet(delete_file, "equality delete file")
         fs, path = self.io.filesystem(delete_file.file_path)
-        with fs.open_input_file(path) as fh:
+        with reading("equality delete file", delete_file.file_path), fs.open_input_file(path) as fh:
             pf = open_parquet(fh)
             fields = _file_fields(
                 pf.schema_arrow, self.name_mapping, delete_file.file_path, "equality delete file"
@@ -560,7 +686,7 @@ def read_task(
     seq = data_file.extra.get("sequence_number")
 
     fs, path = io.filesystem(data_file.file_path)
-    with fs.open_input_file(path) as fh:
+    with reading("data file", data_file.file_path), fs.open_input_file(path) as fh:
         pf = open_parquet(fh)
         fields = _file_fields(pf.schema_arrow, name_mapping, data_file.file_path)
         by_id = {field_id_of(f): i for i, f in enumerate(fields)}

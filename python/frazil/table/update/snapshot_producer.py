@@ -46,6 +46,7 @@ from frazil.content_file import (
 )
 from frazil.exceptions import InvalidArgumentError, UnsupportedError, ValidationError, io_error
 from frazil.expressions.metrics_evaluator import InclusiveMetricsEvaluator
+from frazil.manifest import MANIFEST_FILE_SCHEMA
 from frazil.metadata import (
     MAIN_BRANCH,
     Snapshot,
@@ -85,36 +86,6 @@ DataFilePredicate = Callable[[DataFile], bool]
 
 # ---------------------------------------------------------------------------------------------
 # Arrow shapes of manifest entries and manifest list rows (the native encoder's input)
-
-
-_FIELD_SUMMARY = pa.struct(
-    [
-        pa.field("contains_null", pa.bool_(), False),
-        pa.field("contains_nan", pa.bool_()),
-        pa.field("lower_bound", pa.binary()),
-        pa.field("upper_bound", pa.binary()),
-    ]
-)
-MANIFEST_FILE_SCHEMA = pa.schema(
-    [
-        pa.field("manifest_path", pa.string(), False),
-        pa.field("manifest_length", pa.int64(), False),
-        pa.field("partition_spec_id", pa.int32(), False),
-        pa.field("content", pa.int32()),
-        pa.field("sequence_number", pa.int64()),
-        pa.field("min_sequence_number", pa.int64()),
-        pa.field("added_snapshot_id", pa.int64(), False),
-        pa.field("added_files_count", pa.int32()),
-        pa.field("existing_files_count", pa.int32()),
-        pa.field("deleted_files_count", pa.int32()),
-        pa.field("added_rows_count", pa.int64()),
-        pa.field("existing_rows_count", pa.int64()),
-        pa.field("deleted_rows_count", pa.int64()),
-        pa.field("partitions", pa.list_(_FIELD_SUMMARY)),
-        pa.field("key_metadata", pa.binary()),
-        pa.field("first_row_id", pa.int64()),
-    ]
-)
 
 
 _DV_KEY_SEPARATOR = "\x00@"
@@ -363,10 +334,14 @@ class _SnapshotProducer(TransactionStep):
 
     def _manifest_rows(self, snapshot: Snapshot) -> list[dict[str, Any]]:
         if snapshot.manifest_list is None:
-            raise UnsupportedError(
-                f"snapshot {snapshot.snapshot_id} lists its manifests inline (v1 without a "
-                "manifest list); rewrite the table's metadata before committing to it"
+            # A v1 snapshot listing its manifests inline: the new snapshot gets a manifest list
+            # of them, as the Java reference rewrites such tables.
+            paths = list(snapshot.manifests or ())
+            inline = fm.inline_manifest_list(
+                list(zip(paths, self._read(paths), strict=True)), snapshot_id=snapshot.snapshot_id
             )
+            listed: list[dict[str, Any]] = inline.to_pylist()
+            return listed
         (data,) = self._read([snapshot.manifest_list])
         rows: list[dict[str, Any]] = fm.read_manifest_list(
             data, path=snapshot.manifest_list
