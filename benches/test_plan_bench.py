@@ -64,7 +64,8 @@ from plan_table import (
 from frazil import _native
 from frazil.table.static import StaticTable
 
-pytestmark = [pytest.mark.benchmark]
+# a case runs PyIceberg once and frazil several times over 1M files: minutes, not the suite's 600 s
+pytestmark = [pytest.mark.benchmark, pytest.mark.timeout(3600)]
 
 SMOKE = os.environ.get("FRAZIL_BENCH_SMOKE", "").strip() not in ("", "0")
 ENTRIES = 10 if SMOKE else 10_000
