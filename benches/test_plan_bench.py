@@ -10,8 +10,8 @@ Each case plans one filter and reads every task's ``task.file.file_path`` and
 - frazil: ``StaticTable.from_metadata`` (loaded once, outside the timing), the loop above, median
   of 5 rounds (3 where one takes over 10 s) after the agreement check's round; and
   ``scan.plan_files_arrow().tasks`` (the Arrow plan, one row per task) where the scan has it
-  ("n/a" otherwise). Peak RSS of both, each in a fresh child process (``ru_maxrss`` after
-  planning minus ``ru_maxrss`` after the imports and the table load).
+  ("n/a" otherwise). Peak RSS of both, each in a fresh child process (its peak resident set
+  after planning minus its peak after the imports and the table load).
 - PyIceberg: ``StaticTable.from_metadata(...).scan(row_filter=F).plan_files()``, the same loop,
   one round (minutes on the full table).
 - Polars: ``pl.scan_iceberg(table).filter(E).explain()`` with the ``polars-iceberg`` planner.
@@ -296,10 +296,23 @@ _RSS_CHILD = r"""
 import json, resource, sys
 from frazil.table.static import StaticTable
 import pyarrow
+
+def peak_kb():
+    # VmHWM belongs to this process's own address space; ru_maxrss would start at the parent's
+    # peak (Linux keeps it across fork and exec), and the bench's parent holds GBs of tasks
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
 meta, row_filter, mode = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 table = StaticTable.from_metadata(meta)
 scan = table.scan(row_filter=row_filter)
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = peak_kb()
 if mode == "arrow":
     n = scan.plan_files_arrow().tasks.num_rows
 else:
@@ -308,8 +321,7 @@ else:
         if task.file.file_path:
             n += 1
         records += task.file.record_count
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"n": n, "base_kb": base, "peak_kb": peak}))
+print(json.dumps({"n": n, "base_kb": base, "peak_kb": peak_kb()}))
 """
 
 
@@ -595,8 +607,10 @@ NOTES = [
     "transforms, manifest and manifest-list decoders and a DataFusion table provider "
     "(`pyiceberg_core.datafusion.IcebergDataFusionTable`, which needs the `datafusion` package), "
     "but no scan planner and no task list.",
-    "- peak RSS: `ru_maxrss` of a fresh `python -c` child after planning (and iterating) minus "
-    "its `ru_maxrss` after the imports and the table load.",
+    "- peak RSS: the peak resident set (`VmHWM`) of a fresh `python -c` child after planning "
+    "(and iterating) minus its peak after the imports and the table load. Not `ru_maxrss`: "
+    "Linux carries it across fork and exec, so a child of the bench's process (GBs of "
+    "PyIceberg tasks) would start at its parent's peak.",
 ]
 
 
