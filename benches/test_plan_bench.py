@@ -471,6 +471,21 @@ def _machine() -> str:
     return f"{cpu}, {os.cpu_count()} logical CPUs, load average (1/5/15 min) {load} at the end"
 
 
+def _git() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+            cwd=Path(__file__).parent,
+        )
+        return out.stdout.strip() or "?"
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+
+
 def _s(t: float | None) -> str:
     if t is None:
         return "—"
@@ -543,7 +558,7 @@ def _report() -> list[str]:
     lines = [
         f"- date: {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- machine: {_machine()}",
-        f"- frazil {_native.__version__} ({_native.build_profile} build), PyIceberg "
+        f"- frazil {_native.__version__} ({_native.build_profile} build, git {_git()}), PyIceberg "
         f"{_version('pyiceberg')}, Polars {_version('polars')} with polars-iceberg "
         f"{_version('polars-iceberg')}, pyarrow {pa.__version__}, Python "
         f"{platform.python_version()}",
