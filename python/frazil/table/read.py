@@ -18,8 +18,9 @@ the whole file), in the table's (projected) schema:
   keep-mask per batch (:mod:`frazil.deletes`);
 - then the residual filter, with the SQL semantics of :mod:`frazil.table.arrow_filter`.
 
-ORC and Avro data files are refused with an :class:`~frazil.exceptions.UnsupportedError`; a file
-the reader cannot read raises a :class:`~frazil.exceptions.FileReadError` naming it.
+Parquet and ORC files are read (ORC through :mod:`frazil.table.orc`, stripe by stripe); Avro
+data files are refused with an :class:`~frazil.exceptions.UnsupportedError`; a file the reader
+cannot read raises a :class:`~frazil.exceptions.FileReadError` naming it.
 """
 
 from __future__ import annotations
@@ -48,9 +49,10 @@ from frazil.exceptions import (
     ValidationError,
 )
 from frazil.expressions import AlwaysTrue, BooleanExpression
-from frazil.name_mapping import MappedField, NameMapping
+from frazil.name_mapping import MappedField, NameMapping, create_mapping_from_schema
 from frazil.schema import Schema
 from frazil.table.arrow_filter import expression_to_arrow, referenced_field_ids
+from frazil.table.orc import OrcFile
 from frazil.types import (
     BinaryType,
     BooleanType,
@@ -142,6 +144,11 @@ def open_parquet(source: Any) -> pq.ParquetFile:
     table's Arrow schema uses (``schema_to_arrow``), so that files without a stored Arrow
     schema (Java's, Spark's, frazil's own) need no cast after decoding."""
     return pq.ParquetFile(source, binary_type=pa.large_binary(), list_type=pa.LargeListType)
+
+
+def open_file(source: Any, fmt: str) -> pq.ParquetFile | OrcFile:
+    """A Parquet or ORC file (``fmt``, from :func:`_check_format`) to read."""
+    return OrcFile(source) if fmt == FileFormat.ORC else open_parquet(source)
 
 
 def prune_schema(schema: Schema, field_ids: set[int]) -> Schema:
@@ -469,10 +476,10 @@ class DeleteCache:
         return positions
 
     def _read_position_file(self, delete_file: DataFile) -> pa.Table:
-        _check_parquet(delete_file, "position delete file")
+        fmt = _check_format(delete_file, "position delete file")
         fs, path = self.io.filesystem(delete_file.file_path)
         with reading("position delete file", delete_file.file_path), fs.open_input_file(path) as fh:
-            pf = open_parquet(fh)
+            pf = open_file(fh, fmt)
             names = {field_id_of(f): f.name for f in pf.schema_arrow}
             cols = [
                 names.get(FILE_PATH_FIELD_ID, "file_path"),
@@ -497,12 +504,15 @@ class DeleteCache:
             return cached
         if not ids:
             raise ValidationError(f"equality delete file {delete_file.file_path} has no ids")
-        _check_parquet(delete_file, "equality delete file")
+        fmt = _check_format(delete_file, "equality delete file")
         fs, path = self.io.filesystem(delete_file.file_path)
         with reading("equality delete file", delete_file.file_path), fs.open_input_file(path) as fh:
-            pf = open_parquet(fh)
+            pf = open_file(fh, fmt)
+            mapping = self.name_mapping
+            if mapping is None and fmt == FileFormat.ORC:
+                mapping = create_mapping_from_schema(schema)  # as Java's ORC reader falls back
             fields = _file_fields(
-                pf.schema_arrow, self.name_mapping, delete_file.file_path, "equality delete file"
+                pf.schema_arrow, mapping, delete_file.file_path, "equality delete file"
             )
             top = {field_id_of(f): i for i, f in enumerate(fields)}
             target = Schema(*(_top_field_for(schema, i, delete_file) for i in ids))
@@ -541,10 +551,28 @@ def _top_field_for(schema: Schema, field_id: int, delete_file: DataFile) -> Nest
     )
 
 
-def _check_parquet(f: DataFile, what: str) -> None:
+def _check_format(f: DataFile, what: str) -> str:
+    """The file's format, Parquet or ORC (others are refused, naming the file)."""
     fmt = (f.file_format or "").upper()
-    if fmt != FileFormat.PARQUET:
+    if fmt not in (FileFormat.PARQUET, FileFormat.ORC):
         raise UnsupportedError(f"{what} {f.file_path}: {fmt} files are not supported yet")
+    return fmt
+
+
+def _batches(
+    pf: pq.ParquetFile | OrcFile, task: FileScanTask, columns: list[str], batch_size: int
+) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """(position in the file of its first row, batch) of the rows the task's split covers."""
+    if isinstance(pf, OrcFile):
+        yield from pf.batches(columns, batch_size, task.start, task.length, task.file.split_offsets)
+        return
+    for rg, first in _row_groups(pf, task.start, task.length):
+        pos = first
+        for raw in pf.iter_batches(
+            batch_size=batch_size, row_groups=[rg], columns=columns, use_threads=True
+        ):
+            yield pos, raw
+            pos += raw.num_rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -622,7 +650,7 @@ def read_task(
     """
     projected = projected_schema if projected_schema is not None else table_schema
     data_file = task.file
-    _check_parquet(data_file, "data file")
+    fmt = _check_format(data_file, "data file")
     for name in metadata_columns:
         if name not in METADATA_COLUMNS:
             raise ValidationError(f"unknown metadata column {name!r}")
@@ -687,8 +715,12 @@ def read_task(
 
     fs, path = io.filesystem(data_file.file_path)
     with reading("data file", data_file.file_path), fs.open_input_file(path) as fh:
-        pf = open_parquet(fh)
-        fields = _file_fields(pf.schema_arrow, name_mapping, data_file.file_path)
+        pf = open_file(fh, fmt)
+        mapping = name_mapping
+        if mapping is None and fmt == FileFormat.ORC:
+            # Java's ORC reader reads a file without ids by the table's column names.
+            mapping = create_mapping_from_schema(table_schema)
+        fields = _file_fields(pf.schema_arrow, mapping, data_file.file_path)
         by_id = {field_id_of(f): i for i, f in enumerate(fields)}
         wanted = sorted(
             {by_id[f.field_id] for f in read_schema.fields if f.field_id in by_id}
@@ -700,45 +732,39 @@ def read_task(
         )
         columns = [fields[i].name for i in wanted]
         wanted_fields = [fields[i] for i in wanted]
-        for rg, first in _row_groups(pf, task.start, task.length):
-            pos = first
-            for raw in pf.iter_batches(
-                batch_size=batch_size, row_groups=[rg], columns=columns, use_threads=True
-            ):
-                n = raw.num_rows
-                start = pos
-                positions = np.arange(start, start + n, dtype=np.int64)
-                pos += n
-                arrays = projector.struct_children(
-                    raw.columns, wanted_fields, read_schema.as_struct(), n
+        for start, raw in _batches(pf, task, columns, batch_size):
+            n = raw.num_rows
+            positions = np.arange(start, start + n, dtype=np.int64)
+            arrays = projector.struct_children(
+                raw.columns, wanted_fields, read_schema.as_struct(), n
+            )
+            names = [f.name for f in read_schema.fields]
+            file_cols = {field_id_of(f): raw.column(j) for j, f in enumerate(wanted_fields)}
+            for name in metadata_columns:
+                arrays.append(
+                    _metadata_array(name, task, positions, file_cols, seq, partition_type)
                 )
-                names = [f.name for f in read_schema.fields]
-                file_cols = {field_id_of(f): raw.column(j) for j, f in enumerate(wanted_fields)}
-                for name in metadata_columns:
-                    arrays.append(
-                        _metadata_array(name, task, positions, file_cols, seq, partition_type)
-                    )
-                    names.append(name)
-                batch = pa.RecordBatch.from_arrays(arrays, names=names)
+                names.append(name)
+            batch = pa.RecordBatch.from_arrays(arrays, names=names)
 
-                keep = None
-                if deleted is not None and deleted.deleted_count(start, n):
-                    keep = deleted.keep_mask(start, n)
-                for ids, keys in eq_sets:
-                    cols = [batch.column(_top_name(read_schema, i)) for i in ids]
-                    keep = keys.keep_mask(cols, keep)
-                if keep is not None and keep.false_count:
-                    batch = batch.filter(keep)
-                if filter_expr is not None and batch.num_rows:
-                    batch = _filter(batch, filter_expr)
-                if batch.num_rows == 0:
-                    continue
-                out = [batch.column(f.name) for f in projected.fields]
-                out += [batch.column(n) for n in metadata_columns]
-                yield pa.RecordBatch.from_arrays(
-                    [_narrow(a, f) for a, f in zip(out, out_schema, strict=True)],
-                    schema=out_schema,
-                )
+            keep = None
+            if deleted is not None and deleted.deleted_count(start, n):
+                keep = deleted.keep_mask(start, n)
+            for ids, keys in eq_sets:
+                cols = [batch.column(_top_name(read_schema, i)) for i in ids]
+                keep = keys.keep_mask(cols, keep)
+            if keep is not None and keep.false_count:
+                batch = batch.filter(keep)
+            if filter_expr is not None and batch.num_rows:
+                batch = _filter(batch, filter_expr)
+            if batch.num_rows == 0:
+                continue
+            out = [batch.column(f.name) for f in projected.fields]
+            out += [batch.column(n) for n in metadata_columns]
+            yield pa.RecordBatch.from_arrays(
+                [_narrow(a, f) for a, f in zip(out, out_schema, strict=True)],
+                schema=out_schema,
+            )
 
 
 METADATA_COLUMNS_BY_ID = {fid: name for name, (fid, _) in METADATA_COLUMNS.items()}

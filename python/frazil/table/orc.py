@@ -1,0 +1,123 @@
+"""ORC data and delete files, read with pyarrow's ORC reader for :mod:`frazil.table.read`.
+
+Iceberg's ORC writer (Java's) stores each column's field id in the ORC type attribute
+``iceberg.id``, which pyarrow exposes as Arrow field metadata; :class:`OrcFile` presents the
+file as :mod:`frazil.table.read` sees a Parquet file: field ids as ``PARQUET:field_id``, list
+elements named ``element`` (pyarrow names them ``item``; name mappings say ``element``), and the
+Iceberg types ORC has no type for restored from their attributes (``iceberg.long-type`` TIME:
+an ORC long of microseconds; ``iceberg.binary-type`` FIXED / UUID: an ORC binary).
+
+Rows are read stripe by stripe; a row's position (``_pos``) is its ordinal in the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.orc as orc
+
+from frazil.arrow_schema import FIELD_ID_KEY
+from frazil.exceptions import UnsupportedError
+
+__all__ = ["OrcFile"]
+
+_ID = b"iceberg.id"
+_LONG_TYPE = b"iceberg.long-type"
+_BINARY_TYPE = b"iceberg.binary-type"
+_LENGTH = b"iceberg.length"
+
+
+def _field(f: pa.Field) -> pa.Field:
+    """``f`` with its field id under ``PARQUET:field_id`` and its Iceberg type restored."""
+    meta = dict(f.metadata or {})
+    t = _type(f.type)
+    if meta.get(_LONG_TYPE) == b"TIME" and pa.types.is_int64(t):
+        t = pa.time64("us")
+    binary = meta.get(_BINARY_TYPE)
+    if binary == b"UUID" and pa.types.is_binary(t):
+        t = pa.binary(16)
+    elif binary == b"FIXED" and pa.types.is_binary(t) and _LENGTH in meta:
+        t = pa.binary(int(meta[_LENGTH]))
+    if _ID in meta:
+        meta[FIELD_ID_KEY] = meta[_ID]
+    return pa.field(f.name, t, f.nullable, meta or None)
+
+
+def _type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_struct(t):
+        return pa.struct([_field(c) for c in t])
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(_field(t.value_field).with_name("element"))
+    if pa.types.is_map(t):
+        return pa.map_(_field(t.key_field), _field(t.item_field))
+    return t
+
+
+class OrcFile:
+    """One ORC file opened for reading (``source``: a pyarrow input file)."""
+
+    def __init__(self, source: Any) -> None:
+        self._file = orc.ORCFile(source)
+        raw = self._file.schema
+        self.schema_arrow = pa.schema([_field(f) for f in raw])
+        # Only cast when a type differs; metadata alone needs no cast.
+        self._cast = any(a.type != b.type for a, b in zip(raw, self.schema_arrow, strict=True))
+
+    def _fix(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        if not self._cast:
+            return batch
+        fields = [self.schema_arrow.field(n) for n in batch.schema.names]
+        return batch.cast(pa.schema(fields))
+
+    def read(self, columns: Sequence[str]) -> pa.Table:
+        """The whole file's ``columns`` (top-level names)."""
+        t = self._file.read(columns=list(columns))
+        return pa.Table.from_batches([self._fix(b) for b in t.to_batches()], self._fields(columns))
+
+    def _fields(self, columns: Sequence[str]) -> pa.Schema:
+        return pa.schema([self.schema_arrow.field(n) for n in columns])
+
+    def _stripes(
+        self, start: int | None, length: int | None, split_offsets: Sequence[int] | None
+    ) -> list[int]:
+        n = self._file.nstripes
+        if start is None or length is None:
+            return list(range(n))
+        # A split names stripes by their offsets, which pyarrow does not expose: the data file's
+        # split_offsets (Java writes the stripe offsets there) must list them.
+        if split_offsets is None or len(split_offsets) != n:
+            raise UnsupportedError(
+                f"a split ({start}, {length}) of an ORC file with {n} stripes and split_offsets "
+                f"{split_offsets}: the stripes it covers are unknown"
+            )
+        return [i for i, off in enumerate(split_offsets) if start <= off < start + length]
+
+    def batches(
+        self,
+        columns: Sequence[str],
+        batch_size: int,
+        start: int | None = None,
+        length: int | None = None,
+        split_offsets: Sequence[int] | None = None,
+    ) -> Iterator[tuple[int, pa.RecordBatch]]:
+        """(position of its first row in the file, batch) of the stripes a split covers."""
+        wanted = set(self._stripes(start, length, split_offsets))
+        first_column = [self.schema_arrow.names[0]] if self.schema_arrow.names else []
+        pos = 0
+        for i in range(self._file.nstripes):
+            if i not in wanted:
+                # Positions count every row before: a skipped stripe's rows from one column.
+                pos += self._file.read_stripe(i, columns=first_column).num_rows
+                continue
+            stripe = self._file.read_stripe(i, columns=list(columns))
+            if not columns:  # pyarrow reads no rows without a column; count them from one
+                n = self._file.read_stripe(i, columns=first_column).num_rows
+                stripe = pa.record_batch({"_": pa.nulls(n)}).select([])
+            stripe = self._fix(stripe)
+            for offset in range(0, max(stripe.num_rows, 1), batch_size):
+                b = stripe.slice(offset, batch_size)
+                if b.num_rows:
+                    yield pos + offset, b
+            pos += stripe.num_rows
