@@ -4,6 +4,7 @@ the values written."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,15 @@ from frazil.name_mapping import MappedField, NameMapping
 from frazil.schema import Schema
 from frazil.table.read import read_task
 from frazil.table.scan import FileScanTask
-from frazil.types import IntegerType, ListType, LongType, NestedField, StringType
+from frazil.types import (
+    FixedType,
+    IntegerType,
+    ListType,
+    LongType,
+    NestedField,
+    StringType,
+    TimeType,
+)
 
 IO = LocalFileIO()
 SCHEMA = Schema(
@@ -143,3 +152,28 @@ def test_a_type_the_schema_does_not_promote_is_refused(tmp_path: Path) -> None:
     f = _write(tmp_path / "s.orc", pa.table({"id": ["x"]}, schema))
     with pytest.raises(ValidationError, match=r"s\.orc, column 'id'"):
         _read(FileScanTask(f), Schema(SCHEMA.fields[0]))
+
+
+def test_only_columns_the_file_lacks_and_iceberg_type_attributes(tmp_path: Path) -> None:
+    f = _data(tmp_path / "d.orc")
+    t = _read(
+        FileScanTask(f), projected_schema=Schema(SCHEMA.fields[3]), metadata_columns=("_pos",)
+    )
+    assert t.column("added").to_pylist() == [None] * 5
+    assert t.column("_pos").to_pylist() == [0, 1, 2, 3, 4]
+    # Java's ORC writer stores time as a long of microseconds and fixed as binary, with
+    # attributes saying so.
+    schema = pa.schema(
+        [
+            pa.field("t", pa.int64(), metadata={"iceberg.id": "1", "iceberg.long-type": "TIME"}),
+            pa.field(
+                "x",
+                pa.binary(),
+                metadata={"iceberg.id": "2", "iceberg.binary-type": "FIXED", "iceberg.length": "2"},
+            ),
+        ]
+    )
+    g = _write(tmp_path / "t.orc", pa.table({"t": [1_000_000], "x": [b"ab"]}, schema))
+    target = Schema(NestedField(1, "t", TimeType()), NestedField(2, "x", FixedType(2)))
+    t = _read(FileScanTask(g), target)
+    assert t.to_pylist() == [{"t": dt.time(0, 0, 1), "x": b"ab"}]
