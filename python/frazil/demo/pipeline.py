@@ -299,7 +299,8 @@ def batch_rows(total: int) -> list[int]:
 
 
 class _RetryCounter(logging.Handler):
-    """Counts the transaction log's "commit ... failed; retry" records for one table."""
+    """Counts the transaction log's records of a commit redone on a newer table for one table:
+    "commit ... failed; retry" and "commit ... rebased" (another writer committed first)."""
 
     def __init__(self, table_name: str) -> None:
         super().__init__(logging.INFO)
@@ -309,7 +310,9 @@ class _RetryCounter(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         msg = record.getMessage()
-        if msg.startswith(f"commit to {self.table_name} failed"):
+        if msg.startswith(
+            (f"commit to {self.table_name} failed", f"commit to {self.table_name} rebased")
+        ):
             with self._lock2:
                 self.count += 1
 

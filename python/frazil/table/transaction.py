@@ -452,6 +452,13 @@ class Transaction:
             return
         table.refresh()
         if table.metadata_location != self._base_location:
+            if attempt == 0 and self._steps:
+                logger.info(
+                    "commit to %s rebased: another writer committed since it was read; the "
+                    "staged changes are applied again on %s",
+                    table.name(),
+                    table.metadata_location,
+                )
             self._rebase(table.metadata, attempt)
 
     def _refresh_before_reading(self) -> None:
