@@ -4,6 +4,7 @@ from typing import Any, Final, final
 
 __all__ = [
     "ArrowArrayExport",
+    "DeletePlan",
     "DeletionVector",
     "EqualityDeleteSet",
     "LenientTransform",
