@@ -77,6 +77,7 @@ def crash(catalog: object, identifier: str, commits: int) -> int:
         n = len(t.metadata.metadata_log) + 1  # metadata versions so far
         if n >= commits:
             return done
+        print(f"commit {n}", flush=True)  # the parent kills during one of the next few
         op = n % 4
         if op in (0, 1):
             t.append(batch([n * 10, n * 10 + 1, n * 10 + 2]))

@@ -166,7 +166,12 @@ def test_writer_killed_at_random_points(
         assert p.stdout is not None
         p.stdout.readline()  # "ready": imported, about to commit
         if attempt < KILLS:  # the last one runs to the end
-            time.sleep(rng.uniform(0.0, 0.5))
+            # kill inside one of the next three commits, at a random moment of it: a delay
+            # alone may outlast all the work on a fast machine (then nothing is left to kill)
+            for _ in range(rng.randint(1, 3)):
+                if not p.stdout.readline():
+                    break
+            time.sleep(rng.uniform(0.0, 0.1))
             if p.poll() is None:
                 p.send_signal(signal.SIGKILL)
                 kills += 1
