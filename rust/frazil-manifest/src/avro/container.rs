@@ -256,3 +256,53 @@ impl<'a> Container<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn long(out: &mut Vec<u8>, v: i64) {
+        let mut z = ((v << 1) ^ (v >> 63)) as u64;
+        while z >= 0x80 {
+            out.push((z as u8) | 0x80);
+            z >>= 7;
+        }
+        out.push(z as u8);
+    }
+
+    /// A Java-written manifest's header followed by one hostile block: 64 MiB of zeros deflated
+    /// to about 64 KiB, claiming 10M records (a 248 KB manifest of such blocks decoded to
+    /// 10.9M rows and 1.9 GB). Refused from the block header, before anything is inflated.
+    #[test]
+    fn records_per_block_are_bounded_by_its_compressed_bytes() -> Result<()> {
+        let java = include_bytes!("../../tests/data/v2-data.avro");
+        let c = Container::parse(java)?;
+        assert_eq!(c.header.codec, Codec::Deflate);
+        let mut packed = Vec::new();
+        Codec::Deflate.compress(&vec![0u8; 64 << 20], &mut packed)?;
+        let mut data = java[..c.body].to_vec();
+        long(&mut data, 10_000_000);
+        long(&mut data, packed.len() as i64);
+        data.extend_from_slice(&packed);
+        data.extend_from_slice(&c.header.sync);
+        let bomb = Container::parse(&data)?;
+        let mut called = false;
+        let e = bomb
+            .for_each_block(|_| {
+                called = true;
+                Ok(())
+            })
+            .unwrap_err();
+        assert!(!called, "the block reached the record decoder");
+        assert_eq!(e.kind, frazil_values::ErrorKind::Decode);
+        assert!(e.message.contains("claims 10000000 records"), "{e}");
+        // The Java file itself, far below the bound, still reads.
+        let mut records = 0;
+        c.for_each_block(|b| {
+            records += b.count;
+            Ok(())
+        })?;
+        assert!(records > 0);
+        Ok(())
+    }
+}
