@@ -34,6 +34,10 @@ impl Header {
     }
 }
 
+/// The most records a block may claim per byte of its (compressed) content; each record is at
+/// least a byte once inflated, and a real block is two orders of magnitude below this.
+pub const MAX_RECORDS_PER_BLOCK_BYTE: u64 = 4;
+
 /// A parsed container: its header and the bytes of its blocks, read lazily.
 pub struct Container<'a> {
     pub header: Header,
@@ -216,6 +220,15 @@ impl<'a> Container<'a> {
                 ))));
             }
             let size = size as u64;
+            // Records per compressed byte: Java-written manifests hold about 0.014 (70 bytes a
+            // record); a count beyond this bound only comes from a block of near-identical
+            // records built to inflate, and would be decoded into gigabytes of columns.
+            if count as u64 > size.saturating_mul(MAX_RECORDS_PER_BLOCK_BYTE) {
+                return Err(at(Error::decode(format!(
+                    "block claims {count} records in {size} bytes, more than \
+                     {MAX_RECORDS_PER_BLOCK_BYTE} per byte"
+                ))));
+            }
             if size + 16 > r.remaining() as u64 {
                 return Err(at(Error::decode(format!(
                     "truncated file: block of {size} bytes with {} bytes left",
