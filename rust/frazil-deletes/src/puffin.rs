@@ -614,6 +614,22 @@ mod tests {
         }
     }
 
+    /// A footer listing 200,000 blobs (a 1M-blob footer took 3.1 GB as a JSON value tree):
+    /// parsed within a small multiple of the payload's own size.
+    #[test]
+    fn footer_memory_is_bounded_by_its_length() {
+        let blob = r#"{"type":"t","fields":[1],"snapshot-id":1,"sequence-number":1,"offset":4,"length":0}"#;
+        let json = format!("{{\"blobs\":[{}]}}", vec![blob; 200_000].join(","));
+        let (parsed, peak) =
+            crate::alloc_budget::peak_during(|| parse_file_metadata(json.as_bytes()));
+        assert_eq!(parsed.map(|m| m.blobs.len()), Ok(200_000));
+        assert!(
+            peak < 3 * json.len(),
+            "peak {peak} bytes for a {}-byte footer",
+            json.len()
+        );
+    }
+
     #[test]
     fn blob_ranges_are_checked() -> Result<()> {
         let meta = FileMetadata {
