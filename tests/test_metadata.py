@@ -16,10 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from frazil.exceptions import FrazilError, ParseError, UnsupportedError
 import frazil.metadata as metadata_module
+from frazil.exceptions import FrazilError, ParseError, UnsupportedError
 from frazil.metadata import (
-    _gunzip,
     BlobMetadata,
     EncryptedKey,
     PartitionStatisticsFile,
@@ -27,6 +26,7 @@ from frazil.metadata import (
     SnapshotRef,
     StatisticsFile,
     TableMetadata,
+    _gunzip,
     resolve_path,
 )
 from frazil.partitioning import UnknownTransform

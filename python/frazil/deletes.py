@@ -104,9 +104,7 @@ class DeletionVector:
             context += f" with length {length}"
         if referenced_data_file is not None:
             context += f" for data file {referenced_data_file}"
-        return cls(
-            _native.DeletionVector.deserialize(data, offset, length, context, record_count)
-        )
+        return cls(_native.DeletionVector.deserialize(data, offset, length, context, record_count))
 
     def to_puffin_blob(self) -> bytes:
         """The ``deletion-vector-v1`` blob bytes (not a whole Puffin file)."""
