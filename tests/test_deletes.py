@@ -455,3 +455,31 @@ def test_equality_sets_refuse_mismatched_columns():
         keys.keep_mask([pa.array([1])], pa.array([True, False]))
     with pytest.raises(FrazilError, match="cannot be"):
         EqualityDeleteSet(pa.table({"l": pa.array([[1]])}))
+
+
+def _dv_blob_of(bitmap: BitMap) -> bytes:
+    """A ``deletion-vector-v1`` blob of one 32-bit roaring bitmap (key 0), written here from
+    the spec's layout with pyroaring's portable serialization."""
+    body = b"\xd1\xd3\x39\x64" + struct.pack("<QI", 1, 0) + bitmap.serialize()
+    return struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body))
+
+
+def test_run_container_bomb_positions_are_refused_before_allocation() -> None:
+    # 2^28 + 65,536 positions in about 57 KiB of run containers: positions() took 2.1 GB.
+    bomb = BitMap()
+    bomb.add_range(0, (1 << 28) + 65_536)
+    bomb.run_optimize()
+    blob = _dv_blob_of(bomb)
+    assert len(blob) < 64 << 10
+    dv = DeletionVector.from_puffin_blob(blob)
+    assert dv.cardinality == (1 << 28) + 65_536
+    with pytest.raises(InvalidArgumentError, match="without the data file's record count"):
+        dv.positions()
+    with pytest.raises(DecodeError, match="not below the data file's record count 1000"):
+        dv.positions(1000)
+    with pytest.raises(DecodeError, match=r"for data file f\.parquet: deleted position"):
+        DeletionVector.from_puffin_blob(
+            blob, referenced_data_file="f.parquet", record_count=1 << 28
+        )
+    small = DeletionVector.from_puffin_blob(_dv_blob_of(BitMap([0, 7, 999])), record_count=1000)
+    assert small.positions(1000).to_pylist() == [0, 7, 999]

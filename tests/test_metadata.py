@@ -7,13 +7,16 @@ import copy
 import dataclasses
 import gzip
 import json
+import tracemalloc
 import uuid
+import zlib
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import frazil.metadata as metadata_module
 from frazil.exceptions import FrazilError, ParseError, UnsupportedError
 from frazil.metadata import (
     BlobMetadata,
@@ -23,6 +26,7 @@ from frazil.metadata import (
     SnapshotRef,
     StatisticsFile,
     TableMetadata,
+    _gunzip,
     resolve_path,
 )
 from frazil.partitioning import UnknownTransform
@@ -349,6 +353,38 @@ def test_gzip_metadata_is_detected() -> None:
     assert TableMetadata.from_json(m.to_json_bytes(compress=True)) == m
     with pytest.raises(ParseError, match="gzip"):
         TableMetadata.from_json(data[:20])
+
+
+def _gzip_bomb(inflated: int) -> bytes:
+    """Gzip of a JSON string of ``inflated`` spaces: about a thousandth of that size."""
+    c = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    parts = [c.compress(b'{"format-version": 2, "x": "')]
+    block = b" " * (1 << 20)
+    parts += [c.compress(block) for _ in range(inflated >> 20)]
+    return b"".join([*parts, c.flush()])
+
+
+def test_gzip_bomb_is_refused_before_it_is_inflated(monkeypatch: pytest.MonkeyPatch) -> None:
+    bomb = _gzip_bomb(256 << 20)
+    assert len(bomb) < 300_000
+    monkeypatch.setattr(metadata_module, "MAX_METADATA_BYTES", 8 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ParseError, match="inflates past 8388608 bytes"):
+            TableMetadata.from_json(bomb)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # The cap plus one inflate chunk and the bytearray's growth slack, never the 256 MiB.
+    assert peak < 24 << 20, peak
+
+
+def test_gzip_expansion_is_bounded_by_the_input_size() -> None:
+    with pytest.raises(ParseError, match="inflates past 2097152 bytes"):
+        _gunzip(_gzip_bomb(8 << 20), limit=2 << 20)
+    # every member of a multi-member file is read
+    two = gzip.compress(b'{"a": ') + gzip.compress(b"1}")
+    assert bytes(_gunzip(two)) == b'{"a": 1}'
 
 
 @pytest.mark.parametrize("version", [5, 99])

@@ -92,17 +92,19 @@ class DeletionVector:
         length: int | None = None,
         location: str = "<memory>",
         referenced_data_file: str | None = None,
+        record_count: int | None = None,
     ) -> DeletionVector:
         """Decodes the ``deletion-vector-v1`` blob at ``[offset, offset + length)`` of ``data``:
         a whole Puffin file located by a DV's ``content_offset`` and ``content_size_in_bytes``,
         or (the defaults) just the blob. Raises :class:`DecodeError` naming ``location`` and
-        the problem (length, magic, CRC-32, roaring layout)."""
+        the problem (length, magic, CRC-32, roaring layout, or, given the referenced data
+        file's ``record_count``, a position not below it)."""
         context = f"in {location} at offset {offset}"
         if length is not None:
             context += f" with length {length}"
         if referenced_data_file is not None:
             context += f" for data file {referenced_data_file}"
-        return cls(_native.DeletionVector.deserialize(data, offset, length, context))
+        return cls(_native.DeletionVector.deserialize(data, offset, length, context, record_count))
 
     def to_puffin_blob(self) -> bytes:
         """The ``deletion-vector-v1`` blob bytes (not a whole Puffin file)."""
@@ -155,9 +157,12 @@ class DeletionVector:
     def max(self) -> int | None:
         return self._dv.max
 
-    def positions(self) -> pa.Int64Array:
-        """Every deleted position, ascending (Int64, the type of ``_pos``)."""
-        return pa.array(self._dv.positions())
+    def positions(self, record_count: int | None = None) -> pa.Int64Array:
+        """Every deleted position, ascending (Int64, the type of ``_pos``). With the data
+        file's ``record_count``, a position not below it raises :class:`DecodeError`; without
+        it, more than 2^28 positions raise :class:`InvalidArgumentError` (a few kilobytes of
+        run containers can hold billions)."""
+        return pa.array(self._dv.positions(record_count))
 
     def keep_mask(self, start: int, length: int) -> pa.BooleanArray:
         """For the rows at positions ``[start, start + length)`` of the data file: True where

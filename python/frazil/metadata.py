@@ -14,6 +14,7 @@ import gzip
 import json
 import re
 import uuid
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,44 @@ def resolve_path(path: str, table_location: str | None) -> str:
     if _SCHEME.match(path) or table_location is None:
         return path
     return f"{table_location}/{path}"
+
+
+# Inflating gzip metadata is capped: deflate expands at most ~1032x, and no metadata file comes
+# near a gibibyte of JSON, so a small crafted file cannot take the machine before its parse error.
+MAX_GZIP_EXPANSION = 1032
+MAX_METADATA_BYTES = 1 << 30
+_INFLATE_CHUNK = 1 << 20
+
+
+def _gunzip(raw: bytes | bytearray, limit: int | None = None) -> bytearray:
+    """Inflates gzip ``raw`` (every member) in bounded chunks, refusing output past
+    ``MAX_GZIP_EXPANSION`` times the input (plus 1 MiB) or ``limit`` (default
+    ``MAX_METADATA_BYTES``) before allocating it."""
+    cap = min(
+        MAX_GZIP_EXPANSION * len(raw) + _INFLATE_CHUNK,
+        MAX_METADATA_BYTES if limit is None else limit,
+    )
+    out = bytearray()
+    rest = raw
+    try:
+        while rest:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            tail = rest
+            while not d.eof:
+                chunk = d.decompress(tail, _INFLATE_CHUNK)
+                if len(out) + len(chunk) > cap:
+                    raise ParseError(
+                        f"table metadata: gzip data of {len(raw)} bytes inflates past {cap} "
+                        "bytes, the most a metadata file may take"
+                    )
+                out += chunk
+                tail = d.unconsumed_tail
+                if not chunk and not tail:
+                    raise ParseError("table metadata: invalid gzip data: truncated stream")
+            rest = d.unused_data
+    except zlib.error as e:
+        raise ParseError(f"table metadata: invalid gzip data: {e}") from None
+    return out
 
 
 class Operation:
@@ -494,12 +533,9 @@ class TableMetadata:
         """Parses a metadata file's content (plain or gzip-compressed JSON). ``location`` is the
         table location for v4 metadata that omits it."""
         if isinstance(data, (bytes, bytearray)):
-            raw = bytes(data)
+            raw: bytes | bytearray = bytes(data)
             if raw[:2] == b"\x1f\x8b":
-                try:
-                    raw = gzip.decompress(raw)
-                except (OSError, EOFError) as e:
-                    raise ParseError(f"table metadata: invalid gzip data: {e}") from None
+                raw = _gunzip(raw)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as e:

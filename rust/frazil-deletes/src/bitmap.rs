@@ -113,6 +113,21 @@ impl PositionBitmap {
         Some(join(*key, m.max()?))
     }
 
+    /// Checks every position against the row count of the data file the vector applies to:
+    /// each must be below it, so the cardinality is at most `record_count`. A crafted vector
+    /// of run containers holds billions of positions in a few kilobytes; this is what bounds
+    /// anything sized by its cardinality.
+    pub fn check_within(&self, record_count: u64) -> Result<()> {
+        match self.max() {
+            Some(max) if max >= record_count => Err(Error::decode(format!(
+                "deleted position {max} is not below the data file's record count \
+                 {record_count} (the vector holds {} positions)",
+                self.cardinality()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Adds every position of `other` (merging new deletes into a file's existing DV).
     pub fn union_with(&mut self, other: &PositionBitmap) {
         for (key, m) in &other.maps {

@@ -4,6 +4,8 @@
 //! deletes applied to Arrow batches through a hash set of their keys.
 //! Pure functions of bytes and arrays; no I/O.
 
+#[cfg(test)]
+mod alloc_budget;
 pub mod bitmap;
 pub mod deletion_vector;
 pub mod equality_delete;

@@ -13,6 +13,10 @@ use frazil_values::{Error, Result};
 
 use crate::bitmap::PositionBitmap;
 
+/// The most positions [`positions_buffer`] materializes (2 GiB of Int64) when the caller does
+/// not know the data file's row count.
+pub const MAX_POSITIONS: u64 = 1 << 28;
+
 /// The keep-mask of rows `[start, start + length)`: bit `i` is false when position
 /// `start + i` is deleted.
 pub fn keep_mask(bitmap: &PositionBitmap, start: u64, length: usize) -> BooleanBuffer {
@@ -55,11 +59,29 @@ pub fn keep_indices(bitmap: &PositionBitmap, start: u64, length: usize) -> Scala
 }
 
 /// Every position as an Int64 buffer (`_pos` and position delete `pos` are longs; positions
-/// are below 2^63, so the values are the same read as unsigned).
-pub fn positions_buffer(bitmap: &PositionBitmap) -> ScalarBuffer<i64> {
+/// are below 2^63, so the values are the same read as unsigned). With the data file's
+/// `record_count` every position must be below it, so the buffer is at most 8 bytes per row;
+/// without it, at most [`MAX_POSITIONS`] are materialized. Either is checked before anything
+/// is allocated.
+pub fn positions_buffer(
+    bitmap: &PositionBitmap,
+    record_count: Option<u64>,
+) -> Result<ScalarBuffer<i64>> {
+    match record_count {
+        Some(n) => bitmap.check_within(n)?,
+        None => {
+            let cardinality = bitmap.cardinality();
+            if cardinality > MAX_POSITIONS {
+                return Err(Error::invalid(format!(
+                    "the deletion vector holds {cardinality} positions, more than the \
+                     {MAX_POSITIONS} materialized without the data file's record count"
+                )));
+            }
+        }
+    }
     let v = bitmap.to_vec();
     let len = v.len();
-    ScalarBuffer::new(Buffer::from_vec(v), 0, len)
+    Ok(ScalarBuffer::new(Buffer::from_vec(v), 0, len))
 }
 
 fn collect_positions<T>(array: &PrimitiveArray<T>, what: &str) -> Result<Vec<u64>>
@@ -177,6 +199,44 @@ mod tests {
     use super::*;
     use arrow_array::{Int64Array, StringArray};
     use proptest::prelude::*;
+
+    /// A deletion vector bomb: one bitmap of run containers, each one run of 65,536 positions,
+    /// holds 2^28 + 65,536 positions in about 57 KiB; `positions()` of it took 2.1 GB. Refused
+    /// before any allocation, without the data file's row count or past it.
+    #[test]
+    fn run_container_bombs_are_refused_before_allocation() -> Result<()> {
+        let mut m = roaring::RoaringBitmap::new();
+        m.insert_range(0..(MAX_POSITIONS + 65_536) as u32);
+        m.optimize();
+        let mut bytes = 1u64.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&0u32.to_le_bytes());
+        m.serialize_into(&mut bytes).expect("to a Vec");
+        drop(m);
+        assert!(bytes.len() < 64 << 10, "{}", bytes.len());
+        let b = PositionBitmap::deserialize(&bytes).map_err(Error::decode)?;
+        assert_eq!(b.cardinality(), MAX_POSITIONS + 65_536);
+        let e = positions_buffer(&b, None).unwrap_err();
+        assert!(
+            e.message.contains("without the data file's record count"),
+            "{e}"
+        );
+        let e = positions_buffer(&b, Some(1_000_000)).unwrap_err();
+        assert_eq!(e.kind, frazil_values::ErrorKind::Decode);
+        assert!(
+            e.message
+                .contains("not below the data file's record count 1000000"),
+            "{e}"
+        );
+        // Within its data file's rows, a vector materializes.
+        let small = PositionBitmap::from_positions(&[0, 7, 999_999])?;
+        assert_eq!(
+            positions_buffer(&small, Some(1_000_000))?.as_ref(),
+            &[0, 7, 999_999]
+        );
+        assert!(positions_buffer(&small, Some(999_999)).is_err());
+        assert_eq!(positions_buffer(&small, None)?.len(), 3);
+        Ok(())
+    }
 
     #[test]
     fn groups_by_file() -> Result<()> {

@@ -104,16 +104,28 @@ impl PyDeletionVector {
     /// From a `deletion-vector-v1` blob at `[offset, offset + length)` of `data`;
     /// `context` names it in errors.
     #[staticmethod]
-    #[pyo3(signature = (data, offset = 0, length = None, context = ""))]
+    #[pyo3(signature = (data, offset = 0, length = None, context = "", record_count = None))]
     fn deserialize(
         py: Python<'_>,
         data: PyBackedBytes,
         offset: u64,
         length: Option<u64>,
         context: &str,
+        record_count: Option<u64>,
     ) -> PyResult<Self> {
         let inner = py
-            .detach(|| frazil_deletes::read_dv(&data, offset, length, context))
+            .detach(|| {
+                let dv = frazil_deletes::read_dv(&data, offset, length, context)?;
+                if let Some(n) = record_count {
+                    dv.check_within(n).map_err(|e| {
+                        frazil_values::Error::decode(format!(
+                            "invalid deletion vector {context}: {}",
+                            e.message
+                        ))
+                    })?;
+                }
+                Ok::<_, frazil_values::Error>(dv)
+            })
             .py()?;
         Ok(PyDeletionVector { inner })
     }
@@ -149,10 +161,14 @@ impl PyDeletionVector {
             .range_cardinality(start, start.saturating_add(length))
     }
 
-    /// Every position, ascending, as an Int64 array.
-    fn positions(&self, py: Python<'_>) -> ArrowArrayExport {
-        let values = py.detach(|| position_delete::positions_buffer(&self.inner));
-        array_export(Arc::new(Int64Array::new(values, None)), false)
+    /// Every position, ascending, as an Int64 array; each checked to be below `record_count`
+    /// (the data file's rows) when given, else at most `MAX_POSITIONS` of them.
+    #[pyo3(signature = (record_count = None))]
+    fn positions(&self, py: Python<'_>, record_count: Option<u64>) -> PyResult<ArrowArrayExport> {
+        let values = py
+            .detach(|| position_delete::positions_buffer(&self.inner, record_count))
+            .py()?;
+        Ok(array_export(Arc::new(Int64Array::new(values, None)), false))
     }
 
     fn keep_mask(&self, py: Python<'_>, start: u64, length: usize) -> ArrowArrayExport {

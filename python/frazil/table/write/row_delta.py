@@ -396,13 +396,12 @@ class _Context:
             if _is_dv(d):
                 assert d.content_offset is not None and d.content_size_in_bytes is not None
                 blob = _read_range(self.io, d.file_path, d.content_offset, d.content_size_in_bytes)
-                parts.append(
-                    DeletionVector.from_puffin_blob(
-                        blob, 0, d.content_size_in_bytes, d.file_path, d.referenced_data_file
-                    )
-                    .positions()
-                    .to_numpy()
+                # Bounded by the data file's rows: a DV's positions all lie below its count.
+                rows = task.file.record_count
+                dv = DeletionVector.from_puffin_blob(
+                    blob, 0, d.content_size_in_bytes, d.file_path, d.referenced_data_file, rows
                 )
+                parts.append(dv.positions(rows).to_numpy())
             elif d.content == DataFileContent.POSITION_DELETES:
                 parts.append(cache.positions(d, task.file.file_path))
         if not parts:

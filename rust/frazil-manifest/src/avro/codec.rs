@@ -51,7 +51,7 @@ impl Codec {
             Codec::Zstandard => {
                 let decoder = zstd::stream::read::Decoder::with_buffer(data)
                     .map_err(|e| Error::decode(format!("corrupt zstandard block: {e}")))?;
-                read_bounded(decoder, out, "zstandard")?;
+                read_bounded(decoder, out, "zstandard", data.len())?;
             }
             Codec::Snappy => {
                 let Some(split) = data.len().checked_sub(4) else {
@@ -186,13 +186,26 @@ fn inflate(data: &[u8], out: &mut Vec<u8>) -> Result<()> {
     })
 }
 
-fn read_bounded(reader: impl Read, out: &mut Vec<u8>, codec: &str) -> Result<()> {
-    let mut limited = reader.take(MAX_BLOCK_SIZE as u64 + 1);
+/// The most a compressed block may expand: deflate's own limit is about 1032x; a zstandard
+/// frame of run-length blocks goes far past it, which no manifest block comes near.
+pub const MAX_EXPANSION: usize = 1032;
+
+fn read_bounded(reader: impl Read, out: &mut Vec<u8>, codec: &str, input: usize) -> Result<()> {
+    let most = input
+        .saturating_mul(MAX_EXPANSION)
+        .saturating_add(1 << 16)
+        .min(MAX_BLOCK_SIZE);
+    let mut limited = reader.take(most as u64 + 1);
     limited
         .read_to_end(out)
         .map_err(|e| Error::decode(format!("corrupt {codec} block: {e}")))?;
     if out.len() > MAX_BLOCK_SIZE {
         return Err(too_large(codec));
+    }
+    if out.len() > most {
+        return Err(Error::decode(format!(
+            "{codec} block of {input} bytes inflates past {MAX_EXPANSION} times its size"
+        )));
     }
     Ok(())
 }
@@ -200,6 +213,20 @@ fn read_bounded(reader: impl Read, out: &mut Vec<u8>, codec: &str) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 64 MiB of zeros zstd-compress to a few KiB: refused while inflating, at 1032x.
+    #[test]
+    fn zstandard_expansion_is_bounded() {
+        let mut packed = Vec::new();
+        Codec::Zstandard
+            .compress(&vec![0u8; 64 << 20], &mut packed)
+            .unwrap();
+        assert!(packed.len() < 64 << 10, "{}", packed.len());
+        let mut out = Vec::new();
+        let e = Codec::Zstandard.decompress(&packed, &mut out).unwrap_err();
+        assert!(e.message.contains("inflates past 1032 times"), "{e}");
+        assert!(out.len() <= packed.len() * MAX_EXPANSION + (1 << 16) + 1);
+    }
 
     #[test]
     fn round_trips_every_codec() {

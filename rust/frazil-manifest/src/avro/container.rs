@@ -34,6 +34,10 @@ impl Header {
     }
 }
 
+/// The most records a block may claim per byte of its (compressed) content; each record is at
+/// least a byte once inflated, and a real block is two orders of magnitude below this.
+pub const MAX_RECORDS_PER_BLOCK_BYTE: u64 = 4;
+
 /// A parsed container: its header and the bytes of its blocks, read lazily.
 pub struct Container<'a> {
     pub header: Header,
@@ -216,6 +220,15 @@ impl<'a> Container<'a> {
                 ))));
             }
             let size = size as u64;
+            // Records per compressed byte: Java-written manifests hold about 0.014 (70 bytes a
+            // record); a count beyond this bound only comes from a block of near-identical
+            // records built to inflate, and would be decoded into gigabytes of columns.
+            if count as u64 > size.saturating_mul(MAX_RECORDS_PER_BLOCK_BYTE) {
+                return Err(at(Error::decode(format!(
+                    "block claims {count} records in {size} bytes, more than \
+                     {MAX_RECORDS_PER_BLOCK_BYTE} per byte"
+                ))));
+            }
             if size + 16 > r.remaining() as u64 {
                 return Err(at(Error::decode(format!(
                     "truncated file: block of {size} bytes with {} bytes left",
@@ -253,6 +266,56 @@ impl<'a> Container<'a> {
             })
             .map_err(at)?;
         }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn long(out: &mut Vec<u8>, v: i64) {
+        let mut z = ((v << 1) ^ (v >> 63)) as u64;
+        while z >= 0x80 {
+            out.push((z as u8) | 0x80);
+            z >>= 7;
+        }
+        out.push(z as u8);
+    }
+
+    /// A Java-written manifest's header followed by one hostile block: 64 MiB of zeros deflated
+    /// to about 64 KiB, claiming 10M records (a 248 KB manifest of such blocks decoded to
+    /// 10.9M rows and 1.9 GB). Refused from the block header, before anything is inflated.
+    #[test]
+    fn records_per_block_are_bounded_by_its_compressed_bytes() -> Result<()> {
+        let java = include_bytes!("../../tests/data/v2-data.avro");
+        let c = Container::parse(java)?;
+        assert_eq!(c.header.codec, Codec::Deflate);
+        let mut packed = Vec::new();
+        Codec::Deflate.compress(&vec![0u8; 64 << 20], &mut packed)?;
+        let mut data = java[..c.body].to_vec();
+        long(&mut data, 10_000_000);
+        long(&mut data, packed.len() as i64);
+        data.extend_from_slice(&packed);
+        data.extend_from_slice(&c.header.sync);
+        let bomb = Container::parse(&data)?;
+        let mut called = false;
+        let e = bomb
+            .for_each_block(|_| {
+                called = true;
+                Ok(())
+            })
+            .unwrap_err();
+        assert!(!called, "the block reached the record decoder");
+        assert_eq!(e.kind, frazil_values::ErrorKind::Decode);
+        assert!(e.message.contains("claims 10000000 records"), "{e}");
+        // The Java file itself, far below the bound, still reads.
+        let mut records = 0;
+        c.for_each_block(|b| {
+            records += b.count;
+            Ok(())
+        })?;
+        assert!(records > 0);
         Ok(())
     }
 }
