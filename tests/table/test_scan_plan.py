@@ -119,6 +119,21 @@ def test_views_behave_like_the_plain_objects(table: Table, row_filter: str) -> N
         assert FileScanTask.from_json(v.to_json()) == FileScanTask.from_json(p.to_json())
 
 
+def test_views_replace_and_copy_as_plain_objects(table: Table) -> None:
+    import copy
+    import dataclasses
+
+    task = next(iter(table.scan().plan_files()))
+    moved = dataclasses.replace(task.file, file_path="elsewhere.parquet")
+    assert type(moved) is DataFile and moved.file_path == "elsewhere.parquet"
+    assert dataclasses.replace(moved, file_path=task.file.file_path) == task.file
+    split = dataclasses.replace(task, start=4, length=10)
+    assert type(split) is FileScanTask and (split.start, split.length) == (4, 10)
+    assert split.file == task.file and split.delete_files == task.delete_files
+    assert type(copy.copy(task)) is FileScanTask and copy.copy(task) == task
+    assert type(copy.deepcopy(task.file)) is DataFile and copy.deepcopy(task.file) == task.file
+
+
 def test_views_are_read_only(table: Table) -> None:
     task = next(iter(table.scan().plan_files()))
     with pytest.raises(AttributeError):

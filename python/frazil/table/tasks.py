@@ -323,6 +323,11 @@ class PlannedDataFile(DataFile):
     # built by the million: a plain slot store is the fastest way).
     __setattr__ = object.__setattr__
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> DataFile:  # type: ignore[misc]
+        # Constructing through the class (``dataclasses.replace(task.file, ...)``) gives the
+        # plain object with those values; views themselves are made by ``view``.
+        return DataFile(*args, **kwargs)
+
     @classmethod
     def view(cls, columns: TaskColumns, row: int) -> PlannedDataFile:
         v = _new(cls)
@@ -375,6 +380,10 @@ class PlannedFileScanTask(FileScanTask):
     _columns: TaskColumns
     _row: int
     _file: PlannedDataFile
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> FileScanTask:  # type: ignore[misc]
+        # as PlannedDataFile.__new__: ``dataclasses.replace(task, start=...)`` gives a plain task
+        return FileScanTask(*args, **kwargs)
 
     @classmethod
     def view(cls, columns: TaskColumns, row: int) -> PlannedFileScanTask:
