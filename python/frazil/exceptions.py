@@ -8,6 +8,8 @@ input also derive from :class:`ValueError`, so code written against ``ValueError
 from __future__ import annotations
 
 __all__ = [
+    "AuthorizationExpiredError",
+    "BadRequestError",
     "CatalogBusyError",
     "CatalogError",
     "CommitFailedError",
@@ -15,17 +17,28 @@ __all__ = [
     "DecodeError",
     "FileMissingError",
     "FileReadError",
+    "ForbiddenError",
     "FrazilError",
     "FrazilIOError",
     "InvalidArgumentError",
     "NamespaceAlreadyExistsError",
     "NamespaceNotEmptyError",
     "NoSuchNamespaceError",
+    "NoSuchPlanIdError",
+    "NoSuchPlanTaskError",
     "NoSuchTableError",
+    "NoSuchViewError",
+    "NotAuthorizedError",
+    "OAuthError",
     "ParseError",
+    "RESTError",
+    "ServerError",
+    "ServiceUnavailableError",
     "TableAlreadyExistsError",
+    "UnauthorizedError",
     "UnsupportedError",
     "ValidationError",
+    "ViewAlreadyExistsError",
 ]
 
 
@@ -89,6 +102,60 @@ class NoSuchTableError(FrazilError):
 
 class TableAlreadyExistsError(FrazilError):
     """A table of that name already exists."""
+
+
+class NoSuchViewError(FrazilError):
+    """The view does not exist in the catalog."""
+
+
+class ViewAlreadyExistsError(FrazilError):
+    """A view of that name already exists."""
+
+
+class RESTError(FrazilError):
+    """A REST catalog answered with an error the classes above do not describe; the message
+    keeps the server's own (``ErrorModel.message``) and names the request."""
+
+
+class BadRequestError(RESTError, ValueError):
+    """The REST catalog refused a malformed request (HTTP 400)."""
+
+
+class NotAuthorizedError(RESTError):
+    """The REST catalog refused the caller (HTTP 401 or 403)."""
+
+
+class UnauthorizedError(NotAuthorizedError):
+    """No valid credentials (HTTP 401): a missing, wrong or expired token."""
+
+
+class AuthorizationExpiredError(UnauthorizedError):
+    """The credentials expired (HTTP 419, or a 401 the server marks as such)."""
+
+
+class ForbiddenError(NotAuthorizedError):
+    """Valid credentials without the permission (HTTP 403)."""
+
+
+class OAuthError(NotAuthorizedError):
+    """The OAuth2 token endpoint refused the credentials (its ``error`` and
+    ``error_description`` in the message; never the secret)."""
+
+
+class ServiceUnavailableError(RESTError):
+    """The REST catalog is (temporarily) unavailable (HTTP 503)."""
+
+
+class ServerError(RESTError):
+    """The REST catalog failed on its side (HTTP 5xx)."""
+
+
+class NoSuchPlanIdError(RESTError):
+    """The server-side scan plan does not exist (or was cancelled or expired)."""
+
+
+class NoSuchPlanTaskError(RESTError):
+    """The server-side scan plan task does not exist."""
 
 
 class FrazilIOError(FrazilError, OSError):

@@ -1,0 +1,2 @@
+"""The REST catalog protocol: its wire shapes (:mod:`frazil.rest.wire`), shared by frazil's
+REST client (:mod:`frazil.catalog.rest`) and its REST catalog server (``frazil serve``)."""
