@@ -66,6 +66,7 @@ __all__ = [
     "CommitTableResponse",
     "Identifier",
     "PropertiesUpdateSummary",
+    "TableCommit",
     "load_catalog",
 ]
 
@@ -120,6 +121,17 @@ class PropertiesUpdateSummary:
     removed: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TableCommit:
+    """One table's part of a multi-table commit (:meth:`Catalog.commit_tables`): the table as
+    its transaction last saw it (``table.metadata_location`` is ``None`` for a table being
+    created), and the requirements and updates to apply to it."""
+
+    table: Table
+    requirements: Sequence[TableRequirement]
+    updates: Sequence[TableUpdate]
 
 
 class _CreateConflict(CommitFailedError, TableAlreadyExistsError):
@@ -633,6 +645,14 @@ class Catalog(abc.ABC):
                 except Exception:  # orphans are harmless; the commit has landed
                     logger.warning("deleting old metadata of %s failed", name, exc_info=True)
         return CommitTableResponse(new, new_location)
+
+    def commit_tables(self, commits: Sequence[TableCommit]) -> list[CommitTableResponse]:
+        """Commits several tables' changes atomically: every table's requirements hold and all
+        land, or nothing changes (:class:`CommitFailedError`). Catalogs that cannot swap several
+        pointers at once raise :class:`~frazil.exceptions.UnsupportedError`."""
+        from frazil.exceptions import UnsupportedError
+
+        raise UnsupportedError(f"catalog {self.name!r} cannot commit several tables atomically")
 
     def _publish(
         self,
