@@ -135,6 +135,20 @@ class TableCommit:
     updates: Sequence[TableUpdate]
 
 
+@dataclass(frozen=True)
+class _PreparedCommit:
+    """One table's commit, built and checked but not yet published (see
+    :meth:`Catalog._prepare_commit`); ``data`` is ``None`` when nothing changes."""
+
+    ident: Identifier
+    current_location: str | None
+    current: TableMetadata | None
+    new: TableMetadata
+    new_location: str
+    data: bytes | None
+    io: FileIO
+
+
 class _CreateConflict(CommitFailedError, TableAlreadyExistsError):
     """A table creation that lost to another creation of the same table: a failed commit to a
     transaction, an existing table to :meth:`Catalog.create_table`."""
@@ -578,7 +592,29 @@ class Catalog(abc.ABC):
         pointer swap (nothing changed; the new metadata file is deleted), and
         :class:`CommitStateUnknownError` only when it cannot find out whether the swap landed.
         For a table being created (``AssertCreate`` among the requirements) the pointer is
-        inserted instead."""
+        inserted instead, and ``table.metadata`` is the base the updates apply to."""
+        prepared = self._prepare_commit(table, requirements, updates)
+        if prepared.data is None:
+            return CommitTableResponse(prepared.new, prepared.current_location)  # type: ignore[arg-type]
+        self._publish(
+            prepared.ident,
+            prepared.current_location,
+            prepared.new_location,
+            prepared.data,
+            prepared.io,
+            prepared.new,
+        )
+        return self._finish_commit(prepared)
+
+    def _prepare_commit(
+        self,
+        table: Table,
+        requirements: Sequence[TableRequirement],
+        updates: Sequence[TableUpdate],
+    ) -> _PreparedCommit:
+        """Everything of a commit before the pointer swap: the current pointer and metadata,
+        the requirements checked against it, the new metadata and its bytes (``data`` is
+        ``None`` when the updates change nothing). Nothing is written."""
         from frazil.table.update import AssertCreate, update_table_metadata
 
         ident = self._existing_table_identifier(table.identifier)
@@ -615,7 +651,7 @@ class Catalog(abc.ABC):
                 ) from None
             raise
         if current is not None and new is current:
-            return CommitTableResponse(current, current_location)  # type: ignore[arg-type]
+            return _PreparedCommit(ident, current_location, current, new, "", None, self.io)
 
         new_location = self._new_metadata_location(ident, new, current_location)
         _, compress = self._metadata_suffix(new)
@@ -629,9 +665,15 @@ class Catalog(abc.ABC):
                 f"valid Unicode (a lone surrogate), near {e.object[max(0, e.start - 30) : e.end]!r}"
             ) from e
         io = self._table_io(new, new_location)
-        self._publish(ident, current_location, new_location, data, io, new)
-        logger.info("committed table %s: %s", name, new_location)
+        return _PreparedCommit(ident, current_location, current, new, new_location, data, io)
 
+    def _finish_commit(self, prepared: _PreparedCommit) -> CommitTableResponse:
+        """Best-effort work once a commit's pointer swap landed: the catalog's hook and the
+        cleanup of metadata files that dropped out of the log."""
+        ident, new, current = prepared.ident, prepared.new, prepared.current
+        name = ".".join(ident)
+        new_location, io = prepared.new_location, prepared.io
+        logger.info("committed table %s: %s", name, new_location)
         self._after_commit(ident, new_location, io)
         if current is not None and _bool_property(
             new.properties, METADATA_DELETE_AFTER_COMMIT, False

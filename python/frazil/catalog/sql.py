@@ -77,12 +77,18 @@ from frazil.catalog import (
     URI,
     WAREHOUSE,
     Catalog,
+    CommitTableResponse,
     Identifier,
     PropertiesUpdateSummary,
+    TableCommit,
+    _CreateConflict,
+    _PreparedCommit,
 )
 from frazil.exceptions import (
     CatalogBusyError,
     CatalogError,
+    CommitFailedError,
+    CommitStateUnknownError,
     InvalidArgumentError,
     NamespaceAlreadyExistsError,
     NamespaceNotEmptyError,
@@ -94,6 +100,8 @@ from frazil.exceptions import (
 from frazil.io import local_path
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from frazil.io import FileIO
     from frazil.table import Table as FrazilTable
 
@@ -605,6 +613,87 @@ class SqlCatalog(Catalog):
                 .values(metadata_location=new_location, previous_metadata_location=current_location)
             )
             return result.rowcount == 1
+
+    def commit_tables(self, commits: Sequence[TableCommit]) -> list[CommitTableResponse]:
+        """Commits several tables at once: every new metadata file is written first, then one
+        database transaction does every check-and-put (and re-asserts the pointer of a table
+        whose updates change nothing, so its requirements still hold when the rest lands). On
+        any failure the transaction rolls back and the written files are deleted."""
+        idents = [self._existing_table_identifier(c.table.identifier) for c in commits]
+        if len(set(idents)) != len(idents):
+            raise InvalidArgumentError("a multi-table commit names the same table twice")
+        prepared = [self._prepare_commit(c.table, c.requirements, c.updates) for c in commits]
+        written: list[_PreparedCommit] = []
+        try:
+            for p in prepared:
+                if p.data is not None:
+                    self._write_metadata_file(p.io, p.new_location, p.data)
+                    written.append(p)
+            self._swap_pointers(prepared)
+        except (CommitFailedError, NoSuchTableError, TableAlreadyExistsError, InvalidArgumentError):
+            self._discard_all(written)
+            raise
+        except Exception as e:
+            if not written:
+                raise
+            # The transaction's outcome is open (a dropped connection at COMMIT): it landed
+            # whole or not at all, so one table's pointer tells.
+            first = written[0]
+            try:
+                landed = self._read_pointer_fresh(first.ident) == first.new_location
+            except Exception as check:
+                raise CommitStateUnknownError(
+                    f"multi-table commit of {len(commits)} tables: the transaction failed ({e}) "
+                    f"and the pointers cannot be read ({check}); it may or may not have landed"
+                ) from e
+            if not landed:
+                self._discard_all(written)
+                raise
+        return [
+            self._finish_commit(p)
+            if p.data is not None
+            else CommitTableResponse(p.new, p.current_location)  # type: ignore[arg-type]
+            for p in prepared
+        ]
+
+    def _swap_pointers(self, prepared: Sequence[_PreparedCommit]) -> None:
+        """Every pointer move of a multi-table commit in one transaction."""
+        with self._write() as conn:
+            for p in prepared:
+                name = ".".join(p.ident)
+                if p.current_location is None:
+                    try:
+                        conn.execute(
+                            insert(ICEBERG_TABLES).values(self._table_row(p.ident, p.new_location))
+                        )
+                    except IntegrityError:  # the whole transaction rolls back
+                        raise _CreateConflict(
+                            f"cannot create table {name}: it was created concurrently"
+                        ) from None
+                    continue
+                new_location = p.new_location if p.data is not None else p.current_location
+                result = conn.execute(
+                    update(ICEBERG_TABLES)
+                    .where(*self._table_key(p.ident), _T.metadata_location == p.current_location)
+                    .values(
+                        metadata_location=new_location,
+                        previous_metadata_location=(
+                            p.current_location if p.data is not None else _T.previous_metadata_location
+                        ),
+                    )
+                )
+                if result.rowcount != 1:
+                    raise CommitFailedError(
+                        f"commit to table {name} failed: another commit replaced "
+                        f"{p.current_location} first"
+                    )
+
+    def _discard_all(self, written: Sequence[_PreparedCommit]) -> None:
+        for p in written:
+            try:
+                p.io.delete(p.new_location)
+            except Exception:
+                logger.warning("could not delete unused metadata file %s", p.new_location)
 
     def register_table(self, identifier: str | Identifier, metadata_location: str) -> FrazilTable:
         """Adds a table whose metadata file already exists (read first, to check it)."""

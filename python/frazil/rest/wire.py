@@ -28,14 +28,27 @@ from frazil import exceptions as exc
 from frazil._json_fields import Fields, check_list, check_str
 
 __all__ = [
+    "ACCESS_DELEGATION_HEADER",
     "DEFAULT_ENDPOINTS",
     "ENDPOINTS",
     "NAMESPACE_SEPARATOR",
+    "CatalogConfig",
     "CommitTableRequest",
     "CommitTransactionRequest",
+    "CreateNamespaceRequest",
     "CreateTableRequest",
     "LoadTableResult",
     "ErrorModel",
+    "FetchScanTasksRequest",
+    "ListNamespacesResponse",
+    "ListTablesResponse",
+    "OAuthTokenResponse",
+    "PlanTableScanRequest",
+    "RegisterTableRequest",
+    "RenameTableRequest",
+    "UpdateNamespacePropertiesRequest",
+    "UpdateNamespacePropertiesResponse",
+    "commit_table_response",
     "decode_namespace",
     "encode_name",
     "encode_namespace",
@@ -45,10 +58,14 @@ __all__ = [
     "identifier_to_json",
     "create_table_updates",
     "load_table_result",
+    "namespace_from_json",
     "parse_json_body",
 ]
 
 NAMESPACE_SEPARATOR = "\x1f"
+
+# The request header asking for vended credentials (``vended-credentials``) or remote signing.
+ACCESS_DELEGATION_HEADER = "X-Iceberg-Access-Delegation"
 
 # Every endpoint id the spec defines (``CatalogConfig.endpoints``); the server advertises the ones
 # it serves, the client checks before calling an optional one.
@@ -355,10 +372,14 @@ class CommitTableRequest:
         return cls(ident, reqs, updates)
 
 
+def commit_table_response(metadata_location: str, metadata: Any) -> dict[str, Any]:
+    """``CommitTableResponse``."""
+    return {"metadata-location": metadata_location, "metadata": metadata.to_dict()}
+
+
 @dataclass(frozen=True)
 class CommitTransactionRequest:
-    """``CommitTransactionRequest``: one :class:`CommitTableRequest` (with its identifier) per
-    table, applied all or nothing."""
+    """``CommitTransactionRequest``: every table change names its table."""
 
     table_changes: list[CommitTableRequest]
 
@@ -366,16 +387,296 @@ class CommitTransactionRequest:
         return {"table-changes": [c.to_json() for c in self.table_changes]}
 
     @classmethod
-    def from_json(cls, obj: Any, path: str = "CommitTransactionRequest") -> CommitTransactionRequest:
+    def from_json(
+        cls, obj: Any, path: str = "CommitTransactionRequest"
+    ) -> CommitTransactionRequest:
         f = Fields(obj, path)
+        at = f.at("table-changes")
         changes = [
-            CommitTableRequest.from_json(c, f"{f.at('table-changes')}[{i}]")
+            CommitTableRequest.from_json(c, f"{at}[{i}]")
             for i, c in enumerate(f.list("table-changes"))
         ]
         for i, c in enumerate(changes):
             if c.identifier is None:
-                raise exc.ParseError(f"{f.at('table-changes')}[{i}].identifier: required")
+                raise exc.ParseError(f"{at}[{i}].identifier: required field is missing")
         return cls(changes)
+
+
+@dataclass(frozen=True)
+class CatalogConfig:
+    """``CatalogConfig`` (``GET /v1/config``): ``defaults`` are overridden by the client's own
+    properties, which ``overrides`` override; ``endpoints`` the server serves."""
+
+    defaults: dict[str, str] = field(default_factory=dict)
+    overrides: dict[str, str] = field(default_factory=dict)
+    endpoints: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"defaults": dict(self.defaults), "overrides": dict(self.overrides)}
+        if self.endpoints is not None:
+            out["endpoints"] = list(self.endpoints)
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str = "CatalogConfig") -> CatalogConfig:
+        f = Fields(obj, path)
+        endpoints = f.opt_list("endpoints")
+        return cls(
+            f.opt_str_map("defaults"),
+            f.opt_str_map("overrides"),
+            None
+            if endpoints is None
+            else tuple(check_str(e, f"{f.at('endpoints')}[{i}]") for i, e in enumerate(endpoints)),
+        )
+
+
+@dataclass(frozen=True)
+class CreateNamespaceRequest:
+    namespace: tuple[str, ...]
+    properties: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"namespace": list(self.namespace), "properties": dict(self.properties)}
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str = "CreateNamespaceRequest") -> CreateNamespaceRequest:
+        f = Fields(obj, path)
+        ns = namespace_from_json(f.raw("namespace"), f.at("namespace"))
+        return cls(ns, f.opt_str_map("properties"))
+
+
+@dataclass(frozen=True)
+class UpdateNamespacePropertiesRequest:
+    removals: list[str] = field(default_factory=list)
+    updates: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"removals": list(self.removals), "updates": dict(self.updates)}
+
+    @classmethod
+    def from_json(
+        cls, obj: Any, path: str = "UpdateNamespacePropertiesRequest"
+    ) -> UpdateNamespacePropertiesRequest:
+        f = Fields(obj, path)
+        at = f.at("removals")
+        removals = [check_str(v, f"{at}[{i}]") for i, v in enumerate(f.opt_list("removals") or [])]
+        return cls(removals, f.opt_str_map("updates"))
+
+
+@dataclass(frozen=True)
+class UpdateNamespacePropertiesResponse:
+    updated: list[str]
+    removed: list[str]
+    missing: list[str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"updated": list(self.updated), "removed": list(self.removed)}
+        if self.missing is not None:
+            out["missing"] = list(self.missing)
+        return out
+
+    @classmethod
+    def from_json(
+        cls, obj: Any, path: str = "UpdateNamespacePropertiesResponse"
+    ) -> UpdateNamespacePropertiesResponse:
+        f = Fields(obj, path)
+
+        def strs(key: str) -> list[str]:
+            return [check_str(v, f"{f.at(key)}[{i}]") for i, v in enumerate(f.opt_list(key) or [])]
+
+        return cls(strs("updated"), strs("removed"), strs("missing") if f.has("missing") else None)
+
+
+@dataclass(frozen=True)
+class ListNamespacesResponse:
+    namespaces: list[tuple[str, ...]]
+    next_page_token: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"namespaces": [list(ns) for ns in self.namespaces]}
+        if self.next_page_token is not None:
+            out["next-page-token"] = self.next_page_token
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str = "ListNamespacesResponse") -> ListNamespacesResponse:
+        f = Fields(obj, path)
+        at = f.at("namespaces")
+        namespaces = [
+            namespace_from_json(ns, f"{at}[{i}]")
+            for i, ns in enumerate(f.opt_list("namespaces") or [])
+        ]
+        return cls(namespaces, f.opt_str("next-page-token"))
+
+
+@dataclass(frozen=True)
+class ListTablesResponse:
+    """``ListTablesResponse`` (also the views list)."""
+
+    identifiers: list[tuple[str, ...]]
+    next_page_token: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"identifiers": [identifier_to_json(i) for i in self.identifiers]}
+        if self.next_page_token is not None:
+            out["next-page-token"] = self.next_page_token
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str = "ListTablesResponse") -> ListTablesResponse:
+        f = Fields(obj, path)
+        at = f.at("identifiers")
+        idents = [
+            identifier_from_json(i, f"{at}[{k}]")
+            for k, i in enumerate(f.opt_list("identifiers") or [])
+        ]
+        return cls(idents, f.opt_str("next-page-token"))
+
+
+@dataclass(frozen=True)
+class RegisterTableRequest:
+    name: str
+    metadata_location: str
+    overwrite: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "metadata-location": self.metadata_location}
+        if self.overwrite:
+            out["overwrite"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str = "RegisterTableRequest") -> RegisterTableRequest:
+        f = Fields(obj, path)
+        overwrite = f.bool("overwrite") if f.has("overwrite") else False
+        return cls(f.str("name"), f.str("metadata-location"), overwrite)
+
+
+@dataclass(frozen=True)
+class RenameTableRequest:
+    """``RenameTableRequest`` (also for views)."""
+
+    source: tuple[str, ...]
+    destination: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": identifier_to_json(self.source),
+            "destination": identifier_to_json(self.destination),
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str = "RenameTableRequest") -> RenameTableRequest:
+        f = Fields(obj, path)
+        return cls(
+            identifier_from_json(f.raw("source"), f.at("source")),
+            identifier_from_json(f.raw("destination"), f.at("destination")),
+        )
+
+
+@dataclass(frozen=True)
+class PlanTableScanRequest:
+    """``PlanTableScanRequest``; ``filter`` stays JSON (parse it with
+    :func:`frazil.expressions.from_json`)."""
+
+    snapshot_id: int | None = None
+    select: list[str] | None = None
+    filter: Any = None
+    case_sensitive: bool = True
+    use_snapshot_schema: bool = False
+    start_snapshot_id: int | None = None
+    end_snapshot_id: int | None = None
+    min_rows_requested: int | None = None
+    stats_fields: list[str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in (
+            ("snapshot-id", self.snapshot_id),
+            ("select", self.select),
+            ("filter", self.filter),
+            ("start-snapshot-id", self.start_snapshot_id),
+            ("end-snapshot-id", self.end_snapshot_id),
+            ("min-rows-requested", self.min_rows_requested),
+            ("stats-fields", self.stats_fields),
+        ):
+            if value is not None:
+                out[key] = value
+        out["case-sensitive"] = self.case_sensitive
+        out["use-snapshot-schema"] = self.use_snapshot_schema
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str = "PlanTableScanRequest") -> PlanTableScanRequest:
+        f = Fields(obj, path)
+
+        def names(key: str) -> list[str] | None:
+            items = f.opt_list(key)
+            if items is None:
+                return None
+            return [check_str(v, f"{f.at(key)}[{i}]") for i, v in enumerate(items)]
+
+        return cls(
+            snapshot_id=f.opt_long("snapshot-id"),
+            select=names("select"),
+            filter=f.raw("filter"),
+            case_sensitive=f.bool("case-sensitive") if f.has("case-sensitive") else True,
+            use_snapshot_schema=(
+                f.bool("use-snapshot-schema") if f.has("use-snapshot-schema") else False
+            ),
+            start_snapshot_id=f.opt_long("start-snapshot-id"),
+            end_snapshot_id=f.opt_long("end-snapshot-id"),
+            min_rows_requested=f.opt_long("min-rows-requested"),
+            stats_fields=names("stats-fields"),
+        )
+
+
+@dataclass(frozen=True)
+class FetchScanTasksRequest:
+    plan_task: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"plan-task": self.plan_task}
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str = "FetchScanTasksRequest") -> FetchScanTasksRequest:
+        return cls(Fields(obj, path).str("plan-task"))
+
+
+@dataclass(frozen=True)
+class OAuthTokenResponse:
+    """``OAuthTokenResponse`` of ``POST /v1/oauth/tokens``; ``repr`` hides the token."""
+
+    access_token: str = field(repr=False)
+    token_type: str = "bearer"
+    expires_in: int | None = None
+    issued_token_type: str | None = "urn:ietf:params:oauth:token-type:access_token"
+    refresh_token: str | None = field(default=None, repr=False)
+    scope: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"access_token": self.access_token, "token_type": self.token_type}
+        for key, value in (
+            ("expires_in", self.expires_in),
+            ("issued_token_type", self.issued_token_type),
+            ("refresh_token", self.refresh_token),
+            ("scope", self.scope),
+        ):
+            if value is not None:
+                out[key] = value
+        return out
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str = "OAuthTokenResponse") -> OAuthTokenResponse:
+        f = Fields(obj, path)
+        return cls(
+            f.str("access_token"),
+            f.str("token_type"),
+            f.opt_long("expires_in"),
+            f.opt_str("issued_token_type"),
+            f.opt_str("refresh_token"),
+            f.opt_str("scope"),
+        )
 
 
 # ---- errors

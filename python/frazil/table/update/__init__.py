@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from frazil.table.update.metadata_builder import (
     MetadataBuilder,
+    empty_table_metadata,
     new_table_metadata,
     update_table_metadata,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "TableRequirement",
     "TableUpdate",
     "UpgradeFormatVersionUpdate",
+    "empty_table_metadata",
     "new_table_metadata",
     "requirement_from_json",
     "update_from_json",

@@ -444,6 +444,7 @@ class MetadataBuilder:
         m = self._m
         if not self._changes:
             return m
+        _check_complete(m)
         _check_bindings(m)
         now = max(_now_ms(), self._added_snapshot_ts or 0)
         # The reference stamps a commit that adds a snapshot with the snapshot's time.
@@ -472,6 +473,23 @@ def _validated(check: Any, *args: Any) -> None:
         check(*args)
     except InvalidArgumentError as e:
         raise ValidationError(str(e)) from None
+
+
+def _check_complete(m: TableMetadata) -> None:
+    """A table built from :func:`empty_table_metadata` must have been given everything a table
+    has (a create request that left one out)."""
+    missing = [
+        what
+        for what, ok in (
+            ("a current schema", m.schema_by_id(m.current_schema_id) is not None),
+            ("a default partition spec", m.spec_by_id(m.default_spec_id) is not None),
+            ("a default sort order", m.sort_order_by_id(m.default_sort_order_id) is not None),
+            ("a location", bool(m.location)),
+        )
+        if not ok
+    ]
+    if missing:
+        raise ValidationError(f"the table metadata has no {', no '.join(missing)}")
 
 
 def _check_bindings(m: TableMetadata) -> None:
@@ -515,6 +533,29 @@ def update_table_metadata(
     for u in updates:
         builder.apply(u)
     return builder.build(previous_metadata_location)
+
+
+def empty_table_metadata() -> TableMetadata:
+    """The base a create's updates build a table from when they carry everything (the REST
+    protocol's staged create: ``assign-uuid``, ``upgrade-format-version``, ``add-schema``,
+    ``set-current-schema -1``, ``add-spec``, ..., ``set-location``, ``set-properties``), as the
+    Java reference's ``TableMetadata.buildFromEmpty``. Format version 1, so that
+    ``upgrade-format-version`` may choose any; :meth:`MetadataBuilder.build` refuses a result
+    that lacks a schema, spec, sort order or location."""
+    return TableMetadata(
+        format_version=1,
+        table_uuid=None,
+        location=None,
+        last_updated_ms=0,
+        last_column_id=0,
+        schemas=(),
+        current_schema_id=-1,
+        partition_specs=(),
+        default_spec_id=-1,
+        last_partition_id=PARTITION_FIELD_ID_START - 1,
+        sort_orders=(),
+        default_sort_order_id=-1,
+    )
 
 
 def new_table_metadata(
