@@ -58,8 +58,14 @@ def java_server(warehouse: Path) -> Iterator[str]:
     except java_reference.ReferenceUnavailable as e:
         peer_missing(f"the Java reference is unavailable: {e}")
     proc = subprocess.Popen(
-        [java, "-Xmx512m", "-cp", os.pathsep.join([str(classes), *cp]), "FrazilRestServer"]
-        + [str(warehouse)],
+        [
+            java,
+            "-Xmx512m",
+            "-cp",
+            os.pathsep.join([str(classes), *cp]),
+            "FrazilRestServer",
+            str(warehouse),
+        ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -189,16 +195,20 @@ def test_java_catalog_sees_the_same_tables(spark: Any, written: dict[str, Any]) 
     tables = {r.tableName for r in spark.sql("SHOW TABLES IN ref.db").collect()}
     assert tables == {"events", "staged"}
     assert rows("SELECT id, category, v, extra FROM ref.db.events") == written["main"]
-    assert rows("SELECT id, category, v, extra FROM ref.db.events VERSION AS OF 'dev'") == (
-        written["dev"]
+    assert (
+        rows("SELECT id, category, v, extra FROM ref.db.events VERSION AS OF 'dev'")
+        == (written["dev"])
     )
-    assert rows("SELECT id, category, v, extra FROM ref.db.events VERSION AS OF 't1'") == (
-        written["t1"]
+    assert (
+        rows("SELECT id, category, v, extra FROM ref.db.events VERSION AS OF 't1'")
+        == (written["t1"])
     )
     assert rows("SELECT id, category, v FROM ref.db.staged") == written["staged"]
     refs = {(r.name, r.type) for r in spark.sql("SELECT * FROM ref.db.events.refs").collect()}
     assert refs == {("main", "BRANCH"), ("dev", "BRANCH"), ("t1", "TAG")}
-    snaps = sorted(r.snapshot_id for r in spark.sql("SELECT * FROM ref.db.events.snapshots").collect())
+    snaps = sorted(
+        r.snapshot_id for r in spark.sql("SELECT * FROM ref.db.events.snapshots").collect()
+    )
     assert snaps == written["snapshots"]
     # The delete was merge-on-read: a position delete file is live in main.
     deletes = spark.sql("SELECT * FROM ref.db.events.delete_files").collect()

@@ -135,8 +135,8 @@ def _catalog_class(name: str, props: Mapping[str, str]) -> type[Catalog]:
 
         return RestCatalog
     raise InvalidArgumentError(
-        f"catalog {name!r}: unknown type {kind!r} (known: 'sql', 'filesystem', 'hadoop', 'rest'; or set "
-        f"{PY_CATALOG_IMPL!r} to a class)"
+        f"catalog {name!r}: unknown type {kind!r} (known: 'sql', 'filesystem', 'hadoop', "
+        f"'rest'; or set {PY_CATALOG_IMPL!r} to a class)"
     )
 
 

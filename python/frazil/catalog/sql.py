@@ -678,7 +678,9 @@ class SqlCatalog(Catalog):
                     .values(
                         metadata_location=new_location,
                         previous_metadata_location=(
-                            p.current_location if p.data is not None else _T.previous_metadata_location
+                            p.current_location
+                            if p.data is not None
+                            else _T.previous_metadata_location
                         ),
                     )
                 )

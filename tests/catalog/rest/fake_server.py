@@ -122,12 +122,14 @@ class FakeRest:
 
     def _fault(self, rec: Recorded) -> Reply | None:
         with self._lock:
-            for i, (method, pattern, reply) in enumerate(self.faults):
-                if method == rec.method and re.search(pattern, rec.path):
-                    del self.faults[i]
-                    break
-            else:
+            hits = [
+                i
+                for i, (method, pattern, _) in enumerate(self.faults)
+                if method == rec.method and re.search(pattern, rec.path)
+            ]
+            if not hits:
                 return None
+            reply = self.faults.pop(hits[0])[2]
         if callable(reply):
             out = reply(self, rec)
             return out if out is not None else None
@@ -205,14 +207,22 @@ class FakeRest:
                 cat.create_namespace(tuple(body["namespace"]), body.get("properties"))
                 return 200, body, {}
             parent = wire.decode_namespace(q["parent"]) if "parent" in q else ()
-            return 200, self._page([list(n) for n in cat.list_namespaces(parent)], q, "namespaces"), {}
+            return (
+                200,
+                self._page([list(n) for n in cat.list_namespaces(parent)], q, "namespaces"),
+                {},
+            )
         ns = wire.decode_namespace(p[1])
         if len(p) == 2:
             if m == "DELETE":
                 cat.drop_namespace(ns)
                 return 204, None, {}
             props = cat.load_namespace_properties(ns)
-            return (204, None, {}) if m == "HEAD" else (200, {"namespace": list(ns), "properties": props}, {})
+            return (
+                (204, None, {})
+                if m == "HEAD"
+                else (200, {"namespace": list(ns), "properties": props}, {})
+            )
         if p[2] == "properties":
             s = cat.update_namespace_properties(ns, set(body["removals"]), body["updates"])
             return 200, {"removed": s.removed, "updated": s.updated, "missing": s.missing}, {}
@@ -281,7 +291,15 @@ class FakeRest:
         self._plans[plan_id] = [(t, table.metadata) for t in tasks]
         if self.async_planning:
             return 200, {"status": "submitted", "plan-id": plan_id}, {}
-        return 200, {"status": "completed", "plan-id": plan_id, **self._scan_tasks(self._plans.pop(plan_id))}, {}
+        return (
+            200,
+            {
+                "status": "completed",
+                "plan-id": plan_id,
+                **self._scan_tasks(self._plans.pop(plan_id)),
+            },
+            {},
+        )
 
     @staticmethod
     def _scan_tasks(tasks: list[Any]) -> dict[str, Any]:

@@ -51,13 +51,10 @@ if TYPE_CHECKING:
     import requests
 
     from frazil.io import FileIO
-    from frazil.metadata import TableMetadata
     from frazil.partitioning import PartitionSpec
     from frazil.schema import Schema
     from frazil.sorting import SortOrder
     from frazil.table import Table
-    from frazil.table.scan import DataScan
-    from frazil.table.tasks import FileScanTask
     from frazil.table.transaction import Transaction
     from frazil.table.update import TableRequirement, TableUpdate
 
@@ -197,7 +194,9 @@ class RestCatalog(Catalog):
     def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
         ns = self._namespace_identifier(namespace, allow_root=True)
         params = {"parent": self._ns(ns)} if ns else {}
-        items = self._paged(self._path("/v1/{prefix}/namespaces"), "namespaces", "namespace", params)
+        items = self._paged(
+            self._path("/v1/{prefix}/namespaces"), "namespaces", "namespace", params
+        )
         return [tuple(n) for n in items]
 
     def load_namespace_properties(self, namespace: str | Identifier) -> dict[str, str]:
@@ -289,7 +288,9 @@ class RestCatalog(Catalog):
             for c in body.get("storage-credentials") or []
             if isinstance(c, dict)
         ]
-        best = max((c for c in creds if location.startswith(c[0])), key=lambda c: len(c[0]), default=None)
+        best = max(
+            (c for c in creds if location.startswith(c[0])), key=lambda c: len(c[0]), default=None
+        )
         return best[1] if best else {}
 
     def refresh_credentials(self, table: Table) -> None:
@@ -299,7 +300,7 @@ class RestCatalog(Catalog):
 
         ident = table.identifier
         if self.supports("GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials"):
-            vended = self._load_credentials(ident, table.metadata.location)
+            vended = self._load_credentials(ident, table.location())
             props = _io.table_file_io_properties(
                 {**self.properties, **vended}, table.metadata.properties
             )
@@ -334,7 +335,9 @@ class RestCatalog(Catalog):
         properties: Mapping[str, str] | None = None,
     ) -> Table:
         ident = self._table_identifier(identifier)
-        result = self._create(ident, schema, location, partition_spec, sort_order, properties, False)
+        result = self._create(
+            ident, schema, location, partition_spec, sort_order, properties, False
+        )
         return self._table(ident, result)
 
     def create_table_transaction(
@@ -484,7 +487,9 @@ class RestCatalog(Catalog):
                     "a multi-table transaction cannot create a table (commit the staged create "
                     "on its own)"
                 )
-            changes.append(wire.CommitTableRequest(c.table.identifier, list(c.requirements), list(c.updates)))
+            changes.append(
+                wire.CommitTableRequest(c.table.identifier, list(c.requirements), list(c.updates))
+            )
         request = wire.CommitTransactionRequest(changes)
         path = self._path("/v1/{prefix}/transactions/commit")
         try:
@@ -511,7 +516,11 @@ class RestCatalog(Catalog):
             return
         try:
             self._http.request(
-                "POST", self._table_path(table.identifier, "/metrics"), about="table", body=dict(report), retry=False
+                "POST",
+                self._table_path(table.identifier, "/metrics"),
+                about="table",
+                body=dict(report),
+                retry=False,
             )
         except Exception as e:
             logger.info("reporting metrics of %s failed: %s", table.name(), e)
@@ -540,11 +549,6 @@ class RestCatalog(Catalog):
         return self._http.request(
             method, self._table_path(ident, suffix), about=about, body=body, retry=method != "POST"
         ).json()
-
-    def _plan_files(self, scan: DataScan, ident: Identifier) -> Iterator[FileScanTask]:
-        from frazil.catalog.rest.planning import ServerPlanner
-
-        return ServerPlanner(self, ident)(scan)
 
     # ---- hooks of the pointer-swap protocol (unused: the server commits)
 
@@ -581,9 +585,11 @@ def _uuid7() -> str:
     """A UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then random bits."""
     ms = int(time.time() * 1000) & ((1 << 48) - 1)
     rand = uuid.uuid4().int
-    value = (ms << 80) | (0x7 << 76) | ((rand >> 64) & 0xFFF) << 64 | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    value = (
+        (ms << 80)
+        | (0x7 << 76)
+        | ((rand >> 64) & 0xFFF) << 64
+        | (0b10 << 62)
+        | (rand & ((1 << 62) - 1))
+    )
     return str(uuid.UUID(int=value))
-
-
-def _metadata_unused(_: TableMetadata) -> None:  # pragma: no cover - typing anchor
-    return None

@@ -133,8 +133,11 @@ class RestHttp:
         if cabundle:
             verify = False if cabundle.strip().lower() == "false" else cabundle
         self.session.verify = verify
-        cert, key = properties.get(SSL_CLIENT_CERT), properties.get(SSL_CLIENT_KEY)
-        self.session.cert = (cert, key) if cert and key else cert if cert else None
+        cert, cert_key = properties.get(SSL_CLIENT_CERT), properties.get(SSL_CLIENT_KEY)
+        if cert and cert_key:
+            self.session.cert = (cert, cert_key)
+        else:
+            self.session.cert = cert or None
         self.sigv4 = str(properties.get(SIGV4_ENABLED, "false")).strip().lower() == "true"
         self.signing_region = properties.get(SIGNING_REGION)
         self.signing_name = properties.get(SIGNING_NAME) or "execute-api"
@@ -152,7 +155,9 @@ class RestHttp:
         try:
             r = self.session.post(url, data=dict(form), headers=headers, timeout=self.timeout)
         except requests.RequestException as e:
-            raise exc.OAuthError(f"fetching an OAuth2 token from {url} failed: {_cause(e)}") from None
+            raise exc.OAuthError(
+                f"fetching an OAuth2 token from {url} failed: {_cause(e)}"
+            ) from None
         return r.status_code, r.content
 
     def request(

@@ -68,7 +68,9 @@ class ServerPlanner:
 
     def _tasks(self, scan: DataScan) -> Iterator[FileScanTask]:
         cat = self._catalog
-        result = cat._plan_request(self._ident, "POST", "/plan", "table", plan_table_scan_request(scan))
+        result = cat._plan_request(
+            self._ident, "POST", "/plan", "table", plan_table_scan_request(scan)
+        )
         plan_id = result.get("plan-id")
         waited = 0.0
         wait = _POLL_MIN_S
@@ -76,7 +78,9 @@ class ServerPlanner:
             if not isinstance(plan_id, str):
                 raise exc.RESTError("planTableScan: a submitted plan without a plan-id")
             if waited >= _POLL_TIMEOUT_S:
-                raise exc.RESTError(f"planTableScan: plan {plan_id} still submitted after {waited:.0f} s")
+                raise exc.RESTError(
+                    f"planTableScan: plan {plan_id} still submitted after {waited:.0f} s"
+                )
             time.sleep(wait)
             waited += wait
             wait = min(_POLL_MAX_S, wait * 2)
@@ -93,7 +97,9 @@ class ServerPlanner:
         yield from self._read(scan, result)
         while pending:
             task = pending.pop(0)
-            page = cat._plan_request(self._ident, "POST", "/tasks", "plan-task", {"plan-task": task})
+            page = cat._plan_request(
+                self._ident, "POST", "/tasks", "plan-task", {"plan-task": task}
+            )
             pending.extend(page.get("plan-tasks") or [])
             yield from self._read(scan, page)
 
@@ -109,7 +115,9 @@ class ServerPlanner:
         for i, t in enumerate(page.get("file-scan-tasks") or []):
             if not isinstance(t, dict):
                 raise exc.ParseError(f"file-scan-tasks[{i}]: expected an object")
-            data = content_file_from_json(t.get("data-file"), specs, schema, f"file-scan-tasks[{i}]")
+            data = content_file_from_json(
+                t.get("data-file"), specs, schema, f"file-scan-tasks[{i}]"
+            )
             refs = t.get("delete-file-references") or []
             try:
                 task_deletes = [deletes[r] for r in refs]
