@@ -447,7 +447,8 @@ def scan(
     """A :class:`DataScan` of a :class:`~frazil.table.Table` (``Table.scan`` delegates here).
     A catalog may plan scans itself: its ``_scan_planner(table)`` gives the planner (or
     ``None`` for planning here)."""
-    planner_for = getattr(table.catalog, "_scan_planner", None)
+    # Looked up on the class: a stand-in catalog (StaticTable's) answers any attribute.
+    planner_for = getattr(type(table.catalog), "_scan_planner", None)
     return DataScan(
         table.metadata,
         table.io,
@@ -457,5 +458,5 @@ def scan(
         snapshot_id=snapshot_id,
         options=options,
         limit=limit,
-        planner=planner_for(table) if planner_for is not None else None,
+        planner=planner_for(table.catalog, table) if planner_for is not None else None,
     )
