@@ -22,10 +22,12 @@ __all__ = [
     "NamespaceNotEmptyError",
     "NoSuchNamespaceError",
     "NoSuchTableError",
+    "NoSuchViewError",
     "ParseError",
     "TableAlreadyExistsError",
     "UnsupportedError",
     "ValidationError",
+    "ViewAlreadyExistsError",
 ]
 
 
@@ -89,6 +91,15 @@ class NoSuchTableError(FrazilError):
 
 class TableAlreadyExistsError(FrazilError):
     """A table of that name already exists."""
+
+
+class NoSuchViewError(FrazilError):
+    """The view does not exist in the catalog."""
+
+
+class ViewAlreadyExistsError(FrazilError):
+    """A view of that name already exists (tables and views share one name space: creating a
+    table where a view is raises this too)."""
 
 
 class FrazilIOError(FrazilError, OSError):
