@@ -19,6 +19,13 @@ version file). Losing the race is a :class:`~frazil.exceptions.CommitFailedError
 transaction refreshes and retries); when the swap fails in a way that leaves its outcome open
 (a dropped connection), the catalog re-reads the pointer before deciding, and raises
 :class:`~frazil.exceptions.CommitStateUnknownError` only when it cannot find out.
+
+Views (:mod:`frazil.view`) share the tables' name space and commit the same way
+(:meth:`Catalog.commit_view`, rules in :mod:`frazil.view.commit`); the SQL catalog holds them,
+the filesystem catalog (like Java's HadoopCatalog) refuses them.
+
+This file is longer than ~800 lines because :class:`Catalog` is the one base every catalog
+shares (namespaces, tables, views, the commit protocol); the view rules live in frazil.view.
 """
 
 from __future__ import annotations
