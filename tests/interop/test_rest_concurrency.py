@@ -22,6 +22,7 @@ import_peer("pyiceberg.catalog.rest")
 HERE = Path(__file__).resolve().parent
 WRITERS = HERE / "rest_writers.py"
 APPENDER_SOURCE = HERE / "java" / "RestAppender.java"
+JDK_REST_CATALOG = HERE / "java" / "JdkRestCatalog.java"
 APPENDS = 25
 # (client, how many processes): 8 writers in all.
 MIX = (("frazil", 3), ("pyiceberg", 3), ("java", 2))
@@ -37,7 +38,9 @@ RETRY_PROPERTIES = {
 @pytest.fixture(scope="module")
 def java_appender() -> list[str]:
     try:
-        classes = java_reference.compile_java(APPENDER_SOURCE, java_reference.program_classpath())
+        classes = java_reference.compile_java(
+            APPENDER_SOURCE, java_reference.program_classpath(), [JDK_REST_CATALOG]
+        )
         java = java_reference._java_tool("java")
     except java_reference.ReferenceUnavailable as e:
         peer_missing(f"the Java reference is unavailable: {e}")
