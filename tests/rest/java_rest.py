@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "interop"))
-import java_reference  # noqa: E402
+import java_reference
 
 _FROM = b"org/apache/hc/"
 _TO = b"org/apache/iceberg/shaded/org/apache/hc/"
@@ -77,7 +77,9 @@ def shaded_httpclient5_jar() -> str | None:
     with zipfile.ZipFile(sources[0]) as z:
         if _NEEDED_CLASS not in z.namelist():
             return None
-    dest = java_reference.cache_dir() / f"iceberg-shaded-hc5-{java_reference._file_key(sources)}.jar"
+    dest = (
+        java_reference.cache_dir() / f"iceberg-shaded-hc5-{java_reference._file_key(sources)}.jar"
+    )
     return str(java_reference._atomic_build(dest, lambda tmp: _write(sources, tmp)))
 
 

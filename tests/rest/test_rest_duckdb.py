@@ -18,7 +18,7 @@ from frazil.catalog.sql import SqlCatalog
 from frazil.rest.server import create_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "interop"))
-from duckdb_peer import duckdb_with_iceberg  # noqa: E402
+from duckdb_peer import duckdb_with_iceberg
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
 

@@ -53,7 +53,9 @@ def test_namespaces(rest: Any) -> None:
     assert ("ns1",) in rest.list_namespaces()
     assert rest.list_namespaces("ns1") == [("ns1", "child")]
     assert rest.load_namespace_properties("ns1")["owner"] == "a"
-    summary = rest.update_namespace_properties("ns1", removals={"owner", "nope"}, updates={"k": "v"})
+    summary = rest.update_namespace_properties(
+        "ns1", removals={"owner", "nope"}, updates={"k": "v"}
+    )
     assert summary.removed == ["owner"] and summary.updated == ["k"] and summary.missing == ["nope"]
     assert rest.namespace_exists("ns1") and not rest.namespace_exists("ns9")
     rest.drop_namespace(("ns1", "child"))
