@@ -12,3 +12,14 @@ if [ ! -x "$PY" ]; then
 fi
 echo "==> installing requirements"
 "$PY" -m pip install -q --disable-pip-version-check -r requirements-dev.txt
+# PostgreSQL's JDBC driver (Debian's libpostgresql-jdbc-java): the Java reference opens the same
+# JDBC catalog database as frazil in the view interop tests. Installed from the distribution's
+# packages when missing and we may (root, apt-get); otherwise those tests say what is missing.
+if [ ! -e /usr/share/java/postgresql.jar ] && [ -z "${FRAZIL_TEST_PG_JDBC_JAR:-}" ] \
+    && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "==> installing libpostgresql-jdbc-java (apt-get)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q libpostgresql-jdbc-java >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null 2>&1 \
+         && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libpostgresql-jdbc-java >/dev/null 2>&1; } \
+    || echo "    (could not install it; the JDBC view interop tests will report it)"
+fi

@@ -296,14 +296,29 @@ def oracle_classpath() -> list[str]:
 
 def compile_oracle() -> Path:
     """Compiles java/FrazilOracle.java once per (source, jars) and returns the class directory."""
+    return compile_java(ORACLE_SOURCE, oracle_classpath())
+
+
+def program_classpath() -> list[str]:
+    """The class path of a test program that uses the Java library beyond the oracle's needs
+    (RESTCatalog, Hadoop FileIO, the generic Parquet writer): the reference jars and PySpark's
+    jars (Hadoop, Parquet, slf4j)."""
+    runtime, _extensions, jackson = reference_jars()
+    return [runtime, jackson, str(_pyspark_jars_dir() / "*")]
+
+
+def compile_java(source: Path, classpath: Sequence[str]) -> Path:
+    """Compiles one test program (``java/<Name>.java``) once per (source, jars) and returns its
+    class directory, cached and published atomically (concurrent runs never see a partial one)."""
     javac = _java_tool("javac")
-    classpath = oracle_classpath()
-    source = ORACLE_SOURCE.read_bytes()
-    key = hashlib.sha256(source + _file_key(classpath).encode()).hexdigest()[:16]
-    dest = cache_dir() / f"oracle-{key}"
-    if (dest / f"{ORACLE_CLASS}.class").exists():
+    name = source.stem
+    data = source.read_bytes()
+    jars = [p for p in classpath if not p.endswith("*")]
+    key = hashlib.sha256(data + "|".join(classpath).encode() + _file_key(jars).encode())
+    dest = cache_dir() / f"{name.lower()}-{key.hexdigest()[:16]}"
+    if (dest / f"{name}.class").exists():
         return dest
-    tmp = Path(tempfile.mkdtemp(prefix=f"oracle-{key}.", dir=cache_dir()))
+    tmp = Path(tempfile.mkdtemp(prefix=f"{dest.name}.", dir=cache_dir()))
     try:
         result = subprocess.run(
             [
@@ -315,7 +330,7 @@ def compile_oracle() -> Path:
                 str(tmp),
                 "-cp",
                 os.pathsep.join(classpath),
-                str(ORACLE_SOURCE),
+                str(source),
             ],
             capture_output=True,
             text=True,
@@ -326,7 +341,7 @@ def compile_oracle() -> Path:
         try:
             os.rename(tmp, dest)  # atomic; fails if another process got there first
         except OSError:
-            if not (dest / f"{ORACLE_CLASS}.class").exists():
+            if not (dest / f"{name}.class").exists():
                 raise
     finally:
         if tmp.exists():

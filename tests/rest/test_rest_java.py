@@ -10,7 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import CLIENT_ID, CLIENT_SECRET, auth_config, uvicorn_server
+from rest_helpers import CLIENT_ID, CLIENT_SECRET, auth_config, uvicorn_server
 from java_rest import rest_reference_session
 from peers import import_peer
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import CLIENT_ID, CLIENT_SECRET, auth_config, uvicorn_server
+from rest_helpers import CLIENT_ID, CLIENT_SECRET, auth_config, uvicorn_server
 from peers import import_peer
 
 from frazil.catalog.sql import SqlCatalog

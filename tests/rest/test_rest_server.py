@@ -10,7 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import TestClient, auth_config, token_for
+from rest_helpers import TestClient, auth_config, token_for
 
 from frazil.catalog.sql import SqlCatalog
 from frazil.partitioning import PartitionField, PartitionSpec
