@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from rest_helpers import CLIENT_ID, CLIENT_SECRET, auth_config, uvicorn_server
 from peers import import_peer
+from rest_helpers import CLIENT_ID, CLIENT_SECRET, auth_config, uvicorn_server
 
 from frazil.catalog.sql import SqlCatalog
 from frazil.rest.server import create_app

@@ -9,9 +9,9 @@ import json
 from typing import Any
 
 import pyarrow as pa
-from rest_helpers import TestClient, auth_config, token_for
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from rest_helpers import TestClient, auth_config, token_for
 
 from frazil.catalog.sql import SqlCatalog
 from frazil.rest.server import create_app

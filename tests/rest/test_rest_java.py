@@ -10,9 +10,9 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from rest_helpers import CLIENT_ID, CLIENT_SECRET, auth_config, uvicorn_server
 from java_rest import rest_reference_session
 from peers import import_peer
+from rest_helpers import CLIENT_ID, CLIENT_SECRET, auth_config, uvicorn_server
 
 from frazil.catalog.sql import SqlCatalog
 from frazil.rest.server import create_app
