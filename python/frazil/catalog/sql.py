@@ -716,16 +716,15 @@ class SqlCatalog(Catalog):
                             f"cannot create table {name}: it was created concurrently"
                         ) from None
                     continue
-                new_location = p.new_location if p.data is not None else p.current_location
+                # A table whose updates change nothing keeps its row, re-asserted (and locked).
+                changed = p.data is not None
                 result = conn.execute(
                     update(ICEBERG_TABLES)
                     .where(*self._table_key(p.ident), _T.metadata_location == p.current_location)
                     .values(
-                        metadata_location=new_location,
+                        metadata_location=p.new_location if changed else p.current_location,
                         previous_metadata_location=(
-                            p.current_location
-                            if p.data is not None
-                            else _T.previous_metadata_location
+                            p.current_location if changed else _T.previous_metadata_location
                         ),
                     )
                 )
