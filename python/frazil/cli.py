@@ -3,6 +3,8 @@
 ``frazil demo`` runs the main job: an event pipeline on local Spark into a v3 table of a local
 warehouse (see :mod:`frazil.demo`): concurrent writes, deletion vectors, schema and partition
 evolution, pruned scans, time travel, and a summary.
+
+``frazil serve`` runs a REST catalog server over a SQL catalog (see :mod:`frazil.rest.serve`).
 """
 
 from __future__ import annotations
@@ -66,6 +68,31 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_serve(args: argparse.Namespace) -> int:
+    from frazil.exceptions import FrazilError
+    from frazil.rest.serve import serve
+
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s: %(message)s",
+    )
+    try:
+        serve(
+            args.warehouse,
+            catalog_uri=args.catalog_uri,
+            host=args.host,
+            port=args.port,
+            auth_config=args.auth_config,
+            no_auth=args.no_auth,
+            name=args.name,
+            allow_external_locations=args.allow_external_locations,
+        )
+    except FrazilError as e:
+        logger.error("cannot serve: %s", e)
+        return 2
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="frazil", description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -97,7 +124,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--namespace", default="demo", help="namespace of the events table")
     demo.add_argument("--seed", type=int, default=7, help="seed of the generated events")
     demo.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    serve = sub.add_parser(
+        "serve",
+        help="a REST catalog server",
+        description="Serves a SQL catalog (SQLite in the warehouse, or --catalog-uri) over the "
+        "Iceberg REST catalog protocol.",
+    )
+    serve.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="debug logging"
+    )
+    serve.add_argument("--warehouse", required=True, help="warehouse directory or URI")
+    serve.add_argument(
+        "--catalog-uri",
+        default=None,
+        help="SQLAlchemy URL of the catalog database (default sqlite:///<warehouse>/catalog.db)",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8181, help="port (default 8181)")
+    auth = serve.add_mutually_exclusive_group(required=True)
+    auth.add_argument("--auth-config", default=None, help="YAML file of OAuth2 clients")
+    auth.add_argument("--no-auth", action="store_true", help="serve without authentication")
+    serve.add_argument("--name", default="frazil", help="catalog name (default frazil)")
+    serve.add_argument(
+        "--allow-external-locations",
+        action="store_true",
+        help="accept table locations outside the warehouse",
+    )
     args = parser.parse_args(argv)
     if args.command == "demo":
         return run_demo(args)
+    if args.command == "serve":
+        return run_serve(args)
     return 0

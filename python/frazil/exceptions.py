@@ -109,7 +109,8 @@ class NoSuchViewError(FrazilError):
 
 
 class ViewAlreadyExistsError(FrazilError):
-    """A view of that name already exists."""
+    """A view of that name already exists (tables and views share one name space: creating a
+    table where a view is raises this too)."""
 
 
 class RESTError(FrazilError):

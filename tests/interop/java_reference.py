@@ -32,7 +32,7 @@ import sys
 import tempfile
 import threading
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -118,10 +118,20 @@ def _file_key(paths: Iterable[str]) -> str:
 # the relocated Jackson jar
 
 
-def _rename(data: bytes) -> bytes:
-    return data.replace(_JACKSON_SLASH, _SHADE_PREFIX.encode() + _JACKSON_SLASH).replace(
-        _JACKSON_DOT, _SHADE_PREFIX.replace("/", ".").encode() + _JACKSON_DOT
-    )
+def _renamer(slash: bytes) -> Callable[[bytes], bytes]:
+    """Moves the package ``slash`` (``com/fasterxml/jackson``) under the runtime's shade prefix,
+    in both its slash and dot forms."""
+    dot = slash.replace(b"/", b".")
+    shade_slash = _SHADE_PREFIX.encode()
+    shade_dot = shade_slash.replace(b"/", b".")
+
+    def rename(data: bytes) -> bytes:
+        return data.replace(slash, shade_slash + slash).replace(dot, shade_dot + dot)
+
+    return rename
+
+
+_rename = _renamer(_JACKSON_SLASH)
 
 
 # Sizes of the constant-pool entries other than CONSTANT_Utf8 (JVM spec, table 4.4-B).
@@ -145,7 +155,7 @@ _CP_SIZES = {
 }
 
 
-def _relocate_class_file(data: bytes) -> bytes:
+def _relocate_class_file(data: bytes, rename: Callable[[bytes], bytes] = _rename) -> bytes:
     """Renames the Jackson packages in a class file.
 
     Every class, descriptor and signature name lives in a CONSTANT_Utf8 entry of the constant
@@ -162,7 +172,7 @@ def _relocate_class_file(data: bytes) -> bytes:
         tag = data[pos]
         if tag == 1:
             (length,) = struct.unpack_from(">H", data, pos + 1)
-            text = _rename(data[pos + 3 : pos + 3 + length])
+            text = rename(data[pos + 3 : pos + 3 + length])
             out += b"\x01" + struct.pack(">H", len(text)) + text
             pos += 3 + length
             index += 1
@@ -175,7 +185,9 @@ def _relocate_class_file(data: bytes) -> bytes:
     return bytes(out)
 
 
-def _write_relocated_jackson(sources: Sequence[str], dest: str) -> None:
+def _write_relocated_jackson(
+    sources: Sequence[str], dest: str, rename: Callable[[bytes], bytes] = _rename
+) -> None:
     seen: set[str] = set()
     with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as out:
         for jar in sources:
@@ -192,10 +204,10 @@ def _write_relocated_jackson(sources: Sequence[str], dest: str) -> None:
                         continue
                     data = src.read(name)
                     if name.endswith(".class"):
-                        data = _relocate_class_file(data)
+                        data = _relocate_class_file(data, rename)
                     elif name.startswith("META-INF/services/"):
-                        data = _rename(data)
-                    new_name = _rename(name.encode()).decode()
+                        data = rename(data)
+                    new_name = rename(name.encode()).decode()
                     if new_name not in seen:
                         seen.add(new_name)
                         out.writestr(new_name, data)
@@ -231,6 +243,24 @@ def relocated_jackson_jar() -> str:
     return str(_atomic_build(dest, lambda tmp: _write_relocated_jackson(sources, tmp)))
 
 
+# Debian's HttpComponents Core 5 (libhttpcore5-java): the runtime jar on PyPI also lacks its
+# shaded org.apache.hc classes, and its REST catalog needs Core's (Method, URIBuilder, ...) even
+# over another transport (java/JdkRestCatalog.java replaces the HttpClient 5.4 one).
+HTTPCORE5_JARS = ("/usr/share/java/httpcore5.jar",)
+
+
+def relocated_httpcore5_jar() -> str:
+    sources = [p for p in HTTPCORE5_JARS if os.path.exists(p)][:1]
+    if not sources:
+        raise ReferenceUnavailable(
+            "HttpComponents Core 5 is not installed (apt-get install libhttpcore5-java); the "
+            "Java REST catalog needs it"
+        )
+    dest = cache_dir() / f"iceberg-shaded-httpcore5-{_file_key(sources)}.jar"
+    rename = _renamer(b"org/apache/hc/")
+    return str(_atomic_build(dest, lambda tmp: _write_relocated_jackson(sources, tmp, rename)))
+
+
 def reference_jars() -> list[str]:
     """The jars that make the Java reference work: Iceberg runtime, extensions, shaded Jackson."""
     jars = _iceberg_jars_dir()
@@ -243,10 +273,12 @@ def reference_jars() -> list[str]:
 # Spark
 
 
-def reference_session(warehouse: str, catalog: str = "ref", **conf):
-    """A local[2] SparkSession running Iceberg 1.10.2, with a Hadoop catalog named ``catalog``."""
+def reference_session(warehouse: str, catalog: str = "ref", *, rest: bool = False, **conf):
+    """A local[2] SparkSession running Iceberg 1.10.2, with a Hadoop catalog named ``catalog``.
+    ``rest`` adds what a REST catalog needs (:func:`rest_catalog_jars`): configure one with
+    ``spark.sql.catalog.<name>.catalog-impl=org.apache.iceberg.rest.JdkRestCatalog``."""
     _java_tool("java")
-    jars = reference_jars()
+    jars = reference_jars() + (rest_catalog_jars() if rest else [])
     from pyspark.sql import SparkSession
 
     # Python workers must come from this interpreter's environment, not whatever is on PATH.
@@ -304,19 +336,24 @@ def program_classpath() -> list[str]:
     (RESTCatalog, Hadoop FileIO, the generic Parquet writer): the reference jars and PySpark's
     jars (Hadoop, Parquet, slf4j)."""
     runtime, _extensions, jackson = reference_jars()
-    return [runtime, jackson, str(_pyspark_jars_dir() / "*")]
+    return [runtime, jackson, relocated_httpcore5_jar(), str(_pyspark_jars_dir() / "*")]
 
 
-def compile_java(source: Path, classpath: Sequence[str]) -> Path:
-    """Compiles one test program (``java/<Name>.java``) once per (source, jars) and returns its
-    class directory, cached and published atomically (concurrent runs never see a partial one)."""
+def compile_java(
+    source: Path, classpath: Sequence[str], extra_sources: Sequence[Path] = ()
+) -> Path:
+    """Compiles one test program (``java/<Name>.java``, with the ``extra_sources`` it uses) once
+    per (sources, jars) and returns its class directory, cached and published atomically
+    (concurrent runs never see a partial one)."""
     javac = _java_tool("javac")
     name = source.stem
-    data = source.read_bytes()
+    data = b"".join(p.read_bytes() for p in (source, *extra_sources))
     jars = [p for p in classpath if not p.endswith("*")]
     key = hashlib.sha256(data + "|".join(classpath).encode() + _file_key(jars).encode())
     dest = cache_dir() / f"{name.lower()}-{key.hexdigest()[:16]}"
-    if (dest / f"{name}.class").exists():
+    # A marker written before the atomic rename: a packaged class is not at the top level.
+    done = dest / ".compiled"
+    if done.exists():
         return dest
     tmp = Path(tempfile.mkdtemp(prefix=f"{dest.name}.", dir=cache_dir()))
     try:
@@ -331,22 +368,43 @@ def compile_java(source: Path, classpath: Sequence[str]) -> Path:
                 "-cp",
                 os.pathsep.join(classpath),
                 str(source),
+                *(str(p) for p in extra_sources),
             ],
             capture_output=True,
             text=True,
         )
         if result.returncode != 0:
             raise RuntimeError(f"javac failed:\n{result.stdout}\n{result.stderr}")
+        (tmp / ".compiled").touch()
         os.chmod(tmp, 0o755)
         try:
             os.rename(tmp, dest)  # atomic; fails if another process got there first
         except OSError:
-            if not (dest / f"{name}.class").exists():
+            if not done.exists():
                 raise
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return dest
+
+
+JDK_REST_CATALOG_SOURCE = HERE / "java" / "JdkRestCatalog.java"
+
+
+def rest_catalog_jars() -> list[str]:
+    """Jars for the reference's REST catalog in Spark: ``JdkRestCatalog`` (java/JdkRestCatalog.java:
+    Java's RESTCatalog over the JDK's HTTP client, the PyPI runtime jar lacking its shaded
+    HttpClient 5) and the relocated HttpComponents Core 5 it still needs."""
+    core = relocated_httpcore5_jar()
+    classes = compile_java(JDK_REST_CATALOG_SOURCE, [*oracle_classpath(), core])
+    dest = classes.parent / f"{classes.name}.jar"
+
+    def build(tmp: str) -> None:
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as out:
+            for path in sorted(classes.rglob("*.class")):
+                out.write(path, path.relative_to(classes).as_posix())
+
+    return [str(_atomic_build(dest, build)), core]
 
 
 class OracleError(RuntimeError):

@@ -19,6 +19,13 @@ version file). Losing the race is a :class:`~frazil.exceptions.CommitFailedError
 transaction refreshes and retries); when the swap fails in a way that leaves its outcome open
 (a dropped connection), the catalog re-reads the pointer before deciding, and raises
 :class:`~frazil.exceptions.CommitStateUnknownError` only when it cannot find out.
+
+Views (:mod:`frazil.view`) share the tables' name space and commit the same way
+(:meth:`Catalog.commit_view`, rules in :mod:`frazil.view.commit`); the SQL catalog holds them,
+the filesystem catalog (like Java's HadoopCatalog) refuses them.
+
+This file is longer than ~800 lines because :class:`Catalog` is the one base every catalog
+shares (namespaces, tables, views, the commit protocol); the view rules live in frazil.view.
 """
 
 from __future__ import annotations
@@ -44,8 +51,11 @@ from frazil.exceptions import (
     InvalidArgumentError,
     NamespaceAlreadyExistsError,
     NoSuchTableError,
+    NoSuchViewError,
     TableAlreadyExistsError,
+    UnsupportedError,
     ValidationError,
+    ViewAlreadyExistsError,
     io_error,
 )
 from frazil.metadata import TableMetadata
@@ -61,10 +71,14 @@ if TYPE_CHECKING:
     from frazil.table import Table
     from frazil.table.transaction import Transaction
     from frazil.table.update import TableRequirement, TableUpdate
+    from frazil.view import View
+    from frazil.view.metadata import ViewMetadata, ViewRepresentation
+    from frazil.view.updates import ViewRequirement, ViewUpdate
 
 __all__ = [
     "Catalog",
     "CommitTableResponse",
+    "CommitViewResponse",
     "Identifier",
     "PropertiesUpdateSummary",
     "TableCommit",
@@ -114,6 +128,12 @@ _VERSIONED_NAME = re.compile(r"^(\d+)-")
 @dataclass(frozen=True)
 class CommitTableResponse:
     metadata: TableMetadata
+    metadata_location: str
+
+
+@dataclass(frozen=True)
+class CommitViewResponse:
+    metadata: ViewMetadata
     metadata_location: str
 
 
@@ -410,6 +430,10 @@ class Catalog(abc.ABC):
             )
         if self.table_exists(ident):
             raise TableAlreadyExistsError(f"table {'.'.join(ident)} already exists")
+        if self._is_view(ident):
+            raise ViewAlreadyExistsError(
+                f"cannot create table {'.'.join(ident)}: a view has that name"
+            )
         metadata = self._new_table_metadata(
             ident, schema, location, partition_spec, sort_order, properties
         )
@@ -798,6 +822,138 @@ class Catalog(abc.ABC):
             f"({cause}) and the current pointer cannot be read ({last}); the commit may or may "
             "not have landed"
         ) from cause
+
+    # ---- views (the commit path and its rules: frazil.view.commit)
+    #
+    # A view's pointer lives where a table's does and shares its name space. A catalog that can
+    # hold views returns True from ``supports_views`` and implements the view pointer hooks and
+    # ``list_views``/``drop_view``/``rename_view``; by default they refuse (the filesystem
+    # catalog, like Java's HadoopCatalog, has no views).
+
+    def supports_views(self) -> bool:
+        """Whether this catalog can hold views."""
+        return False
+
+    def _refuse_views(self) -> UnsupportedError:
+        return UnsupportedError(f"catalog {self.name!r} ({type(self).__name__}) has no views")
+
+    def _load_view_pointer(self, identifier: Identifier) -> str | None:
+        """The view's current metadata location, ``None`` if no view has that name."""
+        raise self._refuse_views()
+
+    def _swap_view_pointer(
+        self, identifier: Identifier, current_location: str | None, new_location: str
+    ) -> bool:
+        """Atomically moves the view pointer from ``current_location`` (``None``: insert it) to
+        ``new_location``; ``False`` when another commit got there first (or the name is taken);
+        an exception means the outcome is unknown."""
+        raise self._refuse_views()
+
+    def _read_view_pointer_fresh(self, identifier: Identifier) -> str | None:
+        return self._load_view_pointer(identifier)
+
+    def list_views(self, namespace: str | Identifier) -> list[Identifier]:
+        raise self._refuse_views()
+
+    def drop_view(self, identifier: str | Identifier) -> None:
+        """Removes the view from the catalog (its metadata files are kept);
+        :class:`NoSuchViewError` if there is none."""
+        raise self._refuse_views()
+
+    def rename_view(
+        self, from_identifier: str | Identifier, to_identifier: str | Identifier
+    ) -> View:
+        raise self._refuse_views()
+
+    def _view_identifier(self, identifier: str | Identifier, strict: bool = True) -> Identifier:
+        if not self.supports_views():
+            raise self._refuse_views()
+        try:
+            return self._table_identifier(identifier, strict=strict)
+        except NoSuchTableError as e:
+            raise NoSuchViewError(str(e).replace("table identifier", "view identifier")) from None
+
+    def _is_view(self, ident: Identifier) -> bool:
+        """Whether a view has that name (``False`` where the catalog has no views)."""
+        return self.supports_views() and self._load_view_pointer(ident) is not None
+
+    def view_exists(self, identifier: str | Identifier) -> bool:
+        try:
+            ident = self._view_identifier(identifier, strict=self._paths_from_identifiers)
+        except NoSuchViewError:
+            return False
+        return self._load_view_pointer(ident) is not None
+
+    def load_view(self, identifier: str | Identifier) -> View:
+        """The view at its current metadata. :class:`NoSuchViewError` if there is none."""
+        from frazil.view import View
+        from frazil.view.commit import read_view_metadata
+
+        ident = self._view_identifier(identifier, strict=self._paths_from_identifiers)
+        location = self._load_view_pointer(ident)
+        if location is None:
+            raise NoSuchViewError(f"view {'.'.join(ident)} does not exist")
+        return View(ident, read_view_metadata(self, location), location, self)
+
+    def create_view(
+        self,
+        identifier: str | Identifier,
+        schema: Schema | pa.Schema,
+        sql: str | ViewRepresentation | Sequence[ViewRepresentation],
+        default_namespace: str | Identifier | None = None,
+        default_catalog: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        location: str | None = None,
+        *,
+        dialect: str = "spark",
+        summary: Mapping[str, str] | None = None,
+    ) -> View:
+        """Creates a view whose first version is ``sql`` (a SELECT in ``dialect``, or
+        representations) with result schema ``schema`` (frazil or pyarrow; field ids are
+        assigned from 1). ``default_namespace`` (default: the view's namespace) and
+        ``default_catalog`` (default: unset, i.e. this catalog) resolve the query's unqualified
+        names. Without ``location`` the view goes where a table of that name would.
+        :class:`TableAlreadyExistsError` if a table has the name, :class:`ViewAlreadyExistsError`
+        if a view has it."""
+        from frazil.view import View
+        from frazil.view.commit import commit_view, create_view_updates
+
+        ident = self._view_identifier(identifier)
+        updates = create_view_updates(
+            self,
+            ident,
+            schema,
+            sql,
+            default_namespace,
+            default_catalog,
+            properties,
+            location,
+            dialect=dialect,
+            summary=summary,
+        )
+        response = commit_view(self, ident, None, [], updates, create=True)
+        return View(ident, response.metadata, response.metadata_location, self)
+
+    def commit_view(
+        self,
+        view: View | str | Identifier,
+        requirements: Sequence[ViewRequirement],
+        updates: Sequence[ViewUpdate],
+    ) -> CommitViewResponse:
+        """Commits ``updates`` to an existing view atomically if ``requirements`` hold against
+        its current metadata (freshly loaded): the one view commit path, as
+        :meth:`commit_table` is for tables. :class:`NoSuchViewError` if there is no such view,
+        :class:`CommitFailedError` when a requirement fails or another commit won the pointer
+        swap, :class:`ValidationError` for updates that break the view spec's rules."""
+        from frazil.view import View
+        from frazil.view.commit import commit_view
+
+        handle = view if isinstance(view, View) else None
+        ident = self._view_identifier(
+            view.identifier if isinstance(view, View) else view,
+            strict=self._paths_from_identifiers,
+        )
+        return commit_view(self, ident, handle, requirements, updates, create=False)
 
 
 def _permanent_failure(cause: Exception | None, location: str) -> FrazilError | None:

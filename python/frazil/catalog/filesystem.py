@@ -16,8 +16,8 @@ changed. The hint is rewritten afterwards, best effort. Object stores have no su
 catalog refuses a warehouse whose FileIO lacks ``supports_atomic_create``.
 
 What Java's HadoopCatalog does not support is refused with :class:`UnsupportedError`: namespace
-properties (other than the reported ``location``), renaming tables, registering tables, and
-table locations other than the layout's.
+properties (other than the reported ``location``), renaming tables, registering tables,
+table locations other than the layout's, and views (the :class:`Catalog` defaults refuse them).
 """
 
 from __future__ import annotations

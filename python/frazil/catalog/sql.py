@@ -4,9 +4,12 @@ The tables are those of the Java JDBC catalog and PyIceberg's ``SqlCatalog``, so
 share one database (rows are scoped by ``catalog_name``):
 
 - ``iceberg_tables(catalog_name, table_namespace, table_name, metadata_location,
-  previous_metadata_location[, iceberg_type])``, primary key the first three. The Java V1
-  schema's ``iceberg_type`` column is written (``'TABLE'``) when present, and rows of other
-  types (views) are ignored.
+  previous_metadata_location[, iceberg_type])``, primary key the first three. Tables and
+  views share it, as in the Java JDBC catalog's V1 schema: ``iceberg_type`` is ``'TABLE'`` (or
+  NULL, for rows written before the column existed) for a table and ``'VIEW'`` for a view. A
+  database with the V0 schema (no ``iceberg_type``) holds tables only; with the catalog
+  property ``jdbc.schema-version=V1`` the catalog adds the column when it opens (as Java does),
+  and then holds views too.
 - ``iceberg_namespace_properties(catalog_name, namespace, property_key, property_value)``,
   primary key the first three.
 
@@ -33,6 +36,9 @@ cannot block a load or a commit forever (a pointer swap that times out is a lost
 Database errors surface as :class:`~frazil.exceptions.CatalogError` naming the catalog and the
 cause (:class:`~frazil.exceptions.CatalogBusyError` for timeouts, locks and dropped connections,
 which may pass); the SQLAlchemy error is the ``__cause__``.
+
+(Longer than ~800 lines: it is every statement of the catalog's two tables, for tables and
+views alike, in one place.)
 """
 
 from __future__ import annotations
@@ -94,8 +100,10 @@ from frazil.exceptions import (
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NoSuchViewError,
     TableAlreadyExistsError,
     UnsupportedError,
+    ViewAlreadyExistsError,
 )
 from frazil.io import local_path
 
@@ -104,6 +112,7 @@ if TYPE_CHECKING:
 
     from frazil.io import FileIO
     from frazil.table import Table as FrazilTable
+    from frazil.view import View
 
 __all__ = ["SqlCatalog"]
 
@@ -125,6 +134,9 @@ DEFAULT_SQLITE_FILE = "frazil_catalog.db"
 NAMESPACE_EXISTS_PROPERTY = "exists"
 NAMESPACE_LOCATION_PROPERTY = "location"
 TABLE_TYPE = "TABLE"
+VIEW_TYPE = "VIEW"
+# The Java JDBC catalog's property: "V1" adds the iceberg_type column to a V0 database.
+SCHEMA_VERSION = "jdbc.schema-version"
 
 _schema = MetaData()
 ICEBERG_TABLES = Table(
@@ -371,6 +383,33 @@ class SqlCatalog(Catalog):
                 self._finalizer = weakref.finalize(self, _dispose, engines)
         columns = {c["name"] for c in inspect(self._reader).get_columns(ICEBERG_TABLES.name)}
         self._has_type_column = "iceberg_type" in columns
+        if not self._has_type_column:
+            self._migrate_to_v1()
+
+    def _migrate_to_v1(self) -> None:
+        """Adds ``iceberg_type`` to a V0 database when ``jdbc.schema-version=V1`` (the Java
+        JDBC catalog's migration); existing rows stay NULL, which reads as a table."""
+        if self.properties.get(SCHEMA_VERSION, "V0").strip().upper() != "V1":
+            logger.info(
+                "SQL catalog %r has no views (a V0 database): set %s=V1 to add them",
+                self.name,
+                SCHEMA_VERSION,
+            )
+            return
+        try:
+            with self.engine.connect() as conn:
+                conn.execution_options(frazil_write=True)
+                with conn.begin():
+                    conn.exec_driver_sql(
+                        "ALTER TABLE iceberg_tables ADD COLUMN iceberg_type VARCHAR(5)"
+                    )
+        except (OperationalError, ProgrammingError):
+            # Another process added it at the same moment; fine if it is there now.
+            columns = {c["name"] for c in inspect(self.engine).get_columns(ICEBERG_TABLES.name)}
+            if "iceberg_type" not in columns:
+                raise
+        logger.info("SQL catalog %r: added iceberg_type (views are supported now)", self.name)
+        self._has_type_column = True
 
     def close(self) -> None:
         """Releases the database connections (also done when the catalog is collected)."""
@@ -463,6 +502,12 @@ class SqlCatalog(Catalog):
             raise NamespaceNotEmptyError(
                 f"cannot drop namespace {name}: it still holds {len(tables)} table(s), e.g. "
                 f"{'.'.join(tables[0])}"
+            )
+        views = self.list_views(ns) if self.supports_views() else []
+        if views:
+            raise NamespaceNotEmptyError(
+                f"cannot drop namespace {name}: it still holds {len(views)} view(s), e.g. "
+                f"{'.'.join(views[0])}"
             )
         with self._write() as conn:
             conn.execute(
@@ -671,16 +716,15 @@ class SqlCatalog(Catalog):
                             f"cannot create table {name}: it was created concurrently"
                         ) from None
                     continue
-                new_location = p.new_location if p.data is not None else p.current_location
+                # A table whose updates change nothing keeps its row, re-asserted (and locked).
+                changed = p.data is not None
                 result = conn.execute(
                     update(ICEBERG_TABLES)
                     .where(*self._table_key(p.ident), _T.metadata_location == p.current_location)
                     .values(
-                        metadata_location=new_location,
+                        metadata_location=p.new_location if changed else p.current_location,
                         previous_metadata_location=(
-                            p.current_location
-                            if p.data is not None
-                            else _T.previous_metadata_location
+                            p.current_location if changed else _T.previous_metadata_location
                         ),
                     )
                 )
@@ -750,6 +794,10 @@ class SqlCatalog(Catalog):
             raise TableAlreadyExistsError(
                 f"cannot rename table {src_name}: table {dst_name} already exists"
             )
+        if self._is_view(dst):
+            raise ViewAlreadyExistsError(
+                f"cannot rename table {src_name}: view {dst_name} already exists"
+            )
         try:
             with self._write() as conn:
                 result = conn.execute(
@@ -773,3 +821,109 @@ class SqlCatalog(Catalog):
         )
         with self._read() as conn:
             return sorted((*ns, t) for t in conn.execute(stmt).scalars().all())
+
+    # ---- views (rows with iceberg_type = 'VIEW')
+
+    def supports_views(self) -> bool:
+        return self._has_type_column
+
+    def _view_filter(self) -> Any:
+        return _T.iceberg_type == VIEW_TYPE
+
+    def _select_view_pointer(self, engine: Engine, identifier: Identifier) -> str | None:
+        stmt = select(_T.metadata_location).where(*self._table_key(identifier), self._view_filter())
+        with (
+            self._errors(f"reading the pointer of view {'.'.join(identifier)}"),
+            engine.connect() as conn,
+        ):
+            return conn.execute(stmt).scalar_one_or_none()
+
+    def _load_view_pointer(self, identifier: Identifier) -> str | None:
+        if not self._has_type_column:
+            raise self._refuse_views()
+        return self._select_view_pointer(self._reader, identifier)
+
+    def _read_view_pointer_fresh(self, identifier: Identifier) -> str | None:
+        if self._recheck_engine is None:
+            self._recheck_engine = self._make_engine(
+                pooled=False, read_only=self._reader is not self.engine
+            )
+        return self._select_view_pointer(self._recheck_engine, identifier)
+
+    def _swap_view_pointer(
+        self, identifier: Identifier, current_location: str | None, new_location: str
+    ) -> bool:
+        if current_location is None:
+            row = {**self._table_row(identifier, new_location), "iceberg_type": VIEW_TYPE}
+            try:
+                with self._write() as conn:
+                    conn.execute(insert(ICEBERG_TABLES).values(row))
+            except IntegrityError:
+                return False  # a table or view took the name first
+            return True
+        with self._write() as conn:
+            result = conn.execute(
+                update(ICEBERG_TABLES)
+                .where(
+                    *self._table_key(identifier),
+                    _T.metadata_location == current_location,
+                    self._view_filter(),
+                )
+                .values(metadata_location=new_location, previous_metadata_location=current_location)
+            )
+            return result.rowcount == 1
+
+    def list_views(self, namespace: str | Identifier) -> list[Identifier]:
+        if not self._has_type_column:
+            raise self._refuse_views()
+        ns = self._namespace_identifier(namespace)
+        self._require_namespace(ns, "cannot list views")
+        stmt = select(_T.table_name).where(
+            _T.catalog_name == self.name, _T.table_namespace == ".".join(ns), self._view_filter()
+        )
+        with self._read() as conn:
+            return sorted((*ns, v) for v in conn.execute(stmt).scalars().all())
+
+    def drop_view(self, identifier: str | Identifier) -> None:
+        ident = self._view_identifier(identifier, strict=False)
+        with self._write() as conn:
+            result = conn.execute(
+                delete(ICEBERG_TABLES).where(*self._table_key(ident), self._view_filter())
+            )
+        if result.rowcount == 0:
+            raise NoSuchViewError(f"cannot drop view {'.'.join(ident)}: it does not exist")
+        logger.info("dropped view %s", ".".join(ident))
+
+    def rename_view(
+        self, from_identifier: str | Identifier, to_identifier: str | Identifier
+    ) -> View:
+        src = self._view_identifier(from_identifier, strict=False)
+        dst = self._view_identifier(to_identifier)
+        src_name, dst_name = ".".join(src), ".".join(dst)
+        if src == dst:
+            return self.load_view(src)
+        self._require_namespace(dst[:-1], f"cannot rename view {src_name} to {dst_name}")
+        if not self.view_exists(src):
+            raise NoSuchViewError(f"cannot rename view {src_name}: it does not exist")
+        if self.table_exists(dst):
+            raise TableAlreadyExistsError(
+                f"cannot rename view {src_name}: table {dst_name} already exists"
+            )
+        if self.view_exists(dst):
+            raise ViewAlreadyExistsError(
+                f"cannot rename view {src_name}: view {dst_name} already exists"
+            )
+        try:
+            with self._write() as conn:
+                result = conn.execute(
+                    update(ICEBERG_TABLES)
+                    .where(*self._table_key(src), self._view_filter())
+                    .values(table_namespace=".".join(dst[:-1]), table_name=dst[-1])
+                )
+        except IntegrityError:
+            raise ViewAlreadyExistsError(
+                f"cannot rename view {src_name}: {dst_name} already exists"
+            ) from None
+        if result.rowcount == 0:
+            raise NoSuchViewError(f"cannot rename view {src_name}: it does not exist")
+        return self.load_view(dst)

@@ -1,7 +1,8 @@
 /*
  * A Java reference writer for frazil's REST concurrency test: appends N single-file snapshots to
- * one table through a REST catalog with the Iceberg 1.10 Java library alone (RESTCatalog, the
- * generic Parquet appender, AppendFiles with its own commit retries). No Spark.
+ * one table through a REST catalog with the Iceberg 1.10 Java library alone (RESTCatalog over the
+ * JDK transport of JdkRestCatalog.java, the generic Parquet appender, AppendFiles with its own
+ * commit retries). No Spark.
  *
  * Usage: RestAppender <uri> <credential or ""> <namespace> <table> <writer id> <count>
  *
@@ -25,7 +26,7 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.encryption.EncryptedFiles;
 import org.apache.iceberg.io.DataWriter;
 import org.apache.iceberg.io.OutputFile;
-import org.apache.iceberg.rest.RESTCatalog;
+import org.apache.iceberg.rest.JdkRestCatalog;
 
 public class RestAppender {
   public static void main(String[] args) throws Exception {
@@ -42,7 +43,7 @@ public class RestAppender {
       props.put("credential", credential);
     }
     props.put("io-impl", "org.apache.iceberg.hadoop.HadoopFileIO");
-    try (RESTCatalog catalog = new RESTCatalog()) {
+    try (JdkRestCatalog catalog = new JdkRestCatalog()) {
       catalog.setConf(new Configuration());
       catalog.initialize("rest", props);
       for (int seq = 0; seq < count; seq++) {
