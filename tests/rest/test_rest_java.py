@@ -259,3 +259,42 @@ def test_java_pyiceberg_frazil_duckdb_share_one_table(
     assert _rows(spark.sql(f"SELECT * FROM {t} VERSION AS OF 'tagged'").collect()) == TAGGED
     assert _rows(spark.sql(f"SELECT * FROM {t} VERSION AS OF 'b'").collect()) == branch
     assert _rows(spark.sql(f"SELECT * FROM {t}.branch_b").collect()) == branch
+
+
+def test_java_views_through_frazil_serve(
+    spark: Any, server: ServerProcess, under: SqlCatalog
+) -> None:
+    """Spark SQL's view statements through the REST catalog; the catalog under the server holds
+    the same view metadata."""
+    spark.sql("CREATE NAMESPACE IF NOT EXISTS rc.vdb")
+    spark.sql("CREATE TABLE rc.vdb.base (id BIGINT, name STRING) USING iceberg")
+    base = [(1, "one"), (2, "two"), (3, "three")]
+    spark.sql(f"INSERT INTO rc.vdb.base VALUES {_values(base)}")
+
+    spark.sql("CREATE VIEW rc.vdb.v AS SELECT id, name FROM rc.vdb.base WHERE id > 1")
+    assert _rows(spark.sql("SELECT * FROM rc.vdb.v").collect()) == [(2, "two"), (3, "three")]
+    view = under.load_view(("vdb", "v"))
+    first = view.sql_for("spark")
+    assert first is not None and "WHERE id > 1" in first.sql
+    assert [f.name for f in view.schema().fields] == ["id", "name"]
+    assert view.metadata.current_version_id == 1
+
+    spark.sql("CREATE OR REPLACE VIEW rc.vdb.v AS SELECT id FROM rc.vdb.base WHERE id < 3")
+    assert _rows(spark.sql("SELECT * FROM rc.vdb.v").collect()) == [(1,), (2,)]
+    replaced = under.load_view(("vdb", "v"))
+    assert replaced.metadata.view_uuid == view.metadata.view_uuid
+    assert len(replaced.metadata.versions) == 2
+    current = replaced.sql_for("spark")
+    assert current is not None and "WHERE id < 3" in current.sql
+    assert [f.name for f in replaced.schema().fields] == ["id"]
+
+    names = [tuple(r)[1] for r in spark.sql("SHOW VIEWS IN rc.vdb").collect()]
+    assert names == ["v"]
+    spark.sql("ALTER VIEW rc.vdb.v RENAME TO rc.vdb.w")
+    assert not under.view_exists(("vdb", "v"))
+    assert under.load_view(("vdb", "w")).metadata.view_uuid == view.metadata.view_uuid
+    assert _rows(spark.sql("SELECT * FROM rc.vdb.w").collect()) == [(1,), (2,)]
+
+    spark.sql("DROP VIEW rc.vdb.w")
+    assert under.list_views(("vdb",)) == []
+    assert under.table_exists(("vdb", "base"))
