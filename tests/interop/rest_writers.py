@@ -46,6 +46,7 @@ def main(argv: list[str]) -> int:
     elif client == "pyiceberg":
         from pyiceberg.catalog.rest import RestCatalog
 
+        props["oauth2-server-uri"] = f"{uri}/v1/oauth/tokens"
         catalog = RestCatalog("rest", **props)  # type: ignore[assignment]
     else:
         raise SystemExit(f"unknown client {client!r}")

@@ -48,11 +48,16 @@ def java_appender() -> list[str]:
     return [java, "-Xmx512m", "-cp", cp, "RestAppender"]
 
 
+def _pyiceberg_props(uri: str, credential: str) -> dict[str, str]:
+    # The token endpoint named explicitly: PyIceberg warns (an error here) when it guesses it.
+    return {"uri": uri, "credential": credential, "oauth2-server-uri": f"{uri}/v1/oauth/tokens"}
+
+
 def _create_table(uri: str, credential: str) -> None:
     import pyarrow as pa
     from pyiceberg.catalog.rest import RestCatalog
 
-    catalog = RestCatalog("setup", uri=uri, credential=credential)
+    catalog = RestCatalog("setup", **_pyiceberg_props(uri, credential))
     catalog.create_namespace("race")
     schema = pa.schema(
         [
@@ -132,7 +137,7 @@ def _check_history_and_rows(uri: str, credential: str) -> None:
     assert got == expected
 
     # The oracle: PyIceberg reads the same rows through the same server.
-    peer = RestCatalog("peer", uri=uri, credential=credential).load_table("race.events")
+    peer = RestCatalog("peer", **_pyiceberg_props(uri, credential)).load_table("race.events")
     peer_rows = peer.scan().to_arrow()
     peer_got = Counter(
         zip(peer_rows["writer"].to_pylist(), peer_rows["seq"].to_pylist(), strict=True)

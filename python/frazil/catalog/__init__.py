@@ -63,6 +63,7 @@ from frazil.metadata import TableMetadata
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from frazil.catalog.transaction import CatalogTransaction
     from frazil.io import FileIO
     from frazil.partitioning import PartitionSpec
     from frazil.schema import Schema
@@ -719,6 +720,18 @@ class Catalog(abc.ABC):
         from frazil.exceptions import UnsupportedError
 
         raise UnsupportedError(f"catalog {self.name!r} cannot commit several tables atomically")
+
+    def transaction(self) -> CatalogTransaction:
+        """A transaction over several tables of this catalog, committed as one through
+        :meth:`commit_tables` (:mod:`frazil.catalog.transaction`)::
+
+            with catalog.transaction() as tx:
+                tx.table("db.a").append(df)
+                tx.table("db.b").delete("id = 3")
+        """
+        from frazil.catalog.transaction import CatalogTransaction
+
+        return CatalogTransaction(self)
 
     def _publish(
         self,

@@ -166,8 +166,19 @@ def page_json(plan: ScanPlan, start: int, size: int) -> dict[str, Any]:
             task["delete-file-references"] = [local[r] for r in row_refs]
         residual = parsed.get(text)
         if residual is None:
-            residual = parsed[text] = json.loads(text)
+            # The plan's residuals are bound (field ids); the wire's are the REST form, with
+            # terms as column names.
+            residual = parsed[text] = _wire_expression(text, schema)
         if residual is not True:
             task["residual-filter"] = residual
         out.append(task)
     return {"file-scan-tasks": out, "delete-files": delete_json}
+
+
+def _wire_expression(text: str, schema: Any) -> Any:
+    from frazil.expressions.json import from_json, to_json
+
+    obj = json.loads(text)
+    if obj is True or obj is False:
+        return obj
+    return to_json(from_json(obj, schema), legacy=True)

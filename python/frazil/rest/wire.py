@@ -45,6 +45,7 @@ __all__ = [
     "FetchScanTasksRequest",
     "ListNamespacesResponse",
     "ListTablesResponse",
+    "LoadTableResult",
     "LoadViewResult",
     "OAuthTokenResponse",
     "PlanTableScanRequest",
@@ -53,6 +54,7 @@ __all__ = [
     "UpdateNamespacePropertiesRequest",
     "UpdateNamespacePropertiesResponse",
     "commit_table_response",
+    "create_table_updates",
     "decode_namespace",
     "encode_name",
     "encode_namespace",
@@ -253,6 +255,90 @@ def load_table_result(
     out["config"] = dict(config or {})
     if storage_credentials:
         out["storage-credentials"] = [dict(c) for c in storage_credentials]
+    return out
+
+
+@dataclass(frozen=True)
+class LoadTableResult:
+    """A parsed ``LoadTableResult``: ``metadata_location`` is ``None`` for a staged create;
+    ``config`` and ``storage_credentials`` (``(prefix, config)`` pairs) configure the table's
+    FileIO (vended credentials: the catalog server is trusted, table metadata is not)."""
+
+    metadata_location: str | None
+    metadata: Any  # frazil.metadata.TableMetadata
+    config: dict[str, str] = field(default_factory=dict)
+    storage_credentials: tuple[tuple[str, dict[str, str]], ...] = ()
+
+    @classmethod
+    def from_json(cls, obj: Any, path: str = "LoadTableResult") -> LoadTableResult:
+        from frazil.metadata import TableMetadata
+
+        f = Fields(obj, path)
+        creds = []
+        for i, c in enumerate(f.opt_list("storage-credentials") or []):
+            cf = Fields(c, f"{f.at('storage-credentials')}[{i}]")
+            creds.append((cf.str("prefix"), cf.opt_str_map("config")))
+        return cls(
+            f.opt_str("metadata-location"),
+            TableMetadata.from_dict(f.raw("metadata")),
+            f.opt_str_map("config"),
+            tuple(creds),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return load_table_result(
+            self.metadata_location,
+            self.metadata,
+            self.config,
+            [{"prefix": p, "config": c} for p, c in self.storage_credentials],
+        )
+
+    def io_properties(self, location: str | None = None) -> dict[str, str]:
+        """``config`` with the storage credential of the longest prefix of ``location``
+        (the table location by default) on top."""
+        location = location if location is not None else self.metadata.location
+        out = dict(self.config)
+        best = max(
+            (c for c in self.storage_credentials if location.startswith(c[0])),
+            key=lambda c: len(c[0]),
+            default=None,
+        )
+        if best is not None:
+            out.update(best[1])
+        return out
+
+
+def create_table_updates(metadata: Any) -> list[Any]:
+    """The updates that build ``metadata`` (a staged table's, from ``stage-create``) from empty
+    metadata, as a staged create's commit sends them ahead of the transaction's own updates
+    (with an ``assert-create`` requirement); the Java reference's ``CatalogHandlers`` applies
+    them to ``TableMetadata.buildFromEmpty()``."""
+    from frazil.table.update import (
+        AddPartitionSpecUpdate,
+        AddSchemaUpdate,
+        AddSortOrderUpdate,
+        AssignUUIDUpdate,
+        SetCurrentSchemaUpdate,
+        SetDefaultSortOrderUpdate,
+        SetDefaultSpecUpdate,
+        SetLocationUpdate,
+        SetPropertiesUpdate,
+        UpgradeFormatVersionUpdate,
+    )
+
+    out: list[Any] = []
+    if metadata.table_uuid is not None:
+        out.append(AssignUUIDUpdate(metadata.table_uuid))
+    out.append(UpgradeFormatVersionUpdate(metadata.format_version))
+    out.append(AddSchemaUpdate(metadata.schema(), metadata.last_column_id))
+    out.append(SetCurrentSchemaUpdate(-1))
+    out.append(AddPartitionSpecUpdate(metadata.spec()))
+    out.append(SetDefaultSpecUpdate(-1))
+    out.append(AddSortOrderUpdate(metadata.sort_order()))
+    out.append(SetDefaultSortOrderUpdate(-1))
+    out.append(SetLocationUpdate(metadata.location))
+    if metadata.properties:
+        out.append(SetPropertiesUpdate(dict(metadata.properties)))
     return out
 
 
