@@ -1,8 +1,9 @@
 """The Java reference (Spark 3.5.9 + Iceberg 1.10.2) uses ``frazil serve`` as its REST catalog:
 CREATE NAMESPACE, a partitioned table, INSERT, merge-on-read DELETE (v2 position delete files,
 v3 deletion vectors), ALTER TABLE ADD COLUMN, a tag, a branch write and reads. Then PyIceberg
-0.12's RestCatalog reads the same rows (main, tag, branch) and appends; frazil reads them and
-appends; DuckDB ATTACHes the server and reads; and Java reads everything back.
+0.12's RestCatalog reads the same rows (main, tag, branch) and appends; frazil's REST client reads
+them and appends (to main and the branch); DuckDB ATTACHes the server and reads; and Java reads
+everything back. Views too: Spark SQL's CREATE / CREATE OR REPLACE / ALTER ... RENAME / DROP VIEW.
 
 Java's catalog is the reference's own ``RESTCatalog`` with the JDK's HTTP client as transport
 (``tests/interop/java/JdkRestCatalog.java``: the runtime jar on PyPI lacks its shaded HttpClient
@@ -106,22 +107,20 @@ def pyiceberg_rest(server: ServerProcess) -> Any:
     )
 
 
-def frazil_writer(server: ServerProcess, under: SqlCatalog) -> Any:
-    """frazil's REST client on the server once the client package exists; until then the catalog
-    under the server (the same SQLite database, so the commit lands in the same table)."""
-    try:
-        import frazil.catalog.rest  # noqa: F401
-    except ImportError:
-        return under
+@pytest.fixture(scope="module")
+def frazil_rest(server: ServerProcess) -> Iterator[Any]:
+    """frazil's own REST client on the server."""
     from frazil.catalog import load_catalog
 
-    return load_catalog(
+    catalog = load_catalog(
         "rc",
         type="rest",
         uri=server.uri,
         credential=server.credential,
         **{"oauth2-server-uri": f"{server.uri}/v1/oauth/tokens"},
     )
+    yield catalog
+    catalog.close()
 
 
 def _rows(rows: list[Any]) -> list[Row]:
@@ -179,6 +178,7 @@ def test_java_pyiceberg_frazil_duckdb_share_one_table(
     server: ServerProcess,
     under: SqlCatalog,
     pyiceberg_rest: Any,
+    frazil_rest: Any,
     version: int,
 ) -> None:
     name = f"events_v{version}"
@@ -234,20 +234,23 @@ def test_java_pyiceberg_frazil_duckdb_share_one_table(
         py.append(_arrow(PYICEBERG_MAIN, pa.string()))
         main = sorted(main + PYICEBERG_MAIN)
 
-    # ---- frazil reads what Java and PyIceberg wrote, then appends to main and to the branch
-    ours = under.load_table(("db", name))
+    # ---- frazil's REST client reads what Java and PyIceberg wrote, then appends to main and
+    # to the branch
+    ours = frazil_rest.load_table(("db", name))
     assert _dicts(ours.scan().to_arrow()) == main
     tagged_snapshot = ours.snapshot_by_name("tagged")
     branch_snapshot = ours.snapshot_by_name("b")
     assert tagged_snapshot is not None and branch_snapshot is not None
     assert _dicts(ours.scan(snapshot_id=tagged_snapshot.snapshot_id).to_arrow()) == TAGGED
     assert _dicts(ours.scan(snapshot_id=branch_snapshot.snapshot_id).to_arrow()) == branch
-    writer = frazil_writer(server, under).load_table(("db", name))
-    writer.append(_arrow(FRAZIL_MAIN, pa.large_string()))
-    writer = frazil_writer(server, under).load_table(("db", name))
-    writer.append(_arrow(FRAZIL_BRANCH, pa.large_string()), branch="b")
+    ours.append(_arrow(FRAZIL_MAIN, pa.large_string()))
+    ours.append(_arrow(FRAZIL_BRANCH, pa.large_string()), branch="b")
     main = sorted(main + FRAZIL_MAIN)
     branch = sorted(branch + FRAZIL_BRANCH)
+    # the catalog under the server holds the same table
+    direct = under.load_table(("db", name))
+    assert direct.metadata_location == frazil_rest.load_table(("db", name)).metadata_location
+    assert _dicts(direct.scan().to_arrow()) == main
 
     # ---- DuckDB ATTACHes the server and reads main
     con = _duckdb(server)
