@@ -177,12 +177,10 @@ class _Server:
 
     def namespace(self, text: str) -> tuple[str, ...]:
         ns = tuple(text.split(_SEP)) if text else ()
-        return Catalog._namespace_identifier(ns)
+        return Catalog.check_namespace(ns)
 
     def identifier(self, namespace: Sequence[str], name: str) -> tuple[str, ...]:
-        ident = (*namespace, name)
-        for part in ident:
-            Catalog._check_identifier_part(part, ident)
+        ident = Catalog.check_identifier((*namespace, name))
         if not namespace:
             raise exc.InvalidArgumentError(f"invalid table identifier {name!r}: no namespace")
         return ident
@@ -198,7 +196,7 @@ class _Server:
             raise exc.InvalidArgumentError(
                 f"{what}: the server has no warehouse, so it accepts no chosen locations"
             )
-        Catalog._check_under(warehouse, location, what)
+        Catalog.check_under(warehouse, location, what)
 
     # ---- config and auth
 
@@ -241,7 +239,7 @@ class _Server:
             "CreateNamespaceRequest",
             lambda: wire.CreateNamespaceRequest.from_json(call.json("CreateNamespaceRequest")),
         )
-        ns = Catalog._namespace_identifier(req.namespace)
+        ns = Catalog.check_namespace(req.namespace)
         if "location" in req.properties:
             self.check_location(req.properties["location"], f"location of namespace {ns}")
         self.catalog.create_namespace(ns, req.properties)
@@ -295,7 +293,7 @@ class _Server:
                 )
             if self.catalog.table_exists(ident):
                 raise exc.TableAlreadyExistsError(f"table {'.'.join(ident)} already exists")
-            metadata = self.catalog._new_table_metadata(
+            metadata = self.catalog.new_table_metadata(
                 ident,
                 req.schema,
                 req.location,
