@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import make_catalog
+from catalog_helpers import make_catalog
 from sqlalchemy import update
 
 from frazil.catalog import MAX_IDENTIFIER_PART_BYTES, Catalog
