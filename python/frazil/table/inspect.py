@@ -399,7 +399,7 @@ class InspectTable:
         out = []
         for f, s in zip(spec.fields, parts, strict=False):
             t = types[f.field_id]
-            bounds = []
+            bounds: list[str | None] = []
             for b in (s["lower_bound"], s["upper_bound"]):
                 if b is None or isinstance(t, UnknownType):
                     bounds.append(None)

@@ -212,6 +212,10 @@ def position_deletes_table(inspect: InspectTable, snapshot: Snapshot | None) -> 
             pa.field("delete_file_path", pa.string(), False),
         ]
     )
+    v3 = metadata.format_version >= 3
+    if v3:  # the DV's blob, as Java shows it (null for a position delete file)
+        schema = schema.append(pa.field("content_offset", pa.int64()))
+        schema = schema.append(pa.field("content_size_in_bytes", pa.int64()))
     if snapshot is None:
         return schema.empty_table()
     manifests = inspect._manifest_list(snapshot)
@@ -225,19 +229,18 @@ def position_deletes_table(inspect: InspectTable, snapshot: Snapshot | None) -> 
         for i in range(len(df)):
             rows = _position_rows(inspect, df, i)
             n = rows.num_rows
-            pieces.append(
-                pa.Table.from_arrays(
-                    [
-                        rows["file_path"],
-                        rows["pos"],
-                        rows["row"],
-                        pa.repeat(partitions[i], n) if n else pa.nulls(0, part_type),
-                        pa.array([row["partition_spec_id"]] * n, pa.int32()),
-                        pa.array([df.field("file_path")[i].as_py()] * n, pa.string()),
-                    ],
-                    schema=schema,
-                )
-            )
+            arrays = [
+                rows["file_path"],
+                rows["pos"],
+                rows["row"],
+                pa.repeat(partitions[i], n) if n else pa.nulls(0, part_type),
+                pa.array([row["partition_spec_id"]] * n, pa.int32()),
+                pa.array([df.field("file_path")[i].as_py()] * n, pa.string()),
+            ]
+            if v3:
+                for name in ("content_offset", "content_size_in_bytes"):
+                    arrays.append(pa.array([df.field(name)[i].as_py()] * n, pa.int64()))
+            pieces.append(pa.Table.from_arrays(arrays, schema=schema))
     if not pieces:
         return schema.empty_table()
     return pa.concat_tables(pieces)
