@@ -62,9 +62,13 @@ def _rows(ids: range, category: str) -> pa.Table:
     )
 
 
+def _catalog(tmp_path: Path) -> Any:
+    return load_catalog("c", type="sql", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path))
+
+
 @pytest.fixture
 def table(tmp_path: Path) -> Any:
-    catalog = load_catalog("c", type="sql", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path))
+    catalog = _catalog(tmp_path)
     catalog.create_namespace("db")
     spec = PartitionSpec(PartitionField(2, 1000, parse_transform("identity"), "category"))
     t = catalog.create_table("db.t", SCHEMA, partition_spec=spec)
@@ -142,7 +146,7 @@ def test_history_refs_snapshots_metadata_log(table: Any) -> None:
 
 
 def test_empty_table(tmp_path: Path) -> None:
-    catalog = load_catalog("c", type="sql", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path))
+    catalog = _catalog(tmp_path)
     catalog.create_namespace("db")
     t = catalog.create_table("db.e", SCHEMA)
     for name in ("snapshots", "history", "manifests", "all_manifests", "files", "entries"):
