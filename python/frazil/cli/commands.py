@@ -132,8 +132,10 @@ def cmd_describe(ctx: Context) -> None:
 
 def cmd_schema(ctx: Context) -> None:
     schema = ctx.table(ctx.args.identifier).schema()
+    data = schema.to_json()
+    data.setdefault("identifier-field-ids", [])  # optional in the spec; PyIceberg prints it
     ctx.out.emit(
-        schema.to_json(),
+        data,
         lambda: ctx.out.grid([[f.name, str(f.field_type), f.doc or ""] for f in schema.fields]),
     )
 

@@ -34,6 +34,8 @@ class Context:
             ):
                 if value:
                     props[key] = value
+            if self.args.uri and self.args.uri.startswith(("http://", "https://")):
+                props["type"] = "rest"  # PyIceberg infers the REST catalog from such a URI
             self._catalog = load_catalog(self.args.catalog, **props)
         return self._catalog
 

@@ -234,8 +234,8 @@ def cmd_manifests(ctx: Context) -> None:
             ("path", "file"),
             ("length", "bytes"),
             ("partition_spec_id", "spec"),
-            ("added_snapshot_id", "added by snapshot"),
-            ("files", "files added/existing/deleted"),
+            ("added_snapshot_id", "added by"),
+            ("files", "files +/=/-"),
         ]
         return _rich_table(shown, columns, "Manifests")
 
@@ -267,7 +267,7 @@ def cmd_history(ctx: Context) -> None:
         ("made_current_at", "made current at"),
         ("snapshot_id", "snapshot"),
         ("parent_id", "parent"),
-        ("is_current_ancestor", "current ancestor"),
+        ("is_current_ancestor", "on main"),
     ]
     ctx.out.emit(rows, lambda: _rich_table(rows, columns, "History"))
 
