@@ -1,5 +1,6 @@
-"""A SQLite catalog with one real table for the CLI tests (fixtures in conftest.py), and runners for ``frazil`` and
-PyIceberg's ``pyiceberg`` pointed at it (each through its own environment variables).
+"""A SQLite catalog with one real table for the CLI tests (fixtures in conftest.py), and
+runners for ``frazil`` and PyIceberg's ``pyiceberg`` pointed at it (each through its own
+environment variables).
 
 The table ``db.events`` (format v2, merge-on-read deletes): three appends, a delete (a position
 delete file), a second partition spec (identity on ``city``) and an append under it, a branch
@@ -91,7 +92,9 @@ def pyiceberg(wh: Warehouse, *args: str) -> Run:
 
 
 def build(path: pathlib.Path) -> None:
-    cat = load_catalog("default", type="sql", uri=f"sqlite:///{path}/catalog.db", warehouse=str(path))
+    cat = load_catalog(
+        "default", type="sql", uri=f"sqlite:///{path}/catalog.db", warehouse=str(path)
+    )
     cat.create_namespace("db", {"owner": "ops"})
     schema = pa.schema(
         [

@@ -27,5 +27,3 @@ def fresh(tmp_path: pathlib.Path) -> Warehouse:
     home = tmp_path / "home"
     home.mkdir()
     return Warehouse(path, home)
-
-

@@ -163,12 +163,12 @@ def test_properties_set_remove(fresh: Warehouse) -> None:
         f"Set k=v on {IDENT}"
     )
     assert fresh.table().properties["k"] == "v"
-    assert pyiceberg(fresh, "--output", "json", "properties", "get", "table", IDENT, "k").json() == (
-        "v"
-    )
-    assert frazil(fresh, "--output", "json", "properties", "remove", "table", IDENT, "k").json() == (
-        f"Property k removed from {IDENT}"
-    )
+    assert pyiceberg(
+        fresh, "--output", "json", "properties", "get", "table", IDENT, "k"
+    ).json() == ("v")
+    assert frazil(
+        fresh, "--output", "json", "properties", "remove", "table", IDENT, "k"
+    ).json() == (f"Property k removed from {IDENT}")
     assert "k" not in fresh.table().properties
     again = frazil(fresh, "properties", "remove", "table", IDENT, "k")
     assert again.returncode == 1
@@ -209,9 +209,12 @@ def test_expire(fresh: Warehouse) -> None:
     # every ref's snapshot survives: main's and v1's head, audit's head and its parent's chain
     t = fresh.table()
     assert {r.snapshot_id for r in t.refs().values()} <= after
-    assert pyiceberg(fresh, "--output", "json", "describe", IDENT).json()["metadata"][
-        "current-snapshot-id"
-    ] == t.current_snapshot().snapshot_id
+    assert (
+        pyiceberg(fresh, "--output", "json", "describe", IDENT).json()["metadata"][
+            "current-snapshot-id"
+        ]
+        == t.current_snapshot().snapshot_id
+    )
     assert t.scan().to_arrow().num_rows == 500  # the data is intact
     text = frazil(fresh, "expire", IDENT, "--older-than", "0s", "--dry-run")
     assert text.stdout.startswith("Would expire 0 of") and "━" not in text.stdout  # no bar

@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     def bind(p: argparse.ArgumentParser, key: str, table: dict[str, Any]) -> None:
         p.set_defaults(cli_handler=table[key])
 
-    p = sub.add_parser("list", help="list tables or namespaces")
+    p: argparse.ArgumentParser = sub.add_parser("list", help="list tables or namespaces")
     p.add_argument("parent", nargs="?", default=None, help="namespace to list")
     bind(p, "list", commands.COMMANDS)
     p = sub.add_parser("describe", help="describe a namespace or a table")
@@ -186,7 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from frazil.cli.context import Context
     from frazil.cli.output import Output
 
-    args = build_parser().parse_args(_normalize_verbose(list(sys.argv[1:] if argv is None else argv)))
+    args = build_parser().parse_args(
+        _normalize_verbose(list(sys.argv[1:] if argv is None else argv))
+    )
     if args.version:
         import frazil
 

@@ -61,6 +61,7 @@ def bars(
 ) -> RenderableType:
     """One labelled bar per row, scaled to the largest value."""
     from rich.table import Table
+    from rich.text import Text
 
     largest = max((v for _, v in rows), default=0)
     grid = Table(title=title, show_header=False, box=None, padding=(0, 1), title_justify="left")
@@ -69,5 +70,5 @@ def bars(
     grid.add_column(justify="right", no_wrap=True)
     for label, value in rows:
         shown: Any = f"{value:,.0f}{unit}"
-        grid.add_row(label, bar(value, largest), shown)
+        grid.add_row(Text(label), bar(value, largest), shown)
     return grid

@@ -52,8 +52,7 @@ def data_file_sizes(table: Table) -> list[int]:
 
 def size_chart(bins: list[dict[str, int]]) -> RenderableType:
     rows = [
-        (f"{human_bytes(b['lower'])} – {human_bytes(b['upper'])}", float(b["count"]))
-        for b in bins
+        (f"{human_bytes(b['lower'])} – {human_bytes(b['upper'])}", float(b["count"])) for b in bins
     ]
     return bars(rows, unit=" files") if rows else "no data files"
 
@@ -66,10 +65,12 @@ def _describe_table_text(ctx: Context, table: Table, bins: list[dict[str, int]])
     md = table.metadata
     schema_tree = Tree(f"Schema, id={md.current_schema_id}")
     for field in table.schema().fields:
-        schema_tree.add(field_text(field))
+        schema_tree.add(Text(field_text(field)))
     snapshot_tree = Tree("Snapshots")
     for s in md.snapshots:
-        snapshot_tree.add(f"Snapshot {s.snapshot_id}, schema {s.schema_id}: {s.manifest_list}")
+        snapshot_tree.add(
+            Text(f"Snapshot {s.snapshot_id}, schema {s.schema_id}: {s.manifest_list}")
+        )
     current = table.current_snapshot()
     current_text = "None"
     if current is not None:

@@ -126,10 +126,11 @@ class Output:
     def grid(self, rows: Sequence[Sequence[Any]]) -> RenderableType:
         """PyIceberg's borderless two-space grid."""
         from rich.table import Table
+        from rich.text import Text
 
         grid = Table.grid(padding=(0, 2))
-        for row in rows:
-            grid.add_row(*row)
+        for row in rows:  # strings are shown as they are, never read as rich markup
+            grid.add_row(*(Text(c) if isinstance(c, str) else c for c in row))
         return grid
 
     def properties(self, props: Mapping[str, str]) -> None:

@@ -40,6 +40,7 @@ def _rich_table(
 ) -> RenderableType:
     """A table of ``rows`` with ``(key, header)`` columns; ids and counts never wrap."""
     from rich.table import Table as RichTable
+    from rich.text import Text
 
     cells = [[_cell(r[key]) for key, _ in columns] for r in rows]
     out = RichTable(title=title, title_justify="left")
@@ -47,7 +48,7 @@ def _rich_table(
         widest = max((len(row[i]) for row in cells), default=0)
         out.add_column(header, overflow="fold", min_width=None if key == "path" else widest)
     for row in cells:
-        out.add_row(*row)
+        out.add_row(*(Text(c) for c in row))
     return out
 
 
@@ -76,7 +77,11 @@ def _manifest_paths(io: Any, md: Any, snapshot: Snapshot) -> list[tuple[str, int
     location = md.resolve(snapshot.manifest_list)
     listed = read_manifest_list(io.read(location), path=location)
     return list(
-        zip(listed.column("manifest_path").to_pylist(), listed.column("content").to_pylist())
+        zip(
+            listed.column("manifest_path").to_pylist(),
+            listed.column("content").to_pylist(),
+            strict=True,
+        )
     )
 
 
@@ -118,17 +123,18 @@ def cmd_files(ctx: Context) -> None:
             )
 
     def text() -> RenderableType:
+        from rich.text import Text
         from rich.tree import Tree
 
-        tree = Tree(f"Snapshots: {table.name()}")
+        tree = Tree(Text(f"Snapshots: {table.name()}"))
         for s in result:
             branch = tree.add(
-                f"Snapshot {s['snapshot_id']}, schema {s['schema_id']}: {s['manifest_list']}"
+                Text(f"Snapshot {s['snapshot_id']}, schema {s['schema_id']}: {s['manifest_list']}")
             )
             for m in s["manifests"]:
-                node = branch.add(f"Manifest: {m['path']}")
+                node = branch.add(Text(f"Manifest: {m['path']}"))
                 for f in m["files"]:
-                    node.add(f"Datafile: {f['path']}")
+                    node.add(Text(f"Datafile: {f['path']}"))
         return tree
 
     ctx.out.emit(result, text)
@@ -142,12 +148,14 @@ def _when(ms: int) -> str:
 
 
 def _snapshot_line(s: Snapshot, tags: list[str]) -> str:
+    from rich.markup import escape
+
     summary = s.summary or {}
     change = []
     for key, label in (("added-records", "+{} rows"), ("deleted-records", "-{} rows")):
         if summary.get(key):
             change.append(label.format(summary[key]))
-    labels = "".join(f" [tag {t}]" for t in tags)
+    labels = "".join(escape(f" [tag {t}]") for t in tags)  # shown as is, not rich markup
     op = summary.get("operation", "?")
     return f"{s.snapshot_id:<19}  {op:<9} {_when(s.timestamp_ms)}  {', '.join(change)}{labels}"
 
@@ -162,7 +170,9 @@ def cmd_snapshots(ctx: Context) -> None:
     names = sorted(refs, key=lambda n: (n != "main", n))
     branches = [n for n in names if refs[n].snapshot_ref_type == "branch"]
     tags = [n for n in names if refs[n].snapshot_ref_type == "tag"]
-    chains = {b: [s.snapshot_id for s in ancestors_of(refs[b].snapshot_id, by_id)] for b in branches}
+    chains = {
+        b: [s.snapshot_id for s in ancestors_of(refs[b].snapshot_id, by_id)] for b in branches
+    }
     data = {
         "refs": {
             n: {"type": refs[n].snapshot_ref_type, "snapshot_id": refs[n].snapshot_id}
@@ -184,23 +194,24 @@ def cmd_snapshots(ctx: Context) -> None:
     }
 
     def text() -> RenderableType:
+        from rich.markup import escape
         from rich.tree import Tree
 
         tags_of: dict[int, list[str]] = {}
         for t in tags:
             tags_of.setdefault(refs[t].snapshot_id, []).append(t)
-        tree = Tree(f"[bold]{table.name()}[/]")
+        tree = Tree(f"[bold]{escape(table.name())}[/]")
         shown: dict[int, str] = {}
         for b in branches:
-            node = tree.add(f"[green]branch {b}[/]")
+            node = tree.add(f"[green]branch {escape(b)}[/]")
             for sid in chains[b]:
                 if sid in shown:
-                    node.add(f"[dim]↳ forks from {shown[sid]} at {sid}[/]")
+                    node.add(f"[dim]↳ forks from {escape(shown[sid])} at {sid}[/]")
                     break
                 node.add(_snapshot_line(by_id[sid], tags_of.get(sid, [])))
                 shown[sid] = b
         for t in tags:
-            tree.add(f"[yellow]tag {t}[/] → {refs[t].snapshot_id}")
+            tree.add(f"[yellow]tag {escape(t)}[/] → {refs[t].snapshot_id}")
         loose = [s for s in md.snapshots if s.snapshot_id not in shown]
         if loose:
             node = tree.add("[dim]not on any branch[/]")
