@@ -8,15 +8,14 @@ and rows."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pytest
-from peers import java_reference_session, peer_missing
+from java_rest_server import java_rest_server
+from peers import java_reference_session
 
 from frazil.catalog import load_catalog
 from frazil.catalog.rest import RestCatalog
@@ -33,7 +32,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
 ]
 
-SERVER_SOURCE = Path(__file__).resolve().parent / "java" / "FrazilRestServer.java"
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
     NestedField(2, "category", StringType(), required=False),
@@ -49,41 +47,8 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def java_server(warehouse: Path) -> Iterator[str]:
-    import java_reference
-
-    try:
-        cp = java_reference.program_classpath()
-        classes = java_reference.compile_java(SERVER_SOURCE, cp)
-        java = java_reference._java_tool("java")
-    except java_reference.ReferenceUnavailable as e:
-        peer_missing(f"the Java reference is unavailable: {e}")
-    proc = subprocess.Popen(
-        [
-            java,
-            "-Xmx512m",
-            "-cp",
-            os.pathsep.join([str(classes), *cp]),
-            "FrazilRestServer",
-            str(warehouse),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("PORT "), f"the Java REST server did not start: {line!r}"
-        yield f"http://127.0.0.1:{int(line.split()[1])}"
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with java_rest_server(warehouse) as uri:
+        yield uri
 
 
 @pytest.fixture(scope="module")

@@ -65,6 +65,45 @@ def read_view_metadata(catalog: Catalog, location: str) -> ViewMetadata:
     return ViewMetadata.from_json(data)
 
 
+def first_view_version(
+    ident: Identifier,
+    schema: Schema | pa.Schema,
+    sql: str | ViewRepresentation | Sequence[ViewRepresentation],
+    default_namespace: str | Sequence[str] | None,
+    default_catalog: str | None,
+    *,
+    dialect: str,
+    summary: Mapping[str, str] | None,
+) -> tuple[Schema, ViewVersion]:
+    """A new view's schema (fresh field ids) and first version (id 1): what every catalog's
+    ``create_view`` starts from (a REST client sends them as a ``CreateViewRequest``)."""
+    from frazil.view import as_namespace, engine_summary, view_schema
+
+    if isinstance(sql, str):
+        representations: tuple[ViewRepresentation, ...] = (
+            SQLViewRepresentation(sql=sql, dialect=dialect),
+        )
+    elif isinstance(sql, (SQLViewRepresentation, UnknownViewRepresentation)):
+        representations = (sql,)
+    else:
+        representations = tuple(sql)
+    if not representations:
+        raise InvalidArgumentError(f"cannot create view {'.'.join(ident)} without a query")
+    fresh = view_schema(schema)
+    version = ViewVersion(
+        version_id=1,
+        timestamp_ms=int(time.time() * 1000),
+        schema_id=fresh.schema_id,
+        summary={**engine_summary(), **(summary or {})},
+        representations=representations,
+        default_namespace=(
+            tuple(ident[:-1]) if default_namespace is None else as_namespace(default_namespace)
+        ),
+        default_catalog=default_catalog,
+    )
+    return fresh, version
+
+
 def create_view_updates(
     catalog: Catalog,
     ident: Identifier,
@@ -80,34 +119,13 @@ def create_view_updates(
 ) -> list[ViewUpdate]:
     """The updates that build a new view's first metadata from nothing (checked against the
     spec's rules before anything is written)."""
-    from frazil.view import as_namespace, engine_summary, view_schema
-
     name = ".".join(ident)
     if not catalog.namespace_exists(ident[:-1]):
         raise NoSuchNamespaceError(
             f"cannot create view {name}: namespace {'.'.join(ident[:-1])} does not exist"
         )
-    if isinstance(sql, str):
-        representations: tuple[ViewRepresentation, ...] = (
-            SQLViewRepresentation(sql=sql, dialect=dialect),
-        )
-    elif isinstance(sql, (SQLViewRepresentation, UnknownViewRepresentation)):
-        representations = (sql,)
-    else:
-        representations = tuple(sql)
-    if not representations:
-        raise InvalidArgumentError(f"cannot create view {name} without a query")
-    fresh = view_schema(schema)
-    version = ViewVersion(
-        version_id=1,
-        timestamp_ms=int(time.time() * 1000),
-        schema_id=fresh.schema_id,
-        summary={**engine_summary(), **(summary or {})},
-        representations=representations,
-        default_namespace=(
-            tuple(ident[:-1]) if default_namespace is None else as_namespace(default_namespace)
-        ),
-        default_catalog=default_catalog,
+    fresh, version = first_view_version(
+        ident, schema, sql, default_namespace, default_catalog, dialect=dialect, summary=summary
     )
     view_location = (location or catalog._default_table_location(ident)).rstrip("/")
     builder = ViewMetadataBuilder(None).assign_uuid(uuid.uuid4()).set_location(view_location)

@@ -191,6 +191,10 @@ class FakeRest:
             dst = wire.identifier_from_json(body["destination"])
             cat.rename_table(src, dst)
             return 204, None, {}
+        if p == ["views", "rename"]:
+            req0 = wire.RenameTableRequest.from_json(body)
+            cat.rename_view(req0.source, req0.destination)
+            return 204, None, {}
         if p == ["transactions", "commit"]:
             request = wire.CommitTransactionRequest.from_json(body)
             for change in request.table_changes:
@@ -229,6 +233,8 @@ class FakeRest:
         if p[2] == "register":
             t = cat.register_table((*ns, body["name"]), body["metadata-location"])
             return 200, self._load_result(t), {}
+        if p[2] == "views":
+            return self._views(rec, ns, p[3:], body)
         if len(p) == 3:
             if m == "POST":
                 req = wire.CreateTableRequest.from_json(body)
@@ -266,6 +272,32 @@ class FakeRest:
         if tail == "tasks":
             return 200, self._scan_tasks(self._plans.pop(body["plan-task"])), {}
         raise AssertionError(f"no route for {rec.method} {rec.path}")
+
+    def _views(self, rec: Recorded, ns: tuple[str, ...], rest: list[str], body: Any) -> Reply:
+        cat, m = self.catalog, rec.method
+        if not rest:
+            if m == "GET":
+                ids = [wire.identifier_to_json(i) for i in cat.list_views(ns)]
+                return 200, self._page(ids, rec.query, "identifiers"), {}
+            req = wire.CreateViewRequest.from_json(body)
+            v = req.view_version
+            view = cat.create_view(
+                (*ns, req.name), req.schema, v.representations, v.default_namespace,
+                v.default_catalog, req.properties, req.location, summary=v.summary,
+            )  # fmt: skip
+            return 200, wire.load_view_result(view.metadata_location, view.metadata), {}
+        ident = (*ns, rest[0])
+        if m == "DELETE":
+            cat.drop_view(ident)
+            return 204, None, {}
+        if m == "HEAD":
+            return (204 if cat.view_exists(ident) else 404), None, {}
+        if m == "POST":
+            req2 = wire.CommitViewRequest.from_json(body)
+            r = cat.commit_view(ident, req2.requirements, req2.updates)
+            return 200, wire.load_view_result(r.metadata_location, r.metadata), {}
+        view = cat.load_view(ident)
+        return 200, wire.load_view_result(view.metadata_location, view.metadata), {}
 
     def _page(self, items: list[Any], q: dict[str, str], key: str) -> dict[str, Any]:
         size = int(q.get("pageSize") or self.page_size or 0)

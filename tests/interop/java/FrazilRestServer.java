@@ -6,8 +6,14 @@
  * (RESTObjectMapper). RESTCatalogAdapter is a test class missing from the runtime jar, so the
  * routing is done here.
  *
- * Usage: FrazilRestServer <warehouse dir>
+ * Usage: FrazilRestServer <warehouse dir> [views]
  * Prints "PORT <n>" once listening; stops when stdin closes.
+ *
+ * With "views" the catalog is the reference's InMemoryCatalog (a ViewCatalog; HadoopCatalog has
+ * no views), with its in-memory FileIO: the view endpoints are served and advertised too, and two
+ * test-only routes let the Java catalog itself be the oracle: GET /java/views/{ns}/{view} answers
+ * what Java's View API reads of a view (uuid, versions, SQL, schema, properties), and POST
+ * /java/views/{ns}/{view} creates a view (two versions) with Java's own ViewBuilder.
  *
  * Multi-table commits (POST /v1/transactions/commit) validate every table's requirements first
  * and then commit table by table: a HadoopCatalog cannot swap several pointers at once (as the
@@ -33,25 +39,38 @@ import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.UpdateRequirement;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SchemaParser;
+import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.catalog.ViewCatalog;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.NamespaceNotEmptyException;
 import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.exceptions.NoSuchViewException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.hadoop.HadoopCatalog;
+import org.apache.iceberg.inmemory.InMemoryCatalog;
 import org.apache.iceberg.rest.CatalogHandlers;
 import org.apache.iceberg.rest.requests.CommitTransactionRequest;
 import org.apache.iceberg.rest.requests.CreateNamespaceRequest;
 import org.apache.iceberg.rest.requests.CreateTableRequest;
+import org.apache.iceberg.rest.requests.CreateViewRequest;
 import org.apache.iceberg.rest.requests.RegisterTableRequest;
 import org.apache.iceberg.rest.requests.RenameTableRequest;
 import org.apache.iceberg.rest.requests.UpdateNamespacePropertiesRequest;
 import org.apache.iceberg.rest.requests.UpdateTableRequest;
 import org.apache.iceberg.rest.responses.ErrorResponse;
 import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.view.View;
+import org.apache.iceberg.view.ViewVersion;
 
 public class FrazilRestServer {
   private static final String[] ENDPOINTS = {
@@ -72,16 +91,37 @@ public class FrazilRestServer {
     "POST /v1/{prefix}/tables/rename",
     "POST /v1/{prefix}/transactions/commit",
   };
+  private static final String[] VIEW_ENDPOINTS = {
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/views/rename",
+  };
 
-  private static HadoopCatalog catalog;
+  private static Catalog catalog;
+  private static SupportsNamespaces namespaces;
+  private static ViewCatalog views; // null without "views"
   private static ObjectMapper mapper;
 
   public static void main(String[] args) throws Exception {
-    catalog = new HadoopCatalog();
-    catalog.setConf(new Configuration());
     Map<String, String> props = new HashMap<>();
     props.put(CatalogProperties.WAREHOUSE_LOCATION, args[0]);
-    catalog.initialize("java_rest", props);
+    if (args.length > 1 && args[1].equals("views")) {
+      InMemoryCatalog memory = new InMemoryCatalog();
+      memory.initialize("java_rest_views", props);
+      catalog = memory;
+      namespaces = memory;
+      views = memory;
+    } else {
+      HadoopCatalog hadoop = new HadoopCatalog();
+      hadoop.setConf(new Configuration());
+      hadoop.initialize("java_rest", props);
+      catalog = hadoop;
+      namespaces = hadoop;
+    }
 
     // The reference's own REST mapper (package-private: reached by reflection).
     java.lang.reflect.Method m =
@@ -134,7 +174,9 @@ public class FrazilRestServer {
   }
 
   private static int status(Exception e) {
-    if (e instanceof NoSuchNamespaceException || e instanceof NoSuchTableException) return 404;
+    if (e instanceof NoSuchNamespaceException
+        || e instanceof NoSuchTableException
+        || e instanceof NoSuchViewException) return 404;
     if (e instanceof RouteNotFound) return 404;
     if (e instanceof AlreadyExistsException
         || e instanceof NamespaceNotEmptyException
@@ -197,11 +239,23 @@ public class FrazilRestServer {
     Map<String, String> q = query(ex);
     String what = method + " " + ex.getRequestURI().getRawPath();
     if (p.size() == 1 && p.get(0).equals("config") && method.equals("GET")) {
-      StringBuilder sb = new StringBuilder("{\"defaults\":{},\"overrides\":{},\"endpoints\":[");
-      for (int i = 0; i < ENDPOINTS.length; i++) {
-        sb.append(i == 0 ? "" : ",").append('"').append(ENDPOINTS[i]).append('"');
-      }
-      return sb.append("]}").toString().getBytes(StandardCharsets.UTF_8);
+      List<String> endpoints = new ArrayList<>(Arrays.asList(ENDPOINTS));
+      if (views != null) endpoints.addAll(Arrays.asList(VIEW_ENDPOINTS));
+      ObjectNode config = mapper.createObjectNode();
+      config.putObject("defaults");
+      config.putObject("overrides");
+      ArrayNode list = config.putArray("endpoints");
+      endpoints.forEach(list::add);
+      return mapper.writeValueAsBytes(config);
+    }
+    if (parts.length == 5 && parts[1].equals("java") && parts[2].equals("views") && views != null) {
+      TableIdentifier ident = TableIdentifier.of(ns(parts[3]), dec(parts[4]));
+      if (method.equals("POST")) javaCreateView(ident, mapper.readTree(body(ex)));
+      return mapper.writeValueAsBytes(javaView(ident));
+    }
+    if (p.size() == 2 && p.get(0).equals("views") && p.get(1).equals("rename") && views != null) {
+      CatalogHandlers.renameView(views, mapper.readValue(body(ex), RenameTableRequest.class));
+      return null;
     }
     if (p.size() == 2 && p.get(0).equals("tables") && p.get(1).equals("rename")) {
       CatalogHandlers.renameTable(catalog, mapper.readValue(body(ex), RenameTableRequest.class));
@@ -216,11 +270,11 @@ public class FrazilRestServer {
       if (method.equals("GET")) {
         Namespace parent = q.containsKey("parent") ? ns(q.get("parent")) : Namespace.empty();
         return CatalogHandlers.listNamespaces(
-            catalog, parent, q.get("pageToken"), q.getOrDefault("pageSize", null));
+            namespaces, parent, q.get("pageToken"), q.getOrDefault("pageSize", null));
       }
       if (method.equals("POST")) {
         return CatalogHandlers.createNamespace(
-            catalog, mapper.readValue(body(ex), CreateNamespaceRequest.class));
+            namespaces, mapper.readValue(body(ex), CreateNamespaceRequest.class));
       }
       throw new RouteNotFound(what);
     }
@@ -228,12 +282,12 @@ public class FrazilRestServer {
     if (p.size() == 2) {
       switch (method) {
         case "GET":
-          return CatalogHandlers.loadNamespace(catalog, namespace);
+          return CatalogHandlers.loadNamespace(namespaces, namespace);
         case "HEAD":
-          CatalogHandlers.namespaceExists(catalog, namespace);
+          CatalogHandlers.namespaceExists(namespaces, namespace);
           return null;
         case "DELETE":
-          CatalogHandlers.dropNamespace(catalog, namespace);
+          CatalogHandlers.dropNamespace(namespaces, namespace);
           return null;
         default:
           throw new RouteNotFound(what);
@@ -242,12 +296,13 @@ public class FrazilRestServer {
     String kind = p.get(2);
     if (p.size() == 3 && kind.equals("properties") && method.equals("POST")) {
       return CatalogHandlers.updateNamespaceProperties(
-          catalog, namespace, mapper.readValue(body(ex), UpdateNamespacePropertiesRequest.class));
+          namespaces, namespace, mapper.readValue(body(ex), UpdateNamespacePropertiesRequest.class));
     }
     if (p.size() == 3 && kind.equals("register") && method.equals("POST")) {
       return CatalogHandlers.registerTable(
           catalog, namespace, mapper.readValue(body(ex), RegisterTableRequest.class));
     }
+    if (kind.equals("views") && views != null) return routeView(ex, method, q, namespace, p, what);
     if (!kind.equals("tables")) throw new RouteNotFound(what);
     if (p.size() == 3) {
       if (method.equals("GET")) {
@@ -286,6 +341,91 @@ public class FrazilRestServer {
         return null;
       default:
         throw new RouteNotFound(what);
+    }
+  }
+
+  private static Object routeView(
+      HttpExchange ex,
+      String method,
+      Map<String, String> q,
+      Namespace namespace,
+      List<String> p,
+      String what)
+      throws Exception {
+    if (p.size() == 3) {
+      if (method.equals("GET")) {
+        return CatalogHandlers.listViews(
+            views, namespace, q.get("pageToken"), q.getOrDefault("pageSize", null));
+      }
+      if (method.equals("POST")) {
+        return CatalogHandlers.createView(
+            views, namespace, mapper.readValue(body(ex), CreateViewRequest.class));
+      }
+      throw new RouteNotFound(what);
+    }
+    if (p.size() != 4) throw new RouteNotFound(what);
+    TableIdentifier ident = TableIdentifier.of(namespace, dec(p.get(3)));
+    switch (method) {
+      case "GET":
+        return CatalogHandlers.loadView(views, ident);
+      case "HEAD":
+        CatalogHandlers.viewExists(views, ident);
+        return null;
+      case "POST":
+        return CatalogHandlers.updateView(
+            views, ident, mapper.readValue(body(ex), UpdateTableRequest.class));
+      case "DELETE":
+        CatalogHandlers.dropView(views, ident);
+        return null;
+      default:
+        throw new RouteNotFound(what);
+    }
+  }
+
+  /** What Java's View API reads of a view: the oracle for views frazil made. */
+  private static ObjectNode javaView(TableIdentifier ident) {
+    View view = views.loadView(ident);
+    ObjectNode out = mapper.createObjectNode();
+    out.put("uuid", view.uuid().toString());
+    out.put("current-version-id", view.currentVersion().versionId());
+    ArrayNode versions = out.putArray("versions");
+    for (ViewVersion v : view.versions()) {
+      ObjectNode node = versions.addObject();
+      node.put("version-id", v.versionId());
+      node.put("schema-id", v.schemaId());
+      node.put("sql", v.representations().isEmpty() ? null : view.sqlFor("spark").sql());
+      ArrayNode ns = node.putArray("default-namespace");
+      for (String level : v.defaultNamespace().levels()) ns.add(level);
+    }
+    out.put("sql", view.sqlFor("spark").sql());
+    out.put("schema", SchemaParser.toJson(view.schema()));
+    ObjectNode props = out.putObject("properties");
+    view.properties().forEach(props::put);
+    out.put("history", view.history().size());
+    return out;
+  }
+
+  /** A view made by Java's ViewBuilder: a first version, then a replace with a second query. */
+  private static void javaCreateView(TableIdentifier ident, org.apache.iceberg.shaded.com.fasterxml.jackson.databind.JsonNode body) {
+    Schema schema =
+        new Schema(
+            Types.NestedField.optional(1, "id", Types.LongType.get()),
+            Types.NestedField.optional(2, "name", Types.StringType.get()));
+    views
+        .buildView(ident)
+        .withSchema(schema)
+        .withDefaultNamespace(ident.namespace())
+        .withQuery("spark", body.get("sql").asText())
+        .withProperty("made-by", "java")
+        .create();
+    if (body.has("replace-sql")) {
+      Schema narrow = new Schema(Types.NestedField.optional(1, "id", Types.LongType.get()));
+      views
+          .buildView(ident)
+          .withSchema(narrow)
+          .withDefaultNamespace(ident.namespace())
+          .withQuery("spark", body.get("replace-sql").asText())
+          .replace();
     }
   }
 

@@ -39,6 +39,7 @@ from frazil.catalog import (
     WAREHOUSE,
     Catalog,
     CommitTableResponse,
+    CommitViewResponse,
     Identifier,
     PropertiesUpdateSummary,
     TableCommit,
@@ -57,6 +58,9 @@ if TYPE_CHECKING:
     from frazil.table import Table
     from frazil.table.transaction import Transaction
     from frazil.table.update import TableRequirement, TableUpdate
+    from frazil.view import View
+    from frazil.view.metadata import ViewRepresentation
+    from frazil.view.updates import ViewRequirement, ViewUpdate
 
 __all__ = ["RestCatalog"]
 
@@ -74,6 +78,8 @@ CREDENTIAL_REFRESH_MARGIN_MS = 5 * 60 * 1000
 
 _NS = "/v1/{prefix}/namespaces/{namespace}"
 _TABLE = _NS + "/tables/{table}"
+_VIEW = _NS + "/views/{view}"
+_VIEW_ENDPOINT = "GET /v1/{prefix}/namespaces/{namespace}/views/{view}"
 
 
 class RestCatalog(Catalog):
@@ -505,6 +511,123 @@ class RestCatalog(Catalog):
             assert result.metadata_location is not None
             out.append(CommitTableResponse(result.metadata, result.metadata_location))
         return out
+
+    # ---- views
+
+    def supports_views(self) -> bool:
+        """Whether the server serves views: the view endpoints are not in the spec's default
+        list, so only a server that advertises them has them."""
+        return _VIEW_ENDPOINT in self._endpoints
+
+    def _view_path(self, ident: Identifier) -> str:
+        return self._path(_VIEW, namespace=self._ns(ident[:-1]), view=wire.encode_name(ident[-1]))
+
+    def _view(self, ident: Identifier, result: wire.LoadViewResult) -> View:
+        from frazil.view import View
+
+        return View(ident, result.metadata, result.metadata_location, self)
+
+    def list_views(self, namespace: str | Identifier) -> list[Identifier]:
+        self._require("GET /v1/{prefix}/namespaces/{namespace}/views")
+        ns = self._namespace_identifier(namespace)
+        path = self._path(_NS + "/views", namespace=self._ns(ns))
+        return [
+            wire.identifier_from_json(i, f"identifiers[{n}]")
+            for n, i in enumerate(self._paged(path, "identifiers", "namespace", {}))
+        ]
+
+    def create_view(
+        self,
+        identifier: str | Identifier,
+        schema: Schema | pa.Schema,
+        sql: str | ViewRepresentation | Sequence[ViewRepresentation],
+        default_namespace: str | Identifier | None = None,
+        default_catalog: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        location: str | None = None,
+        *,
+        dialect: str = "spark",
+        summary: Mapping[str, str] | None = None,
+    ) -> View:
+        """``POST .../views`` with a ``CreateViewRequest``: the server assigns the view's UUID
+        and location (unless ``location`` is given) and writes its first metadata."""
+        from frazil.view.commit import first_view_version
+
+        self._require("POST /v1/{prefix}/namespaces/{namespace}/views")
+        ident = self._view_identifier(identifier)
+        fresh, version = first_view_version(
+            ident, schema, sql, default_namespace, default_catalog, dialect=dialect, summary=summary
+        )
+        request = wire.CreateViewRequest(
+            name=ident[-1],
+            schema=fresh,
+            view_version=version,
+            properties={k: str(v) for k, v in (properties or {}).items()},
+            location=location,
+        )
+        path = self._path(_NS + "/views", namespace=self._ns(ident[:-1]))
+        body = self._call("POST", path, "view", request.to_json()).json()
+        return self._view(ident, wire.LoadViewResult.from_json(body))
+
+    def load_view(self, identifier: str | Identifier) -> View:
+        self._require(_VIEW_ENDPOINT)
+        ident = self._view_identifier(identifier, strict=False)
+        body = self._call("GET", self._view_path(ident), "view").json()
+        return self._view(ident, wire.LoadViewResult.from_json(body))
+
+    def view_exists(self, identifier: str | Identifier) -> bool:
+        if not self.supports_views():
+            return False
+        try:
+            ident = self._view_identifier(identifier, strict=False)
+        except exc.NoSuchViewError:
+            return False
+        head = self.supports("HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}")
+        try:
+            self._call("HEAD" if head else "GET", self._view_path(ident), "view")
+        except exc.NoSuchViewError:
+            return False
+        return True
+
+    def _is_view(self, ident: Identifier) -> bool:
+        return self.view_exists(ident)
+
+    def drop_view(self, identifier: str | Identifier) -> None:
+        self._require("DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}")
+        ident = self._view_identifier(identifier, strict=False)
+        self._call("DELETE", self._view_path(ident), "view")
+
+    def rename_view(
+        self, from_identifier: str | Identifier, to_identifier: str | Identifier
+    ) -> View:
+        self._require("POST /v1/{prefix}/views/rename")
+        source = self._view_identifier(from_identifier, strict=False)
+        dest = self._view_identifier(to_identifier)
+        body = wire.RenameTableRequest(source, dest).to_json()
+        self._call("POST", self._path("/v1/{prefix}/views/rename"), "view", body)
+        return self.load_view(dest)
+
+    def commit_view(
+        self,
+        view: View | str | Identifier,
+        requirements: Sequence[ViewRequirement],
+        updates: Sequence[ViewUpdate],
+    ) -> CommitViewResponse:
+        """``POST .../views/{view}`` with a ``CommitViewRequest``. A 409 is a
+        :class:`~frazil.exceptions.CommitFailedError` (the view's retry loop refreshes and
+        retries); a 5xx or timeout is :class:`~frazil.exceptions.CommitStateUnknownError`."""
+        from frazil.view import View
+
+        self._require("POST /v1/{prefix}/namespaces/{namespace}/views/{view}")
+        ident = self._view_identifier(
+            view.identifier if isinstance(view, View) else view, strict=False
+        )
+        request = wire.CommitViewRequest(ident, list(requirements), list(updates))
+        response = self._call(
+            "POST", self._view_path(ident), "view", request.to_json(), commit=True
+        )
+        result = wire.LoadViewResult.from_json(response.json())
+        return CommitViewResponse(result.metadata, result.metadata_location)
 
     # ---- metrics
 
