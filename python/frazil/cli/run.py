@@ -25,6 +25,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _page_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def run_demo(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.logging import RichHandler
@@ -88,6 +98,7 @@ def run_serve(args: argparse.Namespace) -> int:
             no_auth=args.no_auth,
             name=args.name,
             allow_external_locations=args.allow_external_locations,
+            plan_page_size=args.plan_page_size,
         )
     except FrazilError as e:
         logger.error("cannot serve: %s", e)
@@ -150,6 +161,12 @@ def add_parsers(sub: Any) -> None:
         "--allow-external-locations",
         action="store_true",
         help="accept table locations outside the warehouse",
+    )
+    serve.add_argument(
+        "--plan-page-size",
+        type=_page_size,
+        default=1_000,
+        help="file scan tasks per page of a server-side scan plan (default 1000)",
     )
     demo.set_defaults(handler=run_demo)
     serve.set_defaults(handler=run_serve)

@@ -169,8 +169,9 @@ def page_json(plan: ScanPlan, start: int, size: int) -> dict[str, Any]:
             # The plan's residuals are bound (field ids); the wire's are the REST form, with
             # terms as column names.
             residual = parsed[text] = _wire_expression(text, schema)
-        if residual is not True:
-            task["residual-filter"] = residual
+        # Sent even when it is ``true``: without it a client must filter with the whole
+        # scan filter (the spec), where the partition already proved it holds.
+        task["residual-filter"] = residual
         out.append(task)
     return {"file-scan-tasks": out, "delete-files": delete_json}
 

@@ -46,6 +46,7 @@ def serve(
     vended_credentials: Mapping[str, str] | None = None,
     allow_external_locations: bool = False,
     log_level: str = "info",
+    plan_page_size: int = 1_000,
 ) -> None:
     """Serves the catalog until interrupted."""
     import uvicorn
@@ -63,6 +64,7 @@ def serve(
         no_auth=no_auth,
         vended_credentials=vended_credentials,
         allow_external_locations=allow_external_locations,
+        plan_page_size=plan_page_size,
     )
     config = uvicorn.Config(
         app,

@@ -304,7 +304,17 @@ class DataScan:
         """The whole plan as Arrow (:class:`~frazil.table.scan_plan.ScanPlan`): one row per
         task in ``tasks`` with the data file's columns, its residual and the indices of its
         delete files in ``delete_files``; column stats maps only with
-        :meth:`include_column_stats`. No Python object per task is built."""
+        :meth:`include_column_stats`. No Python object per task is built (except where a
+        catalog plans on its server: its tasks are turned into the same tables, without the
+        entries' status and snapshot id, which the REST protocol does not carry)."""
+        if self._planner is not None:
+            return ScanPlan.from_tasks(
+                list(self._planner(self)),
+                self.table_schema(),
+                self.table_metadata.specs(),
+                table_partition_type(self.table_metadata, self.table_schema()),
+                stats=self._stats_option() is True,
+            )
         plan, groups = self._plan(self._stats_mode(ColumnStats.EXCLUDED))
         return ScanPlan.from_groups(
             plan, list(groups), table_partition_type(self.table_metadata, plan.schema)

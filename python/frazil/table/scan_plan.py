@@ -23,8 +23,9 @@ still pass, expressions-spec JSON bound by field name) and ``delete_file_referen
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil.arrow_schema import type_to_arrow
-from frazil.content_file import data_file_arrow_type, data_files_from_arrow
+from frazil.content_file import (
+    data_file_arrow_type,
+    data_files_from_arrow,
+    data_files_to_arrow,
+    partition_arrow_type,
+)
 from frazil.expressions import BooleanExpression, from_json
 from frazil.expressions.json import to_json_text
 from frazil.partitioning import PartitionSpec
@@ -96,12 +102,29 @@ def _flatten(
     group: ManifestTasks, fields: list[pa.Field], spec: PartitionSpec | None
 ) -> list[pa.Array]:
     """The group's rows as the plan's columns (``fields``), then the entry columns."""
-    data_file = group.entries.column("data_file").combine_chunks()
-    n = len(group)
+    entries = group.entries
+    return _columns(
+        entries.column("data_file").combine_chunks(),
+        {f.name: entries.column(f.name).combine_chunks() for f in _ENTRY_FIELDS
+         if f.name in entries.column_names},
+        group.spec_id,
+        fields,
+        spec,
+    )  # fmt: skip
+
+
+def _columns(
+    data_file: pa.StructArray,
+    entry_columns: dict[str, pa.Array],
+    spec_id: int,
+    fields: list[pa.Field],
+    spec: PartitionSpec | None,
+) -> list[pa.Array]:
+    n = len(data_file)
     out: list[pa.Array] = []
     for f in fields:
         if f.name == "spec_id":
-            out.append(pa.repeat(pa.scalar(group.spec_id, pa.int32()), n))
+            out.append(pa.repeat(pa.scalar(spec_id, pa.int32()), n))
         elif f.name == "partition":
             out.append(_partition(data_file.field("partition"), spec, f.type))
         elif data_file.type.get_field_index(f.name) >= 0:
@@ -112,11 +135,33 @@ def _flatten(
         else:
             out.append(pa.nulls(n, f.type))
     for f in _ENTRY_FIELDS:
-        if f.name in group.entries.column_names:
-            col = group.entries.column(f.name).combine_chunks()
+        col = entry_columns.get(f.name)
+        if col is not None:
             out.append(col if col.type == f.type else col.cast(f.type))
         else:
             out.append(pa.nulls(n, f.type))
+    return out
+
+
+def _file_batches(
+    files: Sequence[Any],
+    fields: list[pa.Field],
+    specs: Mapping[int, PartitionSpec],
+    schema: Schema,
+    arrow_schema: pa.Schema,
+) -> list[pa.RecordBatch]:
+    """Rows of ``files`` (DataFile objects, in order) as the plan's columns; the entry columns
+    from what the files carry (a REST task's data sequence number), else null."""
+    out = []
+    for spec_id, run in itertools.groupby(files, key=lambda f: f.spec_id):
+        batch = list(run)
+        spec = specs.get(spec_id)
+        ptype = partition_arrow_type(spec, schema) if spec is not None else pa.struct([])
+        entries = {
+            f.name: pa.array([x.extra.get(f.name) for x in batch], f.type) for f in _ENTRY_FIELDS
+        }
+        columns = _columns(data_files_to_arrow(batch, ptype, 3), entries, spec_id, fields, spec)
+        out.append(pa.RecordBatch.from_arrays(columns, schema=arrow_schema))
     return out
 
 
@@ -170,6 +215,62 @@ class ScanPlan:
             plan.schema,
             dict(plan.specs),
         )
+
+    @classmethod
+    def from_tasks(
+        cls,
+        tasks: Sequence[FileScanTask],
+        schema: Schema,
+        specs: Mapping[int, PartitionSpec],
+        partition_type: StructType,
+        *,
+        stats: bool = False,
+    ) -> ScanPlan:
+        """The plan of tasks planned elsewhere (a REST server's file scan tasks), in their
+        order; delete files once each, by path. Entry columns the tasks do not carry
+        (status, snapshot id, a delete file's sequence numbers) are null."""
+        ptype = type_to_arrow(partition_type, large_types=False)
+        fields = _file_fields(ptype, stats)
+        task_schema = pa.schema(
+            [
+                *fields,
+                *_ENTRY_FIELDS,
+                pa.field("residual", _RESIDUAL, nullable=False),
+                pa.field("delete_file_references", _REFERENCES, nullable=False),
+            ]
+        )
+        delete_fields = _file_fields(ptype, True)
+        delete_schema = pa.schema([*delete_fields, *_ENTRY_FIELDS])
+        deletes: dict[str, int] = {}
+        delete_files: list[Any] = []
+        refs: list[list[int]] = []
+        texts: dict[str, int] = {}
+        residuals: list[int] = []
+        for t in tasks:
+            row = []
+            for d in t.delete_files:
+                at = deletes.get(d.file_path)
+                if at is None:
+                    at = deletes[d.file_path] = len(delete_files)
+                    delete_files.append(d)
+                row.append(at)
+            refs.append(row)
+            residuals.append(texts.setdefault(to_json_text(t.residual), len(texts)))
+        file_schema = pa.schema([*fields, *_ENTRY_FIELDS])
+        data = _file_batches([t.file for t in tasks], fields, specs, schema, file_schema)
+        table = pa.Table.from_batches(data, schema=file_schema)
+        dictionary = pa.DictionaryArray.from_arrays(
+            pa.array(residuals, pa.int32()), pa.array(list(texts), pa.string())
+        )
+        table = table.append_column(task_schema.field("residual"), dictionary)
+        table = table.append_column(
+            task_schema.field("delete_file_references"), pa.array(refs, _REFERENCES)
+        )
+        delete_table = pa.Table.from_batches(
+            _file_batches(delete_files, delete_fields, specs, schema, delete_schema),
+            schema=delete_schema,
+        )
+        return cls(table, delete_table, schema, dict(specs))
 
     def __len__(self) -> int:
         return int(self.tasks.num_rows)
