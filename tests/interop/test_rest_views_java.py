@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -51,7 +50,10 @@ def catalog(java_server: str) -> Iterator[RestCatalog]:
 def _java_view(uri: str, ns: str, name: str, body: Any = None) -> dict[str, Any]:
     """What Java's View API reads of the view (``body``: create it with Java's ViewBuilder)."""
     url = f"{uri}/java/views/{ns}/{name}"
-    r = requests.post(url, json=body, timeout=30) if body is not None else requests.get(url, timeout=30)
+    if body is not None:
+        r = requests.post(url, json=body, timeout=30)
+    else:
+        r = requests.get(url, timeout=30)
     assert r.status_code == 200, r.text
     out: dict[str, Any] = r.json()
     return out

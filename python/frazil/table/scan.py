@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from frazil.expressions import AlwaysTrue, And, BooleanExpression, bind, parse
 from frazil.metadata import Snapshot, SnapshotRefType, TableMetadata
 from frazil.schema import Schema
 from frazil.table import planning
+from frazil.table.metrics_report import ScanCounts
 from frazil.table.planning import ColumnStats, ManifestTasks, PlanContext
 from frazil.table.read import (
     DEFAULT_BATCH_SIZE,
@@ -81,6 +83,9 @@ ALWAYS_TRUE = AlwaysTrue()
 
 # Plans a scan elsewhere (a REST server): the scan in, its file scan tasks out.
 Planner = Callable[["DataScan"], Iterable[FileScanTask]]
+# Told what a scan's plan held once planning finished (a catalog's metrics report): the scan,
+# its counts, and the nanoseconds planning took.
+ScanReporter = Callable[["DataScan", "ScanCounts", int], None]
 
 
 def snapshot_as_of_timestamp(
@@ -146,9 +151,11 @@ class DataScan:
         *,
         ref: str | None = None,
         planner: Planner | None = None,
+        reporter: ScanReporter | None = None,
     ) -> None:
         self.table_metadata = table_metadata
         self._planner = planner
+        self._reporter = reporter
         self.io = io
         self.row_filter = _as_filter(row_filter)
         self.selected_fields = tuple(selected_fields)
@@ -172,6 +179,7 @@ class DataScan:
             "limit": self.limit,
             "ref": self._ref,
             "planner": self._planner,
+            "reporter": self._reporter,
         }
         args.update(changes)
         return DataScan(self.table_metadata, self.io, **args)
@@ -296,9 +304,26 @@ class DataScan:
         (``True``: decoded while planning; ``False``: ``None``). A catalog that plans on its
         server (the REST catalog's ``rest.scan-planning``) supplies the tasks instead."""
         if self._planner is not None:
-            return iter(self._planner(self))
+            return self._reported(iter(self._planner(self)))
         _, groups = self._plan(self._stats_mode(ColumnStats.ON_ACCESS))
-        return itertools.chain.from_iterable(g.tasks() for g in groups)
+        return self._reported(itertools.chain.from_iterable(g.tasks() for g in groups))
+
+    def _reported(self, tasks: Iterator[FileScanTask]) -> Iterator[FileScanTask]:
+        """``tasks``, counted for the reporter (if any), which hears once they run out. The
+        time is the iteration's: a consumer reading between tasks adds its own."""
+        if self._reporter is None:
+            return tasks
+        return self._count_and_report(tasks, self._reporter)
+
+    def _count_and_report(
+        self, tasks: Iterator[FileScanTask], reporter: ScanReporter
+    ) -> Iterator[FileScanTask]:
+        started = time.perf_counter_ns()
+        counts = ScanCounts()
+        for t in tasks:
+            counts.add(t)
+            yield t
+        reporter(self, counts, time.perf_counter_ns() - started)
 
     def plan_files_arrow(self) -> ScanPlan:
         """The whole plan as Arrow (:class:`~frazil.table.scan_plan.ScanPlan`): one row per
@@ -307,26 +332,31 @@ class DataScan:
         :meth:`include_column_stats`. No Python object per task is built (except where a
         catalog plans on its server: its tasks are turned into the same tables, without the
         entries' status and snapshot id, which the REST protocol does not carry)."""
+        started = time.perf_counter_ns()
         if self._planner is not None:
-            return ScanPlan.from_tasks(
+            out = ScanPlan.from_tasks(
                 list(self._planner(self)),
                 self.table_schema(),
                 self.table_metadata.specs(),
                 table_partition_type(self.table_metadata, self.table_schema()),
                 stats=self._stats_option() is True,
             )
-        plan, groups = self._plan(self._stats_mode(ColumnStats.EXCLUDED))
-        return ScanPlan.from_groups(
-            plan, list(groups), table_partition_type(self.table_metadata, plan.schema)
-        )
+        else:
+            plan, groups = self._plan(self._stats_mode(ColumnStats.EXCLUDED))
+            out = ScanPlan.from_groups(
+                plan, list(groups), table_partition_type(self.table_metadata, plan.schema)
+            )
+        if self._reporter is not None:
+            self._reporter(self, ScanCounts.from_plan(out), time.perf_counter_ns() - started)
+        return out
 
     def _tasks_to_read(self) -> Iterator[FileScanTask]:
         """Tasks for this scan's own reads, streaming: the reader needs no column stats (the
         residual is evaluated on the rows), so they are not decoded unless the option asks."""
         if self._planner is not None:
-            return iter(self._planner(self))
+            return self._reported(iter(self._planner(self)))
         _, groups = self._plan(self._stats_mode(ColumnStats.EXCLUDED))
-        return itertools.chain.from_iterable(g.tasks() for g in groups)
+        return self._reported(itertools.chain.from_iterable(g.tasks() for g in groups))
 
     # ---- reading
 
@@ -459,6 +489,7 @@ def scan(
     ``None`` for planning here)."""
     # Looked up on the class: a stand-in catalog (StaticTable's) answers any attribute.
     planner_for = getattr(type(table.catalog), "_scan_planner", None)
+    reporter_for = getattr(type(table.catalog), "_scan_reporter", None)
     return DataScan(
         table.metadata,
         table.io,
@@ -469,4 +500,5 @@ def scan(
         options=options,
         limit=limit,
         planner=planner_for(table.catalog, table) if planner_for is not None else None,
+        reporter=reporter_for(table.catalog, table) if reporter_for is not None else None,
     )

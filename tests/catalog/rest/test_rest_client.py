@@ -484,3 +484,90 @@ def test_server_side_planning_equals_client_side(fake: FakeRest, async_planning:
         assert fake.seen("GET", "/plan/") and fake.seen("POST", "/tasks$")
     auto = _catalog(fake, **{"rest.scan-planning": "auto"}).load_table("db.t")
     assert _rows(auto.scan().to_arrow()) == _rows(ct.scan().to_arrow())
+
+
+def _reports(fake: FakeRest, kind: str) -> list[dict[str, Any]]:
+    bodies = [json.loads(r.body) for r in fake.seen("POST", "/metrics$")]
+    return [b for b in bodies if b.get("report-type") == kind]
+
+
+def _is_counter(m: Any) -> bool:
+    return set(m) == {"unit", "value"} and m["unit"] in ("count", "bytes")
+
+
+def test_scan_and_commit_reports_sent_in_the_background(fake: FakeRest) -> None:
+    cat, t = _table(fake)
+    t.append(_data([1, 2, 3], ["a", "b", "a"]))
+    cat.flush_metrics()
+    (commit,) = _reports(fake, "commit-report")
+    snapshot = t.current_snapshot()
+    assert commit["table-name"] == "db.t"
+    assert commit["snapshot-id"] == snapshot.snapshot_id
+    assert commit["sequence-number"] == snapshot.sequence_number
+    assert commit["operation"] == "append"
+    m = commit["metrics"]
+    assert m["added-records"] == {"unit": "count", "value": 3}
+    assert m["added-data-files"] == {"unit": "count", "value": 2}  # two partitions
+    assert m["added-files-size-in-bytes"]["unit"] == "bytes"
+    assert set(m["total-duration"]) == {"time-unit", "count", "total-duration"}
+    assert all(_is_counter(v) for k, v in m.items() if k != "total-duration")
+
+    scan = t.scan("id > 1").select("id")
+    rows = scan.to_arrow()
+    cat.flush_metrics()
+    (report,) = _reports(fake, "scan-report")
+    assert set(report) >= {
+        "table-name", "snapshot-id", "filter", "schema-id", "projected-field-ids",
+        "projected-field-names", "metrics",
+    }  # fmt: skip
+    assert report["snapshot-id"] == snapshot.snapshot_id
+    assert report["filter"] == {"type": "gt", "term": "id", "value": 1}
+    assert report["schema-id"] == t.schema().schema_id
+    assert report["projected-field-ids"] == [1] and report["projected-field-names"] == ["id"]
+    sm = report["metrics"]
+    tasks = list(scan.plan_files())
+    assert sm["result-data-files"] == {"unit": "count", "value": len(tasks)}
+    assert sm["total-file-size-in-bytes"]["value"] == sum(x.file.file_size_in_bytes for x in tasks)
+    assert sm["result-delete-files"]["value"] == 0
+    assert sm["total-planning-duration"]["time-unit"] == "nanoseconds"
+    assert rows.num_rows == 2
+    # plan_files() above and plan_files_arrow() report too, the Arrow plan with the same counts.
+    t.scan("id > 1").plan_files_arrow()
+    cat.flush_metrics()
+    reports = _reports(fake, "scan-report")
+    assert len(reports) == 3
+    assert reports[2]["metrics"]["result-data-files"] == sm["result-data-files"]
+    assert reports[2]["metrics"]["total-file-size-in-bytes"] == sm["total-file-size-in-bytes"]
+
+
+def test_reports_never_fail_or_hold_up_the_operation(fake: FakeRest) -> None:
+    import threading
+
+    cat, t = _table(fake)
+    fake.fail("POST", "/metrics$", 500)
+    t.append(_data([1], ["a"]))  # the report fails: the commit does not
+    cat.flush_metrics()
+    assert len(fake.seen("POST", "/metrics$")) == 1
+    # A server that holds the report: the commit and the scan return before it is answered.
+    release = threading.Event()
+
+    def hold(fake: FakeRest, rec: Recorded) -> Any:
+        release.wait(30)
+        return 204, None, {}
+
+    fake.fail("POST", "/metrics$", hold)
+    t.append(_data([2], ["b"]))
+    assert _rows(t.scan().to_arrow()) == [(1, "a"), (2, "b")]
+    assert not release.is_set()
+    release.set()
+    cat.flush_metrics()
+    assert len(_reports(fake, "commit-report")) == 2
+    # No metrics endpoint advertised: nothing is sent.
+    fake.endpoints = [e for e in wire.DEFAULT_ENDPOINTS if "metrics" not in e]
+    before = len(fake.seen("POST", "/metrics$"))
+    cat2 = _catalog(fake)
+    t2 = cat2.load_table("db.t")
+    t2.append(_data([3], ["c"]))
+    t2.scan().to_arrow()
+    cat2.flush_metrics()
+    assert len(fake.seen("POST", "/metrics$")) == before

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -181,3 +180,32 @@ def test_server_planning_pages(server: ServerProcess, planned_table: str) -> Non
     assert first["status"] == "completed"
     assert len(first["plan-tasks"]) == -(-len(tasks) // PAGE)
     assert not first.get("file-scan-tasks")
+
+
+def test_frazil_serve_accepts_the_reports(server: ServerProcess, planned_table: str) -> None:
+    """The reports frazil builds for a scan and a commit are answered 204 by frazil serve."""
+    from frazil.table.metrics_report import ScanCounts, commit_report, scan_report
+
+    cat = _catalog(server)
+    assert cat.supports("POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics")
+    table = cat.load_table(planned_table)
+    scan = table.scan("id > 3").select("id")
+    counts = ScanCounts()
+    for task in scan.plan_files():
+        counts.add(task)
+    assert counts.positional >= 1
+    snapshot = table.current_snapshot()
+    assert snapshot is not None
+    path = cat._table_path(table.identifier, "/metrics")
+    for report in (
+        scan_report(table.name(), scan, counts, 1_000),
+        commit_report(table.name(), snapshot, 2_000),
+    ):
+        response = cat._http.request("POST", path, about="table", body=report, ok=(204,))
+        assert response.status_code == 204
+    # And the background path: reports go out after a scan and a commit without an error.
+    table.scan().to_arrow()
+    table.append(_data([100], ["a"]))
+    cat.flush_metrics()
+    lines = [line for line in server.log().splitlines() if "/tables/t/metrics" in line]
+    assert len(lines) >= 4 and all(" 204 " in line for line in lines)

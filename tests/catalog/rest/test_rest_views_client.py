@@ -135,7 +135,7 @@ def test_view_lifecycle_over_rest(fake: FakeRest) -> None:
 
 def test_view_errors_map_onto_frazil_exceptions(fake: FakeRest) -> None:
     cat = _catalog(fake)
-    with pytest.raises(exc.NoSuchViewError, match="db.nope"):
+    with pytest.raises(exc.NoSuchViewError, match=r"db\.nope"):
         cat.load_view("db.nope")
     with pytest.raises(exc.NoSuchViewError):
         cat.drop_view("db.nope")

@@ -27,9 +27,11 @@ still never choose the FileIO, its endpoints or credentials. ``rest.scan-plannin
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
@@ -56,6 +58,8 @@ if TYPE_CHECKING:
     from frazil.schema import Schema
     from frazil.sorting import SortOrder
     from frazil.table import Table
+    from frazil.table.metrics_report import ScanCounts
+    from frazil.table.scan import DataScan, ScanReporter
     from frazil.table.transaction import Transaction
     from frazil.table.update import TableRequirement, TableUpdate
     from frazil.view import View
@@ -79,6 +83,7 @@ CREDENTIAL_REFRESH_MARGIN_MS = 5 * 60 * 1000
 _NS = "/v1/{prefix}/namespaces/{namespace}"
 _TABLE = _NS + "/tables/{table}"
 _VIEW = _NS + "/views/{view}"
+_METRICS_ENDPOINT = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics"
 _VIEW_ENDPOINT = "GET /v1/{prefix}/namespaces/{namespace}/views/{view}"
 
 
@@ -93,6 +98,8 @@ class RestCatalog(Catalog):
         if not uri:
             raise exc.InvalidArgumentError(f"catalog {name!r}: type rest needs a 'uri'")
         self._http = RestHttp(uri, self.properties)
+        self._reports: ThreadPoolExecutor | None = None
+        self._reports_lock = threading.Lock()
         self._fetch_config()
 
     def __repr__(self) -> str:
@@ -443,6 +450,7 @@ class RestCatalog(Catalog):
         if creating:
             sent = wire.create_table_updates(table.metadata) + sent
         request = wire.CommitTableRequest(ident, list(requirements), sent)
+        started = time.perf_counter_ns()
         try:
             response = self._call(
                 "POST", self._table_path(ident), "table", request.to_json(), commit=True
@@ -456,7 +464,12 @@ class RestCatalog(Catalog):
         result = wire.LoadTableResult.from_json(response.json())
         if result.metadata_location is None:
             raise exc.RESTError(f"commit to {'.'.join(ident)}: no metadata-location in the answer")
-        return CommitTableResponse(result.metadata, result.metadata_location)
+        out = CommitTableResponse(result.metadata, result.metadata_location)
+        try:
+            self._report_commit(table, updates, out, time.perf_counter_ns() - started)
+        except Exception as e:  # a report never fails the commit
+            logger.debug("reporting the commit to %s failed: %s", ".".join(ident), e)
+        return out
 
     def _commit_landed_after(
         self, table: Table, updates: Sequence[TableUpdate], creating: bool
@@ -632,10 +645,9 @@ class RestCatalog(Catalog):
     # ---- metrics
 
     def report_metrics(self, table: Table, report: Mapping[str, Any]) -> None:
-        """Posts a ``ScanReport`` or ``CommitReport`` when the server accepts metrics;
-        best-effort: a failure is logged, never raised."""
-        endpoint = "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics"
-        if not self.supports(endpoint):
+        """Posts a ``ScanReport`` or ``CommitReport`` (a ``ReportMetricsRequest``) when the
+        server accepts metrics; best-effort: a failure is logged at debug, never raised."""
+        if not self.supports(_METRICS_ENDPOINT):
             return
         try:
             self._http.request(
@@ -646,7 +658,63 @@ class RestCatalog(Catalog):
                 retry=False,
             )
         except Exception as e:
-            logger.info("reporting metrics of %s failed: %s", table.name(), e)
+            logger.debug("reporting metrics of %s failed: %s", table.name(), e)
+
+    def _report_later(self, table: Table, report: Mapping[str, Any] | None) -> None:
+        """Sends ``report`` on the catalog's one background thread, off the caller's path."""
+        if report is None or not self.supports(_METRICS_ENDPOINT):
+            return
+        with self._reports_lock:
+            if self._reports is None:
+                self._reports = ThreadPoolExecutor(1, thread_name_prefix="frazil-rest-metrics")
+            reports = self._reports
+        try:
+            reports.submit(self.report_metrics, table, report)
+        except RuntimeError:  # closed
+            logger.debug("catalog closed: metrics of %s not reported", table.name())
+
+    def flush_metrics(self) -> None:
+        """Waits until the reports sent so far are delivered (or have failed)."""
+        with self._reports_lock:
+            reports = self._reports
+        if reports is not None:
+            reports.submit(lambda: None).result()
+
+    def _scan_reporter(self, table: Table) -> ScanReporter | None:
+        """What ``table.scan()`` reports planning to: a ``ScanReport`` once a plan is
+        complete, when the server takes metrics."""
+        if not self.supports(_METRICS_ENDPOINT):
+            return None
+
+        def report(scan: DataScan, counts: ScanCounts, planning_ns: int) -> None:
+            from frazil.table.metrics_report import scan_report
+
+            try:
+                body = scan_report(table.name(), scan, counts, planning_ns)
+            except Exception as e:  # a report never fails the scan
+                logger.debug("building the scan report of %s failed: %s", table.name(), e)
+                return
+            self._report_later(table, body)
+
+        return report
+
+    def _report_commit(
+        self,
+        table: Table,
+        updates: Sequence[TableUpdate],
+        response: CommitTableResponse,
+        duration_ns: int,
+    ) -> None:
+        from frazil.table.metrics_report import commit_report
+        from frazil.table.update import AddSnapshotUpdate
+
+        if not self.supports(_METRICS_ENDPOINT):
+            return
+        added = [u.snapshot.snapshot_id for u in updates if isinstance(u, AddSnapshotUpdate)]
+        for snapshot_id in added:
+            snapshot = response.metadata.snapshot_by_id(snapshot_id)
+            if snapshot is not None:
+                self._report_later(table, commit_report(table.name(), snapshot, duration_ns))
 
     # ---- scan planning
 
@@ -695,6 +763,10 @@ class RestCatalog(Catalog):
         raise exc.UnsupportedError("a REST catalog commits through the server")
 
     def close(self) -> None:
+        with self._reports_lock:
+            reports, self._reports = self._reports, None
+        if reports is not None:
+            reports.shutdown(wait=True)  # reports in flight are bounded by the HTTP timeouts
         self._http.close()
 
 
