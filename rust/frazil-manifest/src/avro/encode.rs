@@ -90,6 +90,12 @@ impl ContainerWriter {
         Ok(())
     }
 
+    /// Ends the record and its block (a block boundary where the caller wants one).
+    pub fn end_record_and_block(&mut self) -> Result<()> {
+        self.block_count += 1;
+        self.flush()
+    }
+
     fn flush(&mut self) -> Result<()> {
         if self.block_count == 0 {
             return Ok(());
