@@ -18,6 +18,8 @@ __all__ = [
     "ScanPlanner",
     "TransformedChunks",
     "__version__",
+    "avro_data_read",
+    "avro_data_schema",
     "build_profile",
     "deletes_group_positions",
     "manifest_read",
@@ -203,6 +205,14 @@ class DeletePlan:
     def __len__(self) -> int: ...
 
 def manifest_read_list(data: bytes) -> RecordBatchExport: ...
+def avro_data_schema(data: bytes) -> RecordBatchExport: ...
+def avro_data_read(
+    data: bytes,
+    columns: list[int] | None = None,
+    split: tuple[int, int] | None = None,
+    batch_rows: int = 0,
+    max_records: int | None = None,
+) -> tuple[list[int], RecordBatchExport]: ...
 def manifest_read(
     data: bytes,
     inherit: tuple[int | None, int | None, int | None] | None = None,
