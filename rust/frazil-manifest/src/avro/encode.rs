@@ -111,6 +111,11 @@ impl ContainerWriter {
         Ok(())
     }
 
+    /// The bytes written so far (whole blocks, the header first), taken out of the writer.
+    pub fn take_written(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
     pub fn finish(mut self) -> Result<Vec<u8>> {
         self.flush()?;
         Ok(self.out)

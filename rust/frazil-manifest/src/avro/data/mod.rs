@@ -11,6 +11,7 @@
 //! file's records against the count its manifest entry gives.
 
 pub mod column;
+pub mod write;
 
 use std::sync::Arc;
 
