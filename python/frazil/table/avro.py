@@ -68,6 +68,4 @@ class AvroFile:
         del split_offsets  # Avro splits go by sync markers, not offsets
         split = None if start is None or length is None else (start, length)
         firsts, _, batches = self._read(columns, split, batch_size)
-        for first, b in zip(firsts, batches, strict=True):
-            for offset in range(0, b.num_rows, batch_size):
-                yield first + offset, b.slice(offset, batch_size)
+        yield from zip(firsts, batches, strict=True)

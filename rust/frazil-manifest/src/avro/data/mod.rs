@@ -37,7 +37,7 @@ pub struct DataReadOptions {
     /// A split `(start, length)` in bytes: the blocks whose preceding sync marker starts in it
     /// (as Java's `DataFileReader.sync` / `pastSync` choose them); `None`: every block.
     pub split: Option<(u64, u64)>,
-    /// Rows per batch (at least one block's rows go in each batch); 0: one batch.
+    /// Rows per batch (the last may have fewer); 0: one batch.
     pub batch_rows: usize,
     /// The file's record count from its manifest entry: more records in the file is an error.
     pub max_records: Option<u64>,
@@ -137,6 +137,17 @@ pub fn read_data(data: &[u8], options: &DataReadOptions) -> Result<(SchemaRef, V
                     Member::Skip(s) => s.run(&mut r)?,
                 }
             }
+            rows += 1;
+            // Batches of exactly `batch_rows` (the last shorter): no slicing after.
+            if rows == options.batch_rows {
+                let done = std::mem::replace(&mut members, columns(&rec, wanted)?);
+                out.push(DataBatch {
+                    first_row,
+                    batch: finish(done, rows)?,
+                });
+                first_row += rows as u64;
+                rows = 0;
+            }
         }
         if !r.is_empty() {
             return Err(Error::decode(format!(
@@ -144,16 +155,6 @@ pub fn read_data(data: &[u8], options: &DataReadOptions) -> Result<(SchemaRef, V
                 r.remaining(),
                 block.count
             )));
-        }
-        rows += block.count;
-        if options.batch_rows > 0 && rows >= options.batch_rows {
-            let done = std::mem::replace(&mut members, columns(&rec, wanted)?);
-            out.push(DataBatch {
-                first_row,
-                batch: finish(done, rows)?,
-            });
-            first_row += rows as u64;
-            rows = 0;
         }
         Ok(())
     })?;

@@ -94,7 +94,7 @@ fn projects_columns_splits_and_batches() -> Result<()> {
     assert_eq!(blocks.iter().map(|b| b.1).collect::<Vec<_>>(), vec![4, 4, 2]);
     let options = DataReadOptions {
         columns: Some(vec![2, 0]),
-        batch_rows: 1,
+        batch_rows: 3,
         ..Default::default()
     };
     let (schema, batches) = read_data(&data, &options)?;
@@ -102,8 +102,9 @@ fn projects_columns_splits_and_batches() -> Result<()> {
     assert_eq!(schema.field(0).name(), "id");
     assert_eq!(
         batches.iter().map(|b| b.first_row).collect::<Vec<_>>(),
-        vec![0, 4, 8]
+        vec![0, 3, 6, 9]
     );
+    assert_eq!(batches[3].batch.num_rows(), 1);
     // A split starting after the first block's sync marker: the later blocks.
     let second_sync = (blocks[1].0 - 16) as u64;
     let options = DataReadOptions {
