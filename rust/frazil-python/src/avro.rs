@@ -66,7 +66,12 @@ impl AvroDataWriter {
     #[new]
     fn new(template: &Bound<'_, PyAny>, codec: &str) -> PyResult<Self> {
         let batch = import_batch(template)?;
-        let fields = batch.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+        let fields = batch
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
         let codec = Codec::parse(codec).py()?;
         Ok(AvroDataWriter {
             writer: Some(DataWriter::new(fields, codec).py()?),
@@ -75,19 +80,28 @@ impl AvroDataWriter {
 
     fn write(&mut self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<()> {
         let batch = import_batch(batch)?;
-        let writer = self.writer.as_mut().ok_or_else(|| invalid("the writer is finished"))?;
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| invalid("the writer is finished"))?;
         py.detach(|| writer.write(&batch)).py()
     }
 
     /// The file's bytes completed since the last call.
     fn take_written<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let writer = self.writer.as_mut().ok_or_else(|| invalid("the writer is finished"))?;
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| invalid("the writer is finished"))?;
         Ok(PyBytes::new(py, &writer.take_written()))
     }
 
     /// The rest of the file.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let writer = self.writer.take().ok_or_else(|| invalid("the writer is finished"))?;
+        let writer = self
+            .writer
+            .take()
+            .ok_or_else(|| invalid("the writer is finished"))?;
         let rest = py.detach(|| writer.finish()).py()?;
         Ok(PyBytes::new(py, &rest))
     }

@@ -83,8 +83,8 @@ if TYPE_CHECKING:
     from frazil.sorting import SortOrder
 
 __all__ = [
-    "ArrowMetrics",
     "DEFAULT_METRICS_MODE",
+    "ArrowMetrics",
     "ColumnStats",
     "MetricsConfig",
     "MetricsMode",

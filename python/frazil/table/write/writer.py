@@ -44,8 +44,8 @@ from frazil.partitioning import UnknownTransform, is_void
 from frazil.sorting import NullOrder, SortDirection
 from frazil.table.step import TransactionStep
 from frazil.table.write.conform import ArrowData, conform, input_batches
-from frazil.table.write.locations import data_file_name, location_provider, partition_to_path
 from frazil.table.write.formats import AvroWriter, OrcWriter, file_format
+from frazil.table.write.locations import data_file_name, location_provider, partition_to_path
 from frazil.table.write.metrics import ArrowMetrics, MetricsConfig, parquet_metrics
 from frazil.types import DoubleType, FloatType, ListType, MapType
 
@@ -173,9 +173,7 @@ class _RollingFile:
 
     def _create(self) -> None:
         o = self.owner
-        name = data_file_name(
-            o.operation_id, o.next_file_count(), extension=o.file_format.lower()
-        )
+        name = data_file_name(o.operation_id, o.next_file_count(), extension=o.file_format.lower())
         self.location = o.locations.new_data_location(name, self.key.path or None)
         fs, path = o.io.filesystem(self.location)
         o.written.append(self.location)

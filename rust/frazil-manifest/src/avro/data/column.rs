@@ -97,7 +97,9 @@ impl Column {
                 (Some(1), &b[0])
             }
             Schema::Union(b) if b.is_empty() => {
-                return Err(Error::decode(format!("Avro field {name:?}: an empty union")))
+                return Err(Error::decode(format!(
+                    "Avro field {name:?}: an empty union"
+                )))
             }
             Schema::Union(_) => {
                 return Err(unsupported(
@@ -209,12 +211,8 @@ impl Values {
                     Vec::new(),
                     match logical.as_deref() {
                         Some("time-micros") => DataType::Time64(TimeUnit::Microsecond),
-                        Some("timestamp-millis") => {
-                            DataType::Timestamp(TimeUnit::Millisecond, tz)
-                        }
-                        Some("timestamp-micros") => {
-                            DataType::Timestamp(TimeUnit::Microsecond, tz)
-                        }
+                        Some("timestamp-millis") => DataType::Timestamp(TimeUnit::Millisecond, tz),
+                        Some("timestamp-micros") => DataType::Timestamp(TimeUnit::Microsecond, tz),
                         Some("timestamp-nanos") => DataType::Timestamp(TimeUnit::Nanosecond, tz),
                         Some("local-timestamp-millis") => {
                             DataType::Timestamp(TimeUnit::Millisecond, None)
@@ -263,7 +261,11 @@ impl Values {
             } => match (logical_map, items.as_ref()) {
                 (true, Schema::Record(kv)) if kv.fields.len() == 2 => Values::Map {
                     offsets: vec![0],
-                    key: Box::new(Column::new("key", kv.fields[0].field_id, &kv.fields[0].schema)?),
+                    key: Box::new(Column::new(
+                        "key",
+                        kv.fields[0].field_id,
+                        &kv.fields[0].schema,
+                    )?),
                     value: Box::new(Column::new(
                         "value",
                         kv.fields[1].field_id,
@@ -452,7 +454,11 @@ impl Values {
                             .map_err(arrow)?,
                     )
                 } else {
-                    Arc::new(LargeBinaryArray::new(offsets, Buffer::from_vec(data), nulls))
+                    Arc::new(LargeBinaryArray::new(
+                        offsets,
+                        Buffer::from_vec(data),
+                        nulls,
+                    ))
                 }
             }
             Values::Fixed { size, data } => Arc::new(
@@ -508,8 +514,8 @@ impl Values {
                     return Err(Error::decode("a map key is null"));
                 }
                 let values = value.finish()?;
-                let entries_array = StructArray::try_new(fields, vec![keys, values], None)
-                    .map_err(arrow)?;
+                let entries_array =
+                    StructArray::try_new(fields, vec![keys, values], None).map_err(arrow)?;
                 Arc::new(
                     MapArray::try_new(
                         entries,

@@ -91,7 +91,10 @@ const FIELD_ID: &str = column::FIELD_ID_KEY;
 fn projects_columns_splits_and_batches() -> Result<()> {
     let data = file(10, 4, Codec::Null);
     let blocks = Container::parse(&data)?.block_headers()?;
-    assert_eq!(blocks.iter().map(|b| b.1).collect::<Vec<_>>(), vec![4, 4, 2]);
+    assert_eq!(
+        blocks.iter().map(|b| b.1).collect::<Vec<_>>(),
+        vec![4, 4, 2]
+    );
     let options = DataReadOptions {
         columns: Some(vec![2, 0]),
         batch_rows: 3,

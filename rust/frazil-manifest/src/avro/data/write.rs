@@ -72,7 +72,11 @@ impl SchemaWriter {
 
     fn optional(&mut self, f: &Field) -> Result<Value> {
         let t = self.value_type(f)?;
-        Ok(if f.is_nullable() { json!(["null", t]) } else { t })
+        Ok(if f.is_nullable() {
+            json!(["null", t])
+        } else {
+            t
+        })
     }
 
     fn value_type(&mut self, f: &Field) -> Result<Value> {
@@ -96,12 +100,14 @@ impl SchemaWriter {
             }
             DataType::Utf8 | DataType::LargeUtf8 => json!("string"),
             DataType::Binary | DataType::LargeBinary => json!("bytes"),
-            DataType::FixedSizeBinary(16) if is_uuid(f) => self.named("uuid_fixed".into(), |n| {
-                json!({"type": "fixed", "name": n, "size": 16, "logicalType": "uuid"})
-            }),
-            DataType::FixedSizeBinary(n) => self.named(format!("fixed_{n}"), |name| {
-                json!({"type": "fixed", "name": name, "size": n})
-            }),
+            DataType::FixedSizeBinary(16) if is_uuid(f) => self.named(
+                "uuid_fixed".into(),
+                |n| json!({"type": "fixed", "name": n, "size": 16, "logicalType": "uuid"}),
+            ),
+            DataType::FixedSizeBinary(n) => self.named(
+                format!("fixed_{n}"),
+                |name| json!({"type": "fixed", "name": name, "size": n}),
+            ),
             DataType::Decimal128(p, s) => self.named(format!("decimal_{p}_{s}"), |name| {
                 json!({"type": "fixed", "name": name, "size": decimal_bytes(*p),
                        "logicalType": "decimal", "precision": p, "scale": s})
@@ -112,9 +118,10 @@ impl SchemaWriter {
                     .map(|c| self.field(c))
                     .collect::<Result<Vec<_>>>()?;
                 let name = format!("r{}", field_id(f)?);
-                self.named(name, |name| {
-                    json!({"type": "record", "name": name, "fields": fields})
-                })
+                self.named(
+                    name,
+                    |name| json!({"type": "record", "name": name, "fields": fields}),
+                )
             }
             DataType::List(item) | DataType::LargeList(item) => {
                 json!({"type": "array", "items": self.optional(item)?,
@@ -183,24 +190,20 @@ fn encode(out: &mut Vec<u8>, f: &Field, array: &dyn Array, i: usize) -> Result<(
         DataType::Date32 => long(out, i64::from(array.as_primitive::<Date32Type>().value(i))),
         DataType::Int64 => long(out, array.as_primitive::<Int64Type>().value(i)),
         DataType::Time64(_) => long(out, array.as_primitive::<Time64MicrosecondType>().value(i)),
-        DataType::Timestamp(TimeUnit::Nanosecond, _) => {
-            long(out, array.as_primitive::<TimestampNanosecondType>().value(i))
-        }
-        DataType::Timestamp(_, _) => {
-            long(out, array.as_primitive::<TimestampMicrosecondType>().value(i))
-        }
-        DataType::Float32 => out.extend_from_slice(
-            &array
-                .as_primitive::<Float32Type>()
-                .value(i)
-                .to_le_bytes(),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => long(
+            out,
+            array.as_primitive::<TimestampNanosecondType>().value(i),
         ),
-        DataType::Float64 => out.extend_from_slice(
-            &array
-                .as_primitive::<Float64Type>()
-                .value(i)
-                .to_le_bytes(),
+        DataType::Timestamp(_, _) => long(
+            out,
+            array.as_primitive::<TimestampMicrosecondType>().value(i),
         ),
+        DataType::Float32 => {
+            out.extend_from_slice(&array.as_primitive::<Float32Type>().value(i).to_le_bytes())
+        }
+        DataType::Float64 => {
+            out.extend_from_slice(&array.as_primitive::<Float64Type>().value(i).to_le_bytes())
+        }
         DataType::Utf8 => bytes(out, array.as_string::<i32>().value(i).as_bytes()),
         DataType::LargeUtf8 => bytes(out, array.as_string::<i64>().value(i).as_bytes()),
         DataType::Binary => bytes(out, array.as_binary::<i32>().value(i)),
@@ -221,12 +224,18 @@ fn encode(out: &mut Vec<u8>, f: &Field, array: &dyn Array, i: usize) -> Result<(
         }
         DataType::List(item) => {
             let l = array.as_list::<i32>();
-            let (start, end) = (l.value_offsets()[i] as usize, l.value_offsets()[i + 1] as usize);
+            let (start, end) = (
+                l.value_offsets()[i] as usize,
+                l.value_offsets()[i + 1] as usize,
+            );
             items(out, item, l.values().as_ref(), start..end)?;
         }
         DataType::LargeList(item) => {
             let l = array.as_list::<i64>();
-            let (start, end) = (l.value_offsets()[i] as usize, l.value_offsets()[i + 1] as usize);
+            let (start, end) = (
+                l.value_offsets()[i] as usize,
+                l.value_offsets()[i + 1] as usize,
+            );
             items(out, item, l.values().as_ref(), start..end)?;
         }
         DataType::Map(entries, _) => {
@@ -234,7 +243,10 @@ fn encode(out: &mut Vec<u8>, f: &Field, array: &dyn Array, i: usize) -> Result<(
             let DataType::Struct(kv) = entries.data_type() else {
                 return Err(Error::invalid("map entries are not a struct"));
             };
-            let (start, end) = (m.value_offsets()[i] as usize, m.value_offsets()[i + 1] as usize);
+            let (start, end) = (
+                m.value_offsets()[i] as usize,
+                m.value_offsets()[i + 1] as usize,
+            );
             if end > start {
                 long(out, (end - start) as i64);
                 // A map key is never null: no union (an Avro map's key is a bare string).
