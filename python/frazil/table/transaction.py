@@ -367,6 +367,20 @@ class Transaction:
         overwrite(self, df, overwrite_filter, snapshot_properties, case_sensitive, branch)
         return self
 
+    def dynamic_partition_overwrite(
+        self,
+        df: ArrowData,
+        snapshot_properties: Mapping[str, str] | None = None,
+        branch: str | None = None,
+    ) -> Transaction:
+        """Replaces the partitions ``df``'s rows fall in with ``df``, in one ``overwrite``
+        snapshot (:mod:`frazil.table.write.dynamic_overwrite`)."""
+        from frazil.table.write.dynamic_overwrite import dynamic_partition_overwrite
+
+        self._refresh_before_reading()
+        dynamic_partition_overwrite(self, df, snapshot_properties, branch)
+        return self
+
     def delete(
         self,
         delete_filter: str | BooleanExpression,
@@ -456,7 +470,7 @@ class Transaction:
                 logger.info(
                     "commit to %s rebased: another writer committed since it was read; the "
                     "staged changes are applied again on %s",
-                    table.name(),
+                    table.full_name(),
                     table.metadata_location,
                 )
             self._rebase(table.metadata, attempt)
@@ -501,7 +515,7 @@ class Transaction:
                 wait = policy.wait_seconds(attempt)
                 logger.info(
                     "commit to %s failed (%s); retry %d%s in %.2f s",
-                    table.name(),
+                    table.full_name(),
                     e,
                     attempt,
                     policy.describe(),
@@ -526,5 +540,5 @@ class Transaction:
             try:
                 step.on_commit(response.metadata)
             except Exception:
-                logger.warning("post-commit cleanup of %s failed", table.name(), exc_info=True)
+                logger.warning("post-commit cleanup of %s failed", table.full_name(), exc_info=True)
         return table
