@@ -51,4 +51,29 @@ for want in 3.10 newest; do
   fi
   rm -rf "$tmp"
 done
+
+# The sdist: maturin packs it; it must hold every crate, the lock file and the Python package, and
+# its workspace must compile from the unpacked tree alone (cargo check, offline, sharing this
+# checkout's target directory so dependencies are not rebuilt). FRAZIL_SDIST_FULL=1 also builds
+# and installs a wheel from it (a full release build: minutes).
+echo "==> sdist"
+tmp="$(mktemp -d)"
+"${VENV:-$ROOT/.venv}/bin/maturin" sdist -o "$tmp" >/dev/null 2>&1
+sdist="$(ls "$tmp"/frazil-*.tar.gz)"
+tar xzf "$sdist" -C "$tmp"
+src="$(ls -d "$tmp"/frazil-*/)"
+for need in Cargo.toml Cargo.lock pyproject.toml python/frazil/__init__.py python/frazil/py.typed \
+    $(cd "$ROOT" && ls -d rust/*/Cargo.toml); do
+  [ -e "$src/$need" ] || { echo "sdist lacks $need" >&2; status=1; }
+done
+if ! (cd "$src" && CARGO_TARGET_DIR="$ROOT/target" cargo check --offline --workspace --quiet); then
+  echo "wheel-check: the sdist does not compile" >&2
+  status=1
+fi
+if [ "${FRAZIL_SDIST_FULL:-}" = 1 ]; then
+  "${VENV:-$ROOT/.venv}/bin/pip" wheel -q --no-deps --no-build-isolation -w "$tmp/wheel" "$sdist"
+  ls "$tmp"/wheel/frazil-*.whl
+fi
+rm -rf "$tmp"
+echo "    $(basename "$sdist"): complete, compiles"
 exit $status

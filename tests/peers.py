@@ -47,15 +47,16 @@ def import_peer(name: str, reason: str | None = None) -> ModuleType:
         peer_missing(str(e.msg), module_level=True)
 
 
-def java_reference_session(warehouse: Any, **conf: str) -> Any:
-    """``java_reference.reference_session`` (a local Spark with Iceberg 1.10.2's runtime), or
-    :func:`peer_missing` when Java, PySpark or the runtime wheel is missing."""
+def java_reference_session(warehouse: Any, *, rest: bool = False, **conf: str) -> Any:
+    """``java_reference.reference_session`` (a local Spark with Iceberg 1.10.2's runtime; with
+    ``rest``, Java's REST catalog too), or :func:`peer_missing` when Java, PySpark, the runtime
+    wheel or (for ``rest``) HttpComponents Core 5 is missing."""
     interop = str(Path(__file__).resolve().parent / "interop")
     if interop not in sys.path:
         sys.path.insert(0, interop)
     from java_reference import ReferenceUnavailable, reference_session
 
     try:
-        return reference_session(str(warehouse), **conf)
+        return reference_session(str(warehouse), rest=rest, **conf)
     except (ReferenceUnavailable, ImportError) as e:
         peer_missing(f"the Java reference is unavailable: {e}")

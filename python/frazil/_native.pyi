@@ -20,6 +20,7 @@ __all__ = [
     "__version__",
     "build_profile",
     "deletes_group_positions",
+    "inspect_readable_metrics",
     "manifest_read",
     "manifest_read_list",
     "manifest_read_many",
@@ -202,6 +203,9 @@ class DeletePlan:
     def manifests(self) -> list[PlannedManifest]: ...
     def __len__(self) -> int: ...
 
+def inspect_readable_metrics(
+    data_files: object, columns: list[tuple[str, int, str]]
+) -> ArrowArrayExport: ...
 def manifest_read_list(data: bytes) -> RecordBatchExport: ...
 def manifest_read(
     data: bytes,

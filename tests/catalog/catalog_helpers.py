@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import random
 import uuid
+from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
+from frazil.catalog import Catalog, load_catalog
 from frazil.content_file import DataFile, ManifestEntryStatus, manifest_entries
 from frazil.manifest import summarize_manifest, write_manifest, write_manifest_list
 from frazil.metadata import MAIN_BRANCH, Snapshot, SnapshotRefType
@@ -93,3 +96,17 @@ def parallel_commit_worker(props: dict[str, str], writer: int, commits: int) -> 
         close = getattr(catalog, "close", None)
         if close is not None:
             close()
+
+
+def make_catalog(
+    kind: str, warehouse: Path, request: pytest.FixtureRequest, **extra: str
+) -> Catalog:
+    """A catalog of ``kind`` over ``warehouse`` (PostgreSQL: a fresh database)."""
+    if kind == "sqlite":
+        return load_catalog("test", type="sql", warehouse=str(warehouse), **extra)
+    if kind == "postgresql":
+        url = request.getfixturevalue("postgres_url")
+        return load_catalog("test", type="sql", uri=url, warehouse=str(warehouse), **extra)
+    if kind == "filesystem":
+        return load_catalog("test", type="filesystem", warehouse=str(warehouse), **extra)
+    raise AssertionError(kind)

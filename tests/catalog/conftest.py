@@ -13,9 +13,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from catalog_helpers import make_catalog
 from pg_server import postgres_server, postgres_url  # noqa: F401
 
-from frazil.catalog import Catalog, load_catalog
+from frazil.catalog import Catalog
 from frazil.schema import Schema
 from frazil.types import LongType, NestedField, StringType
 
@@ -43,20 +44,6 @@ def schema() -> Schema:
         NestedField(1, "id", LongType(), required=True),
         NestedField(2, "name", StringType()),
     )
-
-
-def make_catalog(
-    kind: str, warehouse: Path, request: pytest.FixtureRequest, **extra: str
-) -> Catalog:
-    """A catalog of ``kind`` over ``warehouse`` (PostgreSQL: a fresh database)."""
-    if kind == "sqlite":
-        return load_catalog("test", type="sql", warehouse=str(warehouse), **extra)
-    if kind == "postgresql":
-        url = request.getfixturevalue("postgres_url")
-        return load_catalog("test", type="sql", uri=url, warehouse=str(warehouse), **extra)
-    if kind == "filesystem":
-        return load_catalog("test", type="filesystem", warehouse=str(warehouse), **extra)
-    raise AssertionError(kind)
 
 
 @pytest.fixture(params=CATALOG_KINDS)

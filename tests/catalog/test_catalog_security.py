@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import make_catalog
+from catalog_helpers import make_catalog
 from sqlalchemy import update
 
 from frazil.catalog import MAX_IDENTIFIER_PART_BYTES, Catalog
@@ -250,3 +250,40 @@ def test_check_under_normalizes(root: str, location: str, ok: bool) -> None:
     else:
         with pytest.raises(InvalidArgumentError, match="is not under"):
             Catalog._check_under(root, location, "x")
+    # the public form a server uses agrees
+    if ok:
+        assert Catalog.check_under(root, location, "x") == location
+    else:
+        with pytest.raises(InvalidArgumentError, match="is not under"):
+            Catalog.check_under(root, location, "x")
+
+
+@pytest.mark.parametrize("ns", HOSTILE_NAMESPACES, ids=repr)
+def test_public_checks_refuse_hostile_namespaces(ns: Any) -> None:
+    with pytest.raises(InvalidArgumentError):
+        Catalog.check_namespace(ns)
+
+
+@pytest.mark.parametrize("ident", HOSTILE_TABLES, ids=repr)
+def test_public_checks_refuse_hostile_identifiers(ident: Any) -> None:
+    with pytest.raises(InvalidArgumentError):
+        Catalog.check_identifier(ident)
+
+
+def test_public_checks_pass_legit_identifiers() -> None:
+    assert Catalog.check_namespace("a.b") == ("a", "b")
+    assert Catalog.check_identifier(("ns", "é t-1")) == ("ns", "é t-1")
+
+
+def test_new_table_metadata_writes_nothing(setup: tuple[Catalog, Path, Path, str]) -> None:
+    cat, root, warehouse, _kind = setup
+    before = sorted(str(p) for p in root.rglob("*"))
+    schema = pa.schema([("id", pa.int64())])
+    metadata = cat.new_table_metadata(("db", "staged"), schema, properties={"k": "v"})
+    assert metadata.properties["k"] == "v"
+    assert metadata.location.startswith(str(warehouse))
+    assert [f.name for f in metadata.schema().fields] == ["id"]
+    assert sorted(str(p) for p in root.rglob("*")) == before
+    assert not cat.table_exists(("db", "staged"))
+    with pytest.raises(InvalidArgumentError):
+        cat.new_table_metadata(("db", ".."), schema)

@@ -1,7 +1,7 @@
 """Hundreds of malformed, oversized and hostile requests over the OpenAPI shapes (wrong types,
 unknown actions and requirement types, bad namespaces and traversal identifiers, bad tokens,
-bodies over the limit): the server never answers 500, every error is an ``ErrorModel``, and no
-table or namespace changes."""
+bodies over the limit), on table, namespace and view routes: the server never answers 500, every
+error is an ``ErrorModel``, and no table, view or namespace changes."""
 
 from __future__ import annotations
 
@@ -134,13 +134,93 @@ ident_json = st.fixed_dictionaries(
 )
 
 
+# View commits assert a view uuid no view has, as table commits do.
+WRONG_VIEW_UUID = {"type": "assert-view-uuid", "uuid": "00000000-0000-0000-0000-000000000000"}
+view_update_action = st.sampled_from(
+    [
+        "assign-uuid",
+        "upgrade-format-version",
+        "add-schema",
+        "set-location",
+        "set-properties",
+        "remove-properties",
+        "add-view-version",
+        "set-current-view-version",
+        "add-snapshot",
+        "no-such-action",
+    ]
+)
+view_update = st.builds(
+    lambda action, extra: {"action": action, **extra},
+    view_update_action,
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "uuid",
+                "format-version",
+                "schema",
+                "location",
+                "updates",
+                "removals",
+                "view-version",
+                "view-version-id",
+            ]
+        ),
+        json_value,
+        max_size=3,
+    ),
+)
+view_commit_body = st.fixed_dictionaries(
+    {
+        "requirements": st.lists(
+            st.fixed_dictionaries(
+                {"type": st.sampled_from(["assert-view-uuid", "x"])}, optional={"uuid": json_value}
+            ),
+            max_size=2,
+        ).map(lambda r: [*r, WRONG_VIEW_UUID])
+        | not_names,
+    },
+    optional={"updates": st.lists(view_update, max_size=4) | not_names, "identifier": not_names},
+)
+
+
+def _view_request(draw: Any, base: str) -> tuple[str, str, Any]:
+    # "v" exists: only reads of it and refused changes; never a drop of it
+    view = draw(st.sampled_from(["v", "..", "missing", "x%00", "%2E%2E", "t"]))
+    kind = draw(st.integers(0, 3))
+    if kind == 0:
+        body = draw(
+            st.fixed_dictionaries(
+                {"name": hostile_name | not_names | st.just("v"), "schema": json_value},
+                optional={
+                    "view-version": json_value,
+                    "properties": json_value,
+                    "location": st.sampled_from(["/etc", "file:///root", ""]) | json_value,
+                },
+            )
+        )
+        return "POST", f"{base}/views", body
+    if kind == 1:
+        return "POST", f"{base}/views/{view}", draw(view_commit_body)
+    if kind == 2:
+        body = {"source": draw(ident_json), "destination": draw(ident_json)}
+        return "POST", "/v1/views/rename", body
+    method = draw(st.sampled_from(["GET", "DELETE", "HEAD"]))
+    if method == "DELETE" and view == "v":
+        view = "missing"
+    query = draw(st.sampled_from(["", "?pageSize=0", "?pageToken=%%", "?pageSize=x"]))
+    return method, (f"{base}/views/{view}" if draw(st.booleans()) else f"{base}/views{query}"), None
+
+
 @st.composite
 def requests(draw: Any) -> tuple[str, str, Any, dict[str, str]]:
     ns = draw(st.sampled_from(["db", "db%1F..", "..", "%00", "a%2Fb", "db%1F", "nope"]))
     table = draw(st.sampled_from(["t", "..", "missing", "x%00", "%2E%2E"]))
     base = f"/v1/namespaces/{ns}"
-    kind = draw(st.integers(0, 11))
+    kind = draw(st.integers(0, 13))
     headers: dict[str, str] = {}
+    if kind >= 12:
+        return (*_view_request(draw, base), headers)
     if kind == 0:
         return "POST", f"{base}/tables/{table}", draw(commit_body), headers
     if kind == 1:
@@ -229,7 +309,8 @@ def requests(draw: Any) -> tuple[str, str, Any, dict[str, str]]:
 
 def _snapshot(catalog: SqlCatalog) -> Any:
     tables = {t: catalog.load_table(t).metadata_location for t in catalog.list_tables("db")}
-    return catalog.list_namespaces(), tables, catalog.load_namespace_properties("db")
+    views = {v: catalog.load_view(v).metadata_location for v in catalog.list_views("db")}
+    return catalog.list_namespaces(), tables, views, catalog.load_namespace_properties("db")
 
 
 def test_hostile_requests_never_500_never_change_anything(tmp_path_factory: Any) -> None:
@@ -237,12 +318,13 @@ def test_hostile_requests_never_500_never_change_anything(tmp_path_factory: Any)
     catalog.create_namespace("db")
     t = catalog.create_table("db.t", pa.schema([("id", pa.int64())]))
     t.append(pa.table({"id": pa.array([1, 2], pa.int64())}))
+    catalog.create_view("db.v", pa.schema([("id", pa.int64())]), "SELECT id FROM db.t")
     app = create_app(catalog, auth=auth_config(), max_body_bytes=MAX_BODY)
     before = _snapshot(catalog)
     with TestClient(app, raise_server_exceptions=True) as client:
         token = token_for(client)
 
-        @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+        @settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
         @given(requests())
         def check(req: tuple[str, str, Any, dict[str, str]]) -> None:
             method, path, body, headers = req

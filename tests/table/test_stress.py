@@ -1,5 +1,6 @@
-"""Stress: many writers and crashed writers on one table, on SQLite, PostgreSQL and the
-filesystem catalog, all with the default ``commit.retry.*`` settings.
+"""Stress: many writers and crashed writers on one table, on SQLite, PostgreSQL, the filesystem
+catalog and through ``frazil serve`` (frazil's REST client against its REST server, over SQLite),
+all with the default ``commit.retry.*`` settings.
 
 * 8 processes x 25 appends, while a ninth process deletes, overwrites and changes the schema:
   every append lands exactly once, every delete and overwrite lands (none starves), and the
@@ -26,6 +27,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 import pytest
+from rest_server_process import ServerProcess
 
 from frazil.catalog import Catalog, load_catalog
 from frazil.manifest import read_manifest_list, read_manifests
@@ -43,7 +45,7 @@ OFFSET = 500_000
 MUTATOR_BASE = 200_000
 CRASH_COMMITS = 30
 KILLS = 8
-KINDS = ["sqlite", "postgresql", "filesystem"]
+KINDS = ["sqlite", "postgresql", "filesystem", "rest"]
 
 
 def catalog_props(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
@@ -54,6 +56,11 @@ def catalog_props(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> 
     if kind == "postgresql":
         url = request.getfixturevalue("postgres_url")
         return {"type": "sql", "uri": url, "warehouse": str(warehouse)}
+    if kind == "rest":
+        # One server process for the test; the writers (and the killed ones) are its clients.
+        server = ServerProcess(warehouse).__enter__()
+        request.addfinalizer(lambda: server.__exit__(None, None, None))
+        return {"type": "rest", "uri": server.uri, "credential": server.credential}
     return {"type": "filesystem", "warehouse": str(warehouse)}
 
 

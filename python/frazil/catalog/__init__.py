@@ -63,6 +63,7 @@ from frazil.metadata import TableMetadata
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from frazil.catalog.transaction import CatalogTransaction
     from frazil.io import FileIO
     from frazil.partitioning import PartitionSpec
     from frazil.schema import Schema
@@ -311,6 +312,29 @@ class Catalog(abc.ABC):
         return ns
 
     @staticmethod
+    def check_namespace(namespace: str | Identifier) -> Identifier:
+        """``namespace`` as a tuple if every level passes the identifier rules (not empty, no
+        ``.``/``..``, no path separators, NUL or control characters, not over-long), else
+        :class:`InvalidArgumentError`. For servers and tools that take identifiers from outside
+        before any catalog call."""
+        return Catalog._namespace_identifier(namespace)
+
+    @staticmethod
+    def check_identifier(identifier: str | Identifier) -> Identifier:
+        """``identifier`` (a table's or view's) as a tuple if every part passes the rules of
+        :meth:`check_namespace`, else :class:`InvalidArgumentError`."""
+        ident = Catalog.identifier_to_tuple(identifier)
+        for part in ident:
+            Catalog._check_identifier_part(part, ident)
+        return ident
+
+    @staticmethod
+    def check_under(root: str, location: str, what: str) -> str:
+        """``location`` if it is ``root`` or lies under it once both are normalized, else
+        :class:`InvalidArgumentError` naming ``what``."""
+        return Catalog._check_under(root, location, what)
+
+    @staticmethod
     def _check_under(root: str, location: str, what: str) -> str:
         """``location`` if it is ``root`` or lies under it once both are normalized
         (:func:`frazil.io.is_under_location`), else :class:`InvalidArgumentError`: nothing
@@ -364,6 +388,23 @@ class Catalog(abc.ABC):
     def _check_create_location(self, identifier: Identifier, location: str) -> None:
         """Hook: refuse a table location the catalog cannot use."""
         return None
+
+    def new_table_metadata(
+        self,
+        identifier: str | Identifier,
+        schema: Schema | pa.Schema,
+        location: str | None = None,
+        partition_spec: PartitionSpec | None = None,
+        sort_order: SortOrder | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> TableMetadata:
+        """The first metadata :meth:`create_table` would commit for these arguments, built and
+        checked by this catalog's rules (identifier, location) but written nowhere: a staged
+        create's answer."""
+        ident = self.check_identifier(identifier)
+        return self._new_table_metadata(
+            ident, schema, location, partition_spec, sort_order, properties
+        )
 
     def _new_table_metadata(
         self,
@@ -719,6 +760,18 @@ class Catalog(abc.ABC):
         from frazil.exceptions import UnsupportedError
 
         raise UnsupportedError(f"catalog {self.name!r} cannot commit several tables atomically")
+
+    def transaction(self) -> CatalogTransaction:
+        """A transaction over several tables of this catalog, committed as one through
+        :meth:`commit_tables` (:mod:`frazil.catalog.transaction`)::
+
+            with catalog.transaction() as tx:
+                tx.table("db.a").append(df)
+                tx.table("db.b").delete("id = 3")
+        """
+        from frazil.catalog.transaction import CatalogTransaction
+
+        return CatalogTransaction(self)
 
     def _publish(
         self,

@@ -7,7 +7,7 @@ Sources, later wins (as PyIceberg's ``PYICEBERG_*`` configuration, with ``FRAZIL
        default-catalog: local          # optional; otherwise the catalog named "default"
        catalog:
          local:
-           type: sql                   # "sql" (default), "filesystem" or its alias "hadoop"
+           type: sql                   # "sql" (default), "filesystem" (alias "hadoop"), "rest"
            uri: postgresql+psycopg://user@host/db
            warehouse: /data/warehouse
 
@@ -130,9 +130,13 @@ def _catalog_class(name: str, props: Mapping[str, str]) -> type[Catalog]:
         from frazil.catalog.filesystem import FileSystemCatalog
 
         return FileSystemCatalog
+    if kind == "rest":
+        from frazil.catalog.rest import RestCatalog
+
+        return RestCatalog
     raise InvalidArgumentError(
-        f"catalog {name!r}: unknown type {kind!r} (known: 'sql', 'filesystem', 'hadoop'; or set "
-        f"{PY_CATALOG_IMPL!r} to a class)"
+        f"catalog {name!r}: unknown type {kind!r} (known: 'sql', 'filesystem', 'hadoop', "
+        f"'rest'; or set {PY_CATALOG_IMPL!r} to a class)"
     )
 
 

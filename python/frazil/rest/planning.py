@@ -154,13 +154,13 @@ def page_json(plan: ScanPlan, start: int, size: int) -> dict[str, Any]:
     schema = plan.schema
     delete_json = []
     if delete_rows:
-        # ScanPlan._files builds the DataFile objects of just these rows.
-        for d in plan._files(plan.delete_files.take(delete_rows)):
+        # The DataFile objects of just these rows.
+        for d in plan.data_files(plan.delete_files.take(delete_rows)):
             delete_json.append(content_file_to_json(d, plan.specs[d.spec_id], schema))
     residual_texts = tasks.column("residual").to_pylist()
     parsed: dict[str, Any] = {}
     out = []
-    for f, row_refs, text in zip(plan._files(tasks), refs, residual_texts, strict=True):
+    for f, row_refs, text in zip(plan.data_files(tasks), refs, residual_texts, strict=True):
         task: dict[str, Any] = {"data-file": content_file_to_json(f, plan.specs[f.spec_id], schema)}
         if row_refs:
             task["delete-file-references"] = [local[r] for r in row_refs]

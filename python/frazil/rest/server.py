@@ -1,11 +1,12 @@
 """The REST catalog server (``frazil serve``): a Starlette app over any frazil catalog.
 
 :func:`create_app` returns an ASGI app serving ``rest-catalog-open-api.yaml``'s config,
-namespace, table, register, rename, commit, multi-table transaction, metrics and scan-planning
-endpoints (and the OAuth2 token endpoint, :mod:`frazil.rest.auth`). Every request body is parsed
-by :mod:`frazil.rest.wire` into frazil's own objects, and every change goes through the catalog's
-one commit path (:meth:`~frazil.catalog.Catalog.commit_table`,
-:meth:`~frazil.catalog.Catalog.commit_tables`), so a commit checks its requirements and lands
+namespace, table, register, rename, commit, multi-table transaction, metrics, scan-planning and
+(when the catalog holds views) view endpoints, and the OAuth2 token endpoint
+(:mod:`frazil.rest.auth`). Every request body is parsed by :mod:`frazil.rest.wire` into frazil's
+own objects, and every change goes through the catalog's one commit path
+(:meth:`~frazil.catalog.Catalog.commit_table`, :meth:`~frazil.catalog.Catalog.commit_tables`,
+:meth:`~frazil.catalog.Catalog.commit_view`), so a commit checks its requirements and lands
 whole or not at all.
 
 Hardening: request bodies are bounded (413), identifiers are checked by the catalog's rules
@@ -114,6 +115,7 @@ class _Server:
         self.allow_external = allow_external_locations
         self.plans = plans
         self.multi_table = type(catalog).commit_tables is not Catalog.commit_tables
+        self.views = catalog.supports_views()
 
     # ---- plumbing
 
@@ -122,7 +124,7 @@ class _Server:
         return [
             e
             for e in wire.ENDPOINTS
-            if "/views" not in e and "/credentials" not in e and e not in skip
+            if (self.views or "/views" not in e) and "/credentials" not in e and e not in skip
         ]
 
     def route(self, handler: _Handler, *, public: bool = False) -> Callable[[Request], Any]:
@@ -175,12 +177,10 @@ class _Server:
 
     def namespace(self, text: str) -> tuple[str, ...]:
         ns = tuple(text.split(_SEP)) if text else ()
-        return Catalog._namespace_identifier(ns)
+        return Catalog.check_namespace(ns)
 
     def identifier(self, namespace: Sequence[str], name: str) -> tuple[str, ...]:
-        ident = (*namespace, name)
-        for part in ident:
-            Catalog._check_identifier_part(part, ident)
+        ident = Catalog.check_identifier((*namespace, name))
         if not namespace:
             raise exc.InvalidArgumentError(f"invalid table identifier {name!r}: no namespace")
         return ident
@@ -196,7 +196,7 @@ class _Server:
             raise exc.InvalidArgumentError(
                 f"{what}: the server has no warehouse, so it accepts no chosen locations"
             )
-        Catalog._check_under(warehouse, location, what)
+        Catalog.check_under(warehouse, location, what)
 
     # ---- config and auth
 
@@ -239,7 +239,7 @@ class _Server:
             "CreateNamespaceRequest",
             lambda: wire.CreateNamespaceRequest.from_json(call.json("CreateNamespaceRequest")),
         )
-        ns = Catalog._namespace_identifier(req.namespace)
+        ns = Catalog.check_namespace(req.namespace)
         if "location" in req.properties:
             self.check_location(req.properties["location"], f"location of namespace {ns}")
         self.catalog.create_namespace(ns, req.properties)
@@ -293,7 +293,7 @@ class _Server:
                 )
             if self.catalog.table_exists(ident):
                 raise exc.TableAlreadyExistsError(f"table {'.'.join(ident)} already exists")
-            metadata = self.catalog._new_table_metadata(
+            metadata = self.catalog.new_table_metadata(
                 ident,
                 req.schema,
                 req.location,
@@ -430,6 +430,78 @@ class _Server:
         self.catalog.commit_tables(commits)
         return _empty()
 
+    # ---- views
+
+    def view_ident(self, call: _Call) -> tuple[str, ...]:
+        return self.identifier(self.namespace(call.params["namespace"]), call.params["view"])
+
+    def list_or_create_view(self, call: _Call) -> Response:
+        ns = self.namespace(call.params["namespace"])
+        if call.method == "GET":
+            page, token = _page(self.catalog.list_views(ns), call.query)
+            return JSONResponse(wire.ListTablesResponse(page, token).to_json())
+        req = _parse(
+            "CreateViewRequest",
+            lambda: wire.CreateViewRequest.from_json(call.json("CreateViewRequest")),
+        )
+        ident = self.identifier(ns, req.name)
+        self.check_location(req.location, f"location of view {'.'.join(ident)}")
+        version = req.view_version
+        view = self.catalog.create_view(
+            ident,
+            req.schema,
+            version.representations,
+            version.default_namespace,
+            version.default_catalog,
+            req.properties,
+            req.location,
+            summary=version.summary,
+        )
+        assert view.metadata_location is not None  # a created view has its metadata file
+        return JSONResponse(wire.load_view_result(view.metadata_location, view.metadata))
+
+    def view_item(self, call: _Call) -> Response:
+        ident = self.view_ident(call)
+        if call.method == "HEAD":
+            return _empty(204 if self.catalog.view_exists(ident) else 404)
+        if call.method == "DELETE":
+            self.catalog.drop_view(ident)
+            return _empty()
+        if call.method == "POST":
+            return self._replace_view(call, ident)
+        view = self.catalog.load_view(ident)
+        assert view.metadata_location is not None  # a loaded view has its metadata file
+        return JSONResponse(wire.load_view_result(view.metadata_location, view.metadata))
+
+    def _replace_view(self, call: _Call, ident: tuple[str, ...]) -> Response:
+        from frazil.table.update import SetLocationUpdate
+
+        req = _parse(
+            "CommitViewRequest",
+            lambda: wire.CommitViewRequest.from_json(call.json("CommitViewRequest")),
+        )
+        name = ".".join(ident)
+        if req.identifier is not None and tuple(req.identifier) != ident:
+            raise exc.BadRequestError(
+                f"the request's identifier {'.'.join(req.identifier)} is not the view of the "
+                f"path, {name}"
+            )
+        for u in req.updates:
+            if isinstance(u, SetLocationUpdate):
+                self.check_location(u.location, f"location of view {name}")
+        response = self.catalog.commit_view(ident, req.requirements, req.updates)
+        return JSONResponse(wire.load_view_result(response.metadata_location, response.metadata))
+
+    def rename_view(self, call: _Call) -> Response:
+        req = _parse(
+            "RenameTableRequest",
+            lambda: wire.RenameTableRequest.from_json(call.json("RenameTableRequest")),
+        )
+        src = self.identifier(req.source[:-1], req.source[-1])
+        dst = self.identifier(req.destination[:-1], req.destination[-1])
+        self.catalog.rename_view(src, dst)
+        return _empty()
+
     # ---- scan planning
 
     def plan(self, call: _Call) -> Response:
@@ -562,6 +634,13 @@ def create_app(
     ]
     if server.multi_table:
         routes.append(Route("/v1/transactions/commit", r(server.transactions), methods=["POST"]))
+    if server.views:
+        view = ns + "/views/{view}"
+        routes += [
+            Route(ns + "/views", r(server.list_or_create_view), methods=["GET", "POST"]),
+            Route(view, r(server.view_item), methods=["GET", "HEAD", "POST", "DELETE"]),
+            Route("/v1/views/rename", r(server.rename_view), methods=["POST"]),
+        ]
 
     async def not_found(request: Request, e: Exception) -> Response:
         status = getattr(e, "status_code", 404)

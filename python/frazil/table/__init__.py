@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from frazil.catalog import Catalog, Identifier
     from frazil.expressions import BooleanExpression
     from frazil.io import FileIO
+    from frazil.table.inspect import InspectTable
     from frazil.table.scan import DataScan
     from frazil.table.update.expire_snapshots import ExpireSnapshots
     from frazil.table.update.manage_snapshots import ManageSnapshots
@@ -218,6 +219,13 @@ class Table:
         return MaintenanceTable(self)
 
     # ---- reads
+
+    @property
+    def inspect(self) -> InspectTable:
+        """The metadata tables (``snapshots``, ``files``, ``partitions``, ...) as Arrow."""
+        from frazil.table.inspect import InspectTable
+
+        return InspectTable(self)
 
     def scan(
         self,

@@ -81,6 +81,10 @@ ALWAYS_TRUE = AlwaysTrue()
 # snapshot selection and planning
 
 
+# Plans a scan elsewhere (a REST server): the scan in, its file scan tasks out.
+Planner = Callable[["DataScan"], Iterable[FileScanTask]]
+
+
 def snapshot_as_of_timestamp(
     metadata: TableMetadata, timestamp_ms: int, inclusive: bool = True
 ) -> Snapshot | None:
@@ -143,8 +147,10 @@ class DataScan:
         limit: int | None = None,
         *,
         ref: str | None = None,
+        planner: Planner | None = None,
     ) -> None:
         self.table_metadata = table_metadata
+        self._planner = planner
         self.io = io
         self.row_filter = _as_filter(row_filter)
         self.selected_fields = tuple(selected_fields)
@@ -167,6 +173,7 @@ class DataScan:
             "options": self.options,
             "limit": self.limit,
             "ref": self._ref,
+            "planner": self._planner,
         }
         args.update(changes)
         return DataScan(self.table_metadata, self.io, **args)
@@ -288,7 +295,10 @@ class DataScan:
         of the plan's Arrow columns (:class:`~frazil.table.tasks.PlannedFileScanTask`): each
         attribute is read when asked for. Their data files' column stats maps are decoded
         from the manifest when first asked for, unless :meth:`include_column_stats` decided
-        (``True``: decoded while planning; ``False``: ``None``)."""
+        (``True``: decoded while planning; ``False``: ``None``). A catalog that plans on its
+        server (the REST catalog's ``rest.scan-planning``) supplies the tasks instead."""
+        if self._planner is not None:
+            return iter(self._planner(self))
         _, groups = self._plan(self._stats_mode(ColumnStats.ON_ACCESS))
         return itertools.chain.from_iterable(g.tasks() for g in groups)
 
@@ -305,6 +315,8 @@ class DataScan:
     def _tasks_to_read(self) -> Iterator[FileScanTask]:
         """Tasks for this scan's own reads, streaming: the reader needs no column stats (the
         residual is evaluated on the rows), so they are not decoded unless the option asks."""
+        if self._planner is not None:
+            return iter(self._planner(self))
         _, groups = self._plan(self._stats_mode(ColumnStats.EXCLUDED))
         return itertools.chain.from_iterable(g.tasks() for g in groups)
 
@@ -437,6 +449,8 @@ class DataScan:
     def count(self) -> int:
         """The number of rows: from the plan's record counts for tasks without deletes or a
         residual (in Arrow), by reading the others."""
+        if self._planner is not None:
+            return self._count_tasks(list(self._planner(self)))
         plan, groups = self._plan(self._stats_mode(ColumnStats.EXCLUDED))
         total = 0
         to_read: list[FileScanTask] = []
@@ -459,6 +473,20 @@ class DataScan:
             total = min(total, self.limit)
         return total
 
+    def _count_tasks(self, tasks: list[FileScanTask]) -> int:
+        """``count`` over tasks a catalog planned: record counts where nothing filters rows."""
+        total = 0
+        to_read = []
+        for t in tasks:
+            if not t.delete_files and isinstance(t.residual, AlwaysTrue) and t.start is None:
+                total += t.file.record_count
+            else:
+                to_read.append(t)
+        if to_read:
+            counter = self._update(selected_fields=("_pos",), limit=None)
+            total += sum(b.num_rows for b in counter._batches(to_read))
+        return total if self.limit is None else min(total, self.limit)
+
 
 def scan(
     table: Table,
@@ -469,7 +497,11 @@ def scan(
     options: Mapping[str, str] | None = None,
     limit: int | None = None,
 ) -> DataScan:
-    """A :class:`DataScan` of a :class:`~frazil.table.Table` (``Table.scan`` delegates here)."""
+    """A :class:`DataScan` of a :class:`~frazil.table.Table` (``Table.scan`` delegates here).
+    A catalog may plan scans itself: its ``_scan_planner(table)`` gives the planner (or
+    ``None`` for planning here)."""
+    # Looked up on the class: a stand-in catalog (StaticTable's) answers any attribute.
+    planner_for = getattr(type(table.catalog), "_scan_planner", None)
     return DataScan(
         table.metadata,
         table.io,
@@ -479,4 +511,5 @@ def scan(
         snapshot_id=snapshot_id,
         options=options,
         limit=limit,
+        planner=planner_for(table.catalog, table) if planner_for is not None else None,
     )

@@ -203,6 +203,13 @@ class ScanPlan:
             out.append(FileScanTask(f, [deletes[k] for k in ref], residual, self.schema, spec))
         return out
 
+    def data_files(self, table: pa.Table) -> list[Any]:
+        """One :class:`~frazil.content_file.DataFile` per row of ``table``: rows of
+        :attr:`tasks` or :attr:`delete_files` (or a ``take`` of them), each with its spec's
+        partition tuple. For callers that must hand files on one by one (a REST server's
+        scan tasks); readers stay on the Arrow tables."""
+        return self._files(table)
+
     def _files(self, table: pa.Table) -> list[Any]:
         """One DataFile per row, with its spec's partition tuple."""
         if table.num_rows == 0:

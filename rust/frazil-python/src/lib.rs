@@ -6,6 +6,7 @@ mod arrow;
 mod deletes;
 mod equality_delete;
 mod error;
+mod inspect;
 mod manifest;
 mod metrics_evaluator;
 mod puffin;
@@ -37,6 +38,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<arrow::ArrowArrayExport>()?;
     deletes::register(m)?;
     equality_delete::register(m)?;
+    inspect::register(m)?;
     manifest::register(m)?;
     metrics_evaluator::register(m)?;
     puffin::register(m)?;

@@ -33,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -200,9 +200,11 @@ def stage_rewrite_data_files(
     max_file_group_size_bytes: int = MAX_FILE_GROUP_SIZE_BYTES,
     case_sensitive: bool = True,
     snapshot_properties: Mapping[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RewriteDataFilesResult:
     """Plans the compaction, writes the new files and stages one ``replace`` snapshot in
-    ``transaction`` (nothing is staged when no group needs rewriting)."""
+    ``transaction`` (nothing is staged when no group needs rewriting). ``progress(done, total)``
+    is called with the count of file groups rewritten, once planned and after each group."""
     if min_input_files <= 0:
         raise InvalidArgumentError(f"min_input_files must be > 0, got {min_input_files}")
     if max_file_group_size_bytes <= 0:
@@ -230,8 +232,10 @@ def stage_rewrite_data_files(
     cache = DeleteCache(ctx.io, md.name_mapping())
     added: dict[str, DataFile] = {}
     rewritten: list[FileScanTask] = []
+    if progress is not None:
+        progress(0, len(groups))
     try:
-        for group in groups:
+        for done, group in enumerate(groups, 1):
             parts = [ctx.read(task, cache) for task in group]
             rows = pa.concat_tables([_data_columns(p, ctx.v3) for p in parts if p.num_rows])
             if rows.num_rows:
@@ -239,6 +243,8 @@ def stage_rewrite_data_files(
                 for f in writer.write(rows):
                     added[f.file_path] = f
             rewritten.extend(group)
+            if progress is not None:
+                progress(done, len(groups))
         rewritten_paths = {t.file.file_path for t in rewritten}
         dropped: dict[tuple[str, int | None], DataFile] = {}
         for task in rewritten:
@@ -287,10 +293,11 @@ def rewrite_data_files(
     max_file_group_size_bytes: int = MAX_FILE_GROUP_SIZE_BYTES,
     case_sensitive: bool = True,
     snapshot_properties: Mapping[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RewriteDataFilesResult:
     """Compacts small data files of ``table`` (see the module documentation) in one ``replace``
     snapshot, committed before returning; ``target_file_size_bytes`` defaults to the table's
-    ``write.target-file-size-bytes``."""
+    ``write.target-file-size-bytes``; ``progress`` as for :func:`stage_rewrite_data_files`."""
     with table.transaction() as tx:
         return stage_rewrite_data_files(
             tx,
@@ -301,4 +308,5 @@ def rewrite_data_files(
             max_file_group_size_bytes=max_file_group_size_bytes,
             case_sensitive=case_sensitive,
             snapshot_properties=snapshot_properties,
+            progress=progress,
         )

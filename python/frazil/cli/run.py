@@ -1,4 +1,4 @@
-"""The ``frazil`` command line.
+"""``frazil demo`` and ``frazil serve``.
 
 ``frazil demo`` runs the main job: an event pipeline on local Spark into a v3 table of a local
 warehouse (see :mod:`frazil.demo`): concurrent writes, deletion vectors, schema and partition
@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-from collections.abc import Sequence
+from typing import Any
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["add_parsers", "run_demo", "run_serve"]
 
 
 def _positive(text: str) -> int:
@@ -47,7 +49,7 @@ def run_demo(args: argparse.Namespace) -> int:
     options = demo.DemoOptions(
         warehouse=args.warehouse,
         rows=rows or demo.DEFAULT_ROWS,
-        catalog_type=args.catalog,
+        catalog_type=args.demo_catalog,
         namespace=args.namespace,
         seed=args.seed,
         master=args.master,
@@ -93,10 +95,8 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="frazil", description=__doc__.splitlines()[0])
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-    sub = parser.add_subparsers(dest="command", required=True)
+def add_parsers(sub: Any) -> None:
+    """The ``demo`` and ``serve`` subcommands (``sub``: argparse's subparsers action)."""
     demo = sub.add_parser(
         "demo",
         help="the end-to-end pipeline on local Spark",
@@ -117,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     demo.add_argument(
         "--catalog",
+        dest="demo_catalog",
         choices=("sql", "filesystem"),
         default="sql",
         help="sql: SQLite in the warehouse (default); filesystem: the Hadoop catalog layout",
@@ -150,9 +151,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="accept table locations outside the warehouse",
     )
-    args = parser.parse_args(argv)
-    if args.command == "demo":
-        return run_demo(args)
-    if args.command == "serve":
-        return run_serve(args)
-    return 0
+    demo.set_defaults(handler=run_demo)
+    serve.set_defaults(handler=run_serve)
