@@ -523,7 +523,7 @@ class RestCatalog(Catalog):
                 retry=False,
             )
         except Exception as e:
-            logger.info("reporting metrics of %s failed: %s", table.name(), e)
+            logger.info("reporting metrics of %s failed: %s", table.full_name(), e)
 
     # ---- scan planning
 
