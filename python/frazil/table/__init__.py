@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from frazil.table.update.schema import UpdateSchema
     from frazil.table.update.snapshot import UpdateSnapshot
     from frazil.name_mapping import NameMapping
-    from frazil.table.update.sort_order import ReplaceSortOrder
+    from frazil.table.update.sort_order import ReplaceSortOrder, UpdateSortOrder
     from frazil.table.update.spec import UpdateSpec
     from frazil.table.write.conform import ArrowData
     from frazil.table.write.maintenance import RewriteDataFilesResult
@@ -198,10 +198,10 @@ class Table:
     def replace_sort_order(self, case_sensitive: bool = True) -> ReplaceSortOrder:
         return self._transaction(autocommit=True).replace_sort_order(case_sensitive=case_sensitive)
 
-    def update_sort_order(self, case_sensitive: bool = True) -> ReplaceSortOrder:
-        """PyIceberg's name for :meth:`replace_sort_order`: ``asc``/``desc`` calls build the new
-        order from scratch."""
-        return self.replace_sort_order(case_sensitive=case_sensitive)
+    def update_sort_order(self, case_sensitive: bool = True) -> UpdateSortOrder:
+        """PyIceberg's sort-order builder: ``asc``/``desc`` calls build the new order from
+        scratch, nulls last unless told otherwise (PyIceberg's defaults)."""
+        return self._transaction(autocommit=True).update_sort_order(case_sensitive=case_sensitive)
 
     def update_snapshot(
         self, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None

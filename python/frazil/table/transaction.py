@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from frazil.table.update.manage_snapshots import ManageSnapshots
     from frazil.table.update.schema import UpdateSchema
     from frazil.table.update.snapshot import UpdateSnapshot
-    from frazil.table.update.sort_order import ReplaceSortOrder
+    from frazil.table.update.sort_order import ReplaceSortOrder, UpdateSortOrder
     from frazil.table.update.spec import UpdateSpec
     from frazil.table.write.conform import ArrowData
     from frazil.table.write.upsert import UpsertResult
@@ -290,6 +290,14 @@ class Transaction:
         from frazil.table.update.sort_order import ReplaceSortOrder
 
         return ReplaceSortOrder(
+            self.table_metadata, case_sensitive=case_sensitive, on_commit=self._stage_static
+        )
+
+    def update_sort_order(self, case_sensitive: bool = True) -> UpdateSortOrder:
+        """PyIceberg's sort-order builder (its defaults: nulls last unless told otherwise)."""
+        from frazil.table.update.sort_order import UpdateSortOrder
+
+        return UpdateSortOrder(
             self.table_metadata, case_sensitive=case_sensitive, on_commit=self._stage_static
         )
 
