@@ -10,6 +10,7 @@ layout for decimals, strings and binaries; ``identity`` and ``void`` keep the in
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -196,7 +197,7 @@ class VoidTransform(Transform):
         return "VoidTransform()"
 
 
-_PLAIN: dict[str, type[Transform]] = {
+_PLAIN: dict[str, Callable[[], Transform]] = {
     "identity": IdentityTransform,
     "year": YearTransform,
     "month": MonthTransform,

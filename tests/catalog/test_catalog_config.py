@@ -192,8 +192,10 @@ def test_in_memory_catalog(tmp_path: Path) -> None:
     assert cat.load_table("ns.t").scan().to_arrow().num_rows == 2
     given = load_catalog("mem2", type="in-memory", warehouse=str(tmp_path / "wh"))
     given.create_namespace("ns")
-    assert given.create_table("ns.t", schema=pa.schema([("id", pa.int64())])).location().startswith(
-        str(tmp_path / "wh")
+    assert (
+        given.create_table("ns.t", schema=pa.schema([("id", pa.int64())]))
+        .location()
+        .startswith(str(tmp_path / "wh"))
     )
     # each in-memory catalog is its own database
     assert load_catalog("mem3", type="in-memory").list_namespaces() == []

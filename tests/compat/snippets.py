@@ -152,7 +152,10 @@ def create_namespace_and_table(m: SimpleNamespace, catalog: Any) -> Any:
         "schema": str(loaded.schema()),
         "schema_as_arrow": str(loaded.schema().as_arrow()),
         "spec": [(f.source_id, str(f.transform), f.name) for f in loaded.spec().fields],
-        "sort": [(f.source_id, str(f.transform), str(f.direction.value)) for f in loaded.sort_order().fields],
+        "sort": [
+            (f.source_id, str(f.transform), str(f.direction.value))
+            for f in loaded.sort_order().fields
+        ],
         "missing": missing,
         "last_sequence_number": loaded.last_sequence_number,
     }
@@ -238,7 +241,10 @@ def row_filters(m: SimpleNamespace, catalog: Any) -> Any:
         "string_in": "city IN ('Paris', 'Drachten')",
         "string_not_null": "city IS NOT NULL AND NOT city LIKE 'San%'",
         "dsl_ge": e.GreaterThanOrEqual("lat", 50.0),
-        "dsl_and_or": e.Or(e.And(e.LessThan("lat", 50.0), e.GreaterThan("long", 0.0)), e.EqualTo("city", "Drachten")),
+        "dsl_and_or": e.Or(
+            e.And(e.LessThan("lat", 50.0), e.GreaterThan("long", 0.0)),
+            e.EqualTo("city", "Drachten"),
+        ),
         "dsl_in_not": e.Not(e.In("city", {"Amsterdam", "Paris"})),
         "dsl_starts": e.StartsWith("city", "San"),
         "dsl_null": e.IsNull("city"),
@@ -251,7 +257,9 @@ def row_filters(m: SimpleNamespace, catalog: Any) -> Any:
 def scans(m: SimpleNamespace, catalog: Any) -> Any:
     tbl = _cities_table(catalog)
     tbl.append(CITIES)
-    scan = tbl.scan(row_filter=m.expressions.GreaterThanOrEqual("lat", 40.0), selected_fields=("city", "lat"))
+    scan = tbl.scan(
+        row_filter=m.expressions.GreaterThanOrEqual("lat", 40.0), selected_fields=("city", "lat")
+    )
     con = scan.to_duckdb(table_name="distant_cities")
     reader = scan.to_arrow_batch_reader()
     return {
@@ -418,9 +426,14 @@ def print_nested_schema(m: SimpleNamespace, catalog: Any) -> Any:
             ),
             required=False,
         ),
-        t.NestedField(5, "tags", t.ListType(6, t.StringType(), element_required=True), required=False),
         t.NestedField(
-            7, "attrs", t.MapType(8, t.StringType(), 9, t.FixedType(4), value_required=False), required=True
+            5, "tags", t.ListType(6, t.StringType(), element_required=True), required=False
+        ),
+        t.NestedField(
+            7,
+            "attrs",
+            t.MapType(8, t.StringType(), 9, t.FixedType(4), value_required=False),
+            required=True,
         ),
         t.NestedField(10, "u", t.UUIDType(), required=False),
         identifier_field_ids=[1],

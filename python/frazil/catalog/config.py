@@ -141,9 +141,7 @@ def catalog_properties(name: str, **properties: str) -> dict[str, str]:
         from_file = _file_entry(
             load_pyiceberg_config(), name, _pyiceberg_config_path() or PYICEBERG_CONFIG_FILE
         )
-    merged: dict[str, str] = {
-        str(k): str(v) for k, v in (from_file or {}).items() if v is not None
-    }
+    merged: dict[str, str] = {str(k): str(v) for k, v in (from_file or {}).items() if v is not None}
     merged.update(_env_properties(name, PYICEBERG_ENV_PREFIX))
     merged.update(_env_properties(name))
     merged.update({k: str(v) for k, v in properties.items() if v is not None})

@@ -24,22 +24,23 @@ from frazil.sorting import SortOrder
 from frazil.table.transaction import Transaction
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from frazil.catalog import Catalog, Identifier
     from frazil.expressions import BooleanExpression
     from frazil.io import FileIO
+    from frazil.name_mapping import NameMapping
     from frazil.table.inspect import InspectTable
     from frazil.table.scan import DataScan
     from frazil.table.update.expire_snapshots import ExpireSnapshots
     from frazil.table.update.manage_snapshots import ManageSnapshots
     from frazil.table.update.schema import UpdateSchema
     from frazil.table.update.snapshot import UpdateSnapshot
-    from frazil.name_mapping import NameMapping
     from frazil.table.update.sort_order import ReplaceSortOrder, UpdateSortOrder
     from frazil.table.update.spec import UpdateSpec
     from frazil.table.write.conform import ArrowData
     from frazil.table.write.maintenance import RewriteDataFilesResult
     from frazil.table.write.upsert import UpsertResult
-    import polars as pl
 
 __all__ = ["MAIN_BRANCH", "MaintenanceTable", "StaticTable", "Table", "Transaction"]
 

@@ -63,9 +63,7 @@ def small_schema(schema: pa.Schema) -> pa.Schema:
     return pa.schema([_small_field(f) for f in schema], metadata=schema.metadata)
 
 
-def small_batches(
-    reader: pa.RecordBatchReader, schema: pa.Schema
-) -> Iterator[pa.RecordBatch]:
+def small_batches(reader: pa.RecordBatchReader, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
     for batch in reader:
         yield batch.cast(schema)
 
@@ -112,9 +110,7 @@ def to_polars_lazy(scan: DataScan) -> pl.LazyFrame:
         if n_rows is not None and predicate is None:
             narrowed = narrowed._update(limit=n_rows)
         if batch_size is not None:
-            narrowed = narrowed._update(
-                options={**narrowed.options, "batch-size": str(batch_size)}
-            )
+            narrowed = narrowed._update(options={**narrowed.options, "batch-size": str(batch_size)})
         remaining = n_rows
         for batch in narrowed.to_arrow_batch_reader():
             df = pl.from_arrow(batch)
@@ -133,10 +129,12 @@ def to_polars_lazy(scan: DataScan) -> pl.LazyFrame:
 
 def to_ray(scan: DataScan) -> Any:
     """A Ray Dataset of the scan's rows (Ray must be installed)."""
+    import importlib
+
     try:
-        import ray.data
+        ray_data = importlib.import_module("ray.data")  # optional, and without type stubs
     except ImportError:
         raise InvalidArgumentError(
             "to_ray needs Ray: pip install 'ray[data]' (or use to_arrow / to_polars)"
         ) from None
-    return ray.data.from_arrow(scan.to_arrow())
+    return ray_data.from_arrow(scan.to_arrow())
