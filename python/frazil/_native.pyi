@@ -4,6 +4,7 @@ from typing import Any, Final, final
 
 __all__ = [
     "ArrowArrayExport",
+    "AvroDataWriter",
     "DeletePlan",
     "DeletionVector",
     "EqualityDeleteSet",
@@ -18,6 +19,8 @@ __all__ = [
     "ScanPlanner",
     "TransformedChunks",
     "__version__",
+    "avro_data_read",
+    "avro_data_schema",
     "build_profile",
     "deletes_group_positions",
     "inspect_readable_metrics",
@@ -207,6 +210,22 @@ def inspect_readable_metrics(
     data_files: object, columns: list[tuple[str, int, str]]
 ) -> ArrowArrayExport: ...
 def manifest_read_list(data: bytes) -> RecordBatchExport: ...
+
+@final
+class AvroDataWriter:
+    def __new__(cls, template: object, codec: str) -> AvroDataWriter: ...
+    def write(self, batch: object) -> None: ...
+    def take_written(self) -> bytes: ...
+    def finish(self) -> bytes: ...
+
+def avro_data_schema(data: bytes) -> RecordBatchExport: ...
+def avro_data_read(
+    data: bytes,
+    columns: list[int] | None = None,
+    split: tuple[int, int] | None = None,
+    batch_rows: int = 0,
+    max_records: int | None = None,
+) -> tuple[list[int], RecordBatchExport]: ...
 def manifest_read(
     data: bytes,
     inherit: tuple[int | None, int | None, int | None] | None = None,

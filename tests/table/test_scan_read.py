@@ -337,10 +337,10 @@ def test_residual_after_deletes_and_split_and_streaming(tmp_path: Path) -> None:
     assert got.column("_pos").to_pylist() == list(range(300, 600))
 
 
-def test_avro_is_refused(tmp_path: Path) -> None:
-    # ORC is read now (tests/table/test_read_orc.py).
+def test_other_formats_are_refused(tmp_path: Path) -> None:
+    # ORC and Avro are read now (tests/table/test_read_orc.py, test_read_avro.py).
     schema = Schema(NestedField(1, "id", LongType()))
-    for fmt in ("AVRO",):
+    for fmt in ("PUFFIN",):
         f = DataFile(str(tmp_path / f"x.{fmt.lower()}"), fmt, (), 1, 1)
         with pytest.raises(UnsupportedError, match=rf"x\.{fmt.lower()}.*not supported yet"):
             _read(FileScanTask(f), schema)

@@ -18,9 +18,9 @@ the whole file), in the table's (projected) schema:
   keep-mask per batch (:mod:`frazil.deletes`);
 - then the residual filter, with the SQL semantics of :mod:`frazil.table.arrow_filter`.
 
-Parquet and ORC files are read (ORC through :mod:`frazil.table.orc`, stripe by stripe); Avro
-data files are refused with an :class:`~frazil.exceptions.UnsupportedError`; a file the reader
-cannot read raises a :class:`~frazil.exceptions.FileReadError` naming it.
+Parquet, ORC and Avro files are read (ORC through :mod:`frazil.table.orc`, stripe by stripe;
+Avro natively through :mod:`frazil.table.avro`); a file the reader cannot read raises a
+:class:`~frazil.exceptions.FileReadError` naming it.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from frazil.expressions import AlwaysTrue, BooleanExpression
 from frazil.name_mapping import MappedField, NameMapping, create_mapping_from_schema
 from frazil.schema import Schema
 from frazil.table.arrow_filter import expression_to_arrow, referenced_field_ids
+from frazil.table.avro import AvroFile
 from frazil.table.orc import OrcFile
 from frazil.types import (
     BinaryType,
@@ -146,9 +147,21 @@ def open_parquet(source: Any) -> pq.ParquetFile:
     return pq.ParquetFile(source, binary_type=pa.large_binary(), list_type=pa.LargeListType)
 
 
-def open_file(source: Any, fmt: str) -> pq.ParquetFile | OrcFile:
-    """A Parquet or ORC file (``fmt``, from :func:`_check_format`) to read."""
-    return OrcFile(source) if fmt == FileFormat.ORC else open_parquet(source)
+def open_file(
+    source: Any, fmt: str, record_count: int | None = None
+) -> pq.ParquetFile | OrcFile | AvroFile:
+    """A Parquet, ORC or Avro file (``fmt``, from :func:`_check_format`) to read;
+    ``record_count`` (its manifest entry's) bounds what an Avro file may decode to."""
+    if fmt == FileFormat.ORC:
+        return OrcFile(source)
+    if fmt == FileFormat.AVRO:
+        return AvroFile(source, record_count)
+    return open_parquet(source)
+
+
+# Formats whose files without field ids Java reads by the table's column names when the table
+# has no name mapping (its ORC and Avro readers fall back to a mapping of the read schema).
+_MAPPED_BY_DEFAULT = (FileFormat.ORC, FileFormat.AVRO)
 
 
 def prune_schema(schema: Schema, field_ids: set[int]) -> Schema:
@@ -479,7 +492,7 @@ class DeleteCache:
         fmt = _check_format(delete_file, "position delete file")
         fs, path = self.io.filesystem(delete_file.file_path)
         with reading("position delete file", delete_file.file_path), fs.open_input_file(path) as fh:
-            pf = open_file(fh, fmt)
+            pf = open_file(fh, fmt, delete_file.record_count)
             names = {field_id_of(f): f.name for f in pf.schema_arrow}
             cols = [
                 names.get(FILE_PATH_FIELD_ID, "file_path"),
@@ -507,9 +520,9 @@ class DeleteCache:
         fmt = _check_format(delete_file, "equality delete file")
         fs, path = self.io.filesystem(delete_file.file_path)
         with reading("equality delete file", delete_file.file_path), fs.open_input_file(path) as fh:
-            pf = open_file(fh, fmt)
+            pf = open_file(fh, fmt, delete_file.record_count)
             mapping = self.name_mapping
-            if mapping is None and fmt == FileFormat.ORC:
+            if mapping is None and fmt in _MAPPED_BY_DEFAULT:
                 mapping = create_mapping_from_schema(schema)  # as Java's ORC reader falls back
             fields = _file_fields(
                 pf.schema_arrow, mapping, delete_file.file_path, "equality delete file"
@@ -552,18 +565,21 @@ def _top_field_for(schema: Schema, field_id: int, delete_file: DataFile) -> Nest
 
 
 def _check_format(f: DataFile, what: str) -> str:
-    """The file's format, Parquet or ORC (others are refused, naming the file)."""
+    """The file's format, Parquet, ORC or Avro (others are refused, naming the file)."""
     fmt = (f.file_format or "").upper()
-    if fmt not in (FileFormat.PARQUET, FileFormat.ORC):
+    if fmt not in (FileFormat.PARQUET, FileFormat.ORC, FileFormat.AVRO):
         raise UnsupportedError(f"{what} {f.file_path}: {fmt} files are not supported yet")
     return fmt
 
 
 def _batches(
-    pf: pq.ParquetFile | OrcFile, task: FileScanTask, columns: list[str], batch_size: int
+    pf: pq.ParquetFile | OrcFile | AvroFile,
+    task: FileScanTask,
+    columns: list[str],
+    batch_size: int,
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
     """(position in the file of its first row, batch) of the rows the task's split covers."""
-    if isinstance(pf, OrcFile):
+    if isinstance(pf, (OrcFile, AvroFile)):
         yield from pf.batches(columns, batch_size, task.start, task.length, task.file.split_offsets)
         return
     for rg, first in _row_groups(pf, task.start, task.length):
@@ -715,10 +731,10 @@ def read_task(
 
     fs, path = io.filesystem(data_file.file_path)
     with reading("data file", data_file.file_path), fs.open_input_file(path) as fh:
-        pf = open_file(fh, fmt)
+        pf = open_file(fh, fmt, data_file.record_count)
         mapping = name_mapping
-        if mapping is None and fmt == FileFormat.ORC:
-            # Java's ORC reader reads a file without ids by the table's column names.
+        if mapping is None and fmt in _MAPPED_BY_DEFAULT:
+            # Java's ORC and Avro readers read a file without ids by the table's column names.
             mapping = create_mapping_from_schema(table_schema)
         fields = _file_fields(pf.schema_arrow, mapping, data_file.file_path)
         by_id = {field_id_of(f): i for i, f in enumerate(fields)}

@@ -3,6 +3,7 @@
 //! logic lives in the crates it calls.
 
 mod arrow;
+mod avro;
 mod deletes;
 mod equality_delete;
 mod error;
@@ -36,6 +37,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         },
     )?;
     m.add_class::<arrow::ArrowArrayExport>()?;
+    avro::register(m)?;
     deletes::register(m)?;
     equality_delete::register(m)?;
     inspect::register(m)?;

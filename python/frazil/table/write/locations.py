@@ -150,10 +150,15 @@ def location_provider(table_location: str, properties: Mapping[str, str]) -> Loc
 
 
 def data_file_name(
-    operation_id: uuid.UUID | str, file_count: int, partition_id: int = 0, task_id: int = 0
+    operation_id: uuid.UUID | str,
+    file_count: int,
+    partition_id: int = 0,
+    task_id: int = 0,
+    extension: str = "parquet",
 ) -> str:
-    """Java's ``OutputFileFactory`` file name, with the ``.parquet`` extension."""
-    return f"{partition_id:05d}-{task_id}-{operation_id}-{file_count:05d}.parquet"
+    """Java's ``OutputFileFactory`` file name, with the format's extension (``parquet``,
+    ``orc``, ``avro``)."""
+    return f"{partition_id:05d}-{task_id}-{operation_id}-{file_count:05d}.{extension}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from frazil import _native
 from frazil.arrow_schema import field_id_of
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_METRICS_MODE",
+    "ArrowMetrics",
     "ColumnStats",
     "MetricsConfig",
     "MetricsMode",
@@ -375,7 +377,7 @@ class ParquetMetrics:
             "null_value_counts": self.null_value_counts,
             "lower_bounds": self.lower_bounds,
             "upper_bounds": self.upper_bounds,
-            "split_offsets": self.split_offsets,
+            "split_offsets": self.split_offsets or None,
         }
 
 
@@ -623,6 +625,29 @@ def parquet_metrics(
                 column_sizes[fid] = column_sizes.get(fid, 0) + chunk.total_compressed_size
             _accumulate(stats[fid], chunk, converters[fid])
 
+    value_counts, null_value_counts, lower_bounds, upper_bounds = _counts_and_bounds(
+        stats, modes, {fid: c is not None for fid, c in converters.items()}
+    )
+
+    return ParquetMetrics(
+        record_count=file_metadata.num_rows,
+        column_sizes=column_sizes,
+        value_counts=value_counts,
+        null_value_counts=null_value_counts,
+        lower_bounds=lower_bounds,
+        upper_bounds=upper_bounds,
+        split_offsets=split_offsets(file_metadata),
+        stats=stats,
+    )
+
+
+def _counts_and_bounds(
+    stats: Mapping[int, ColumnStats],
+    modes: Mapping[int, MetricsMode],
+    usable: Mapping[int, bool],
+) -> tuple[dict[int, int], dict[int, int], dict[int, bytes], dict[int, bytes]]:
+    """value and null counts, lower and upper bounds (truncated as the modes say) of columns'
+    statistics; ``usable``: whether a column's values can give bounds at all."""
     value_counts: dict[int, int] = {}
     null_value_counts: dict[int, int] = {}
     lower_bounds: dict[int, bytes] = {}
@@ -635,7 +660,7 @@ def parquet_metrics(
         if s.null_count is not None:
             null_value_counts[fid] = s.null_count
         length = mode.truncate_length
-        if length <= 0 or not s.bounds_usable or converters[fid] is None:
+        if length <= 0 or not s.bounds_usable or not usable[fid]:
             continue
         if s.lower is None or s.upper is None:
             continue
@@ -654,16 +679,7 @@ def parquet_metrics(
         if upper is not None:
             upper_bounds[fid] = _encode(upper, s.iceberg_type)
 
-    return ParquetMetrics(
-        record_count=file_metadata.num_rows,
-        column_sizes=column_sizes,
-        value_counts=value_counts,
-        null_value_counts=null_value_counts,
-        lower_bounds=lower_bounds,
-        upper_bounds=upper_bounds,
-        split_offsets=split_offsets(file_metadata),
-        stats=stats,
-    )
+    return value_counts, null_value_counts, lower_bounds, upper_bounds
 
 
 def _accumulate(s: ColumnStats, chunk: Any, converter: Any) -> None:
@@ -693,3 +709,71 @@ def _accumulate(s: ColumnStats, chunk: Any, converter: Any) -> None:
         s.lower = lo
     if s.upper is None or key(hi) > key(s.upper):
         s.upper = hi
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics from Arrow data (ORC and Avro files)
+
+
+class ArrowMetrics:
+    """The metrics of the rows written to an ORC or Avro file, from the Arrow data (their
+    writers here keep no statistics): value and null counts and bounds of columns outside
+    lists and maps, with the same modes and truncation as :func:`parquet_metrics`; no column
+    sizes (Java keeps none for Avro) and no split offsets."""
+
+    def __init__(self, schema: Schema, config: MetricsConfig) -> None:
+        self.schema = schema
+        self.config = config
+        self.rows = 0
+        self.stats: dict[int, ColumnStats] = {}
+        self.modes: dict[int, MetricsMode] = {}
+
+    def add(self, table: pa.Table) -> None:
+        """Counts the rows of ``table`` (the table schema's Arrow columns)."""
+        self.rows += table.num_rows
+        for f in self.schema.fields:
+            self._visit(f.field_id, f.field_type, table.column(f.name))
+
+    def _visit(self, fid: int, t: IcebergType, column: pa.ChunkedArray) -> None:
+        if isinstance(t, StructType):
+            for c in t.fields:  # struct_field is null where its struct is
+                self._visit(c.field_id, c.field_type, pc.struct_field(column, c.name))
+            return
+        if not isinstance(t, PrimitiveType):
+            return  # lists and maps: no metrics (as for Parquet)
+        s = self.stats.get(fid)
+        if s is None:
+            s = self.stats[fid] = ColumnStats(fid, t, False)
+            self.modes[fid] = self.config.mode(self.schema.find_column_name(fid))
+        s.value_count += len(column)
+        s.null_count = (s.null_count or 0) + column.null_count
+        if self.modes[fid].truncate_length <= 0 or len(column) == column.null_count:
+            return
+        lo, hi = _arrow_min_max(column, t)
+        if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
+            return
+        key = _float_key if isinstance(lo, float) else _plain_key
+        if s.lower is None or key(lo) < key(s.lower):
+            s.lower = lo
+        if s.upper is None or key(hi) > key(s.upper):
+            s.upper = hi
+
+    def metrics(self) -> ParquetMetrics:
+        usable = dict.fromkeys(self.stats, True)
+        counts, nulls, lower, upper = _counts_and_bounds(self.stats, self.modes, usable)
+        return ParquetMetrics(self.rows, {}, counts, nulls, lower, upper, (), self.stats)
+
+
+def _arrow_min_max(column: pa.ChunkedArray, t: PrimitiveType) -> tuple[Any, Any]:
+    """Minimum and maximum of a column in the canonical form of ``t`` (see ColumnStats)."""
+    if isinstance(column.type, pa.BaseExtensionType):  # uuid
+        column = pa.chunked_array([c.storage for c in column.chunks], column.type.storage_type)
+    elif isinstance(t, DateType):
+        column = column.cast(pa.int32())
+    elif pa.types.is_time(column.type) or pa.types.is_timestamp(column.type):
+        column = column.cast(pa.int64())
+    mm = pc.min_max(column).as_py()
+    lo, hi = mm["min"], mm["max"]
+    if isinstance(t, DecimalType) and lo is not None and hi is not None:
+        lo, hi = int(lo.scaleb(t.scale)), int(hi.scaleb(t.scale))
+    return lo, hi

@@ -44,8 +44,9 @@ from frazil.partitioning import UnknownTransform, is_void
 from frazil.sorting import NullOrder, SortDirection
 from frazil.table.step import TransactionStep
 from frazil.table.write.conform import ArrowData, conform, input_batches
+from frazil.table.write.formats import AvroWriter, OrcWriter, file_format
 from frazil.table.write.locations import data_file_name, location_provider, partition_to_path
-from frazil.table.write.metrics import MetricsConfig, parquet_metrics
+from frazil.table.write.metrics import ArrowMetrics, MetricsConfig, parquet_metrics
 from frazil.types import DoubleType, FloatType, ListType, MapType
 
 if TYPE_CHECKING:
@@ -163,7 +164,8 @@ class _RollingFile:
         # The next file is created only when its first row group is written.
         self.location: str | None = None
         self.sink: Any = None
-        self.writer: pq.ParquetWriter | None = None
+        self.writer: pq.ParquetWriter | OrcWriter | AvroWriter | None = None
+        self.arrow_metrics: ArrowMetrics | None = None  # ORC and Avro: metrics from the rows
         self.rows = 0
         self.nan_counts: dict[int, int] = {}
         self.flushed_mem = 0  # in-memory bytes of the row groups written
@@ -171,7 +173,7 @@ class _RollingFile:
 
     def _create(self) -> None:
         o = self.owner
-        name = data_file_name(o.operation_id, o.next_file_count())
+        name = data_file_name(o.operation_id, o.next_file_count(), extension=o.file_format.lower())
         self.location = o.locations.new_data_location(name, self.key.path or None)
         fs, path = o.io.filesystem(self.location)
         o.written.append(self.location)
@@ -180,6 +182,11 @@ class _RollingFile:
             if parent and parent != path:
                 fs.create_dir(parent, recursive=True)
         self.sink = fs.open_output_stream(path)
+        if o.file_format != FileFormat.PARQUET:
+            cls = OrcWriter if o.file_format == FileFormat.ORC else AvroWriter
+            self.writer = cls(self.sink, o.arrow_schema, o.properties)
+            self.arrow_metrics = ArrowMetrics(o.schema, o.metrics_config)
+            return
         s = o.settings
         self.writer = pq.ParquetWriter(
             self.sink,
@@ -244,7 +251,12 @@ class _RollingFile:
         if self.writer is None:
             self._create()
         assert self.writer is not None
-        self.writer.write_table(table, row_group_size=self.owner.settings.row_group_rows)
+        if isinstance(self.writer, pq.ParquetWriter):
+            self.writer.write_table(table, row_group_size=self.owner.settings.row_group_rows)
+        else:
+            self.writer.write_table(table)
+            assert self.arrow_metrics is not None
+            self.arrow_metrics.add(table)
         self.rows += table.num_rows
         self.flushed_mem += table.nbytes
 
@@ -307,6 +319,7 @@ class DataFileWriter:
         self.sort_order = metadata.sort_order()
         self.properties = metadata.properties
         self.settings = WriteSettings.from_properties(self.properties)
+        self.file_format = file_format(self.properties)
         self.locations = location_provider(metadata.location or "", self.properties)
         self.operation_id = operation_id or uuid.uuid4()
         self.metrics_config = MetricsConfig.from_properties(
@@ -499,9 +512,13 @@ class DataFileWriter:
     def data_file(self, rf: _RollingFile, size: int) -> DataFile:
         # Only called by _RollingFile.close once a file was opened (writer and location set).
         assert rf.writer is not None and rf.location is not None
-        footer = rf.writer.writer.metadata
         try:
-            metrics = parquet_metrics(footer, self.schema, config=self.metrics_config)
+            if rf.arrow_metrics is not None:
+                metrics = rf.arrow_metrics.metrics()
+            else:
+                assert isinstance(rf.writer, pq.ParquetWriter)
+                footer = rf.writer.writer.metadata
+                metrics = parquet_metrics(footer, self.schema, config=self.metrics_config)
         except FrazilError as e:
             raise type(e)(f"{rf.location}: {e}") from None
         if self.sort_order.is_unsorted():
@@ -510,7 +527,7 @@ class DataFileWriter:
             sort_order_id = self.sort_order.order_id if rf.sorted_runs <= 1 else None
         return DataFile(
             file_path=rf.location,
-            file_format=FileFormat.PARQUET,
+            file_format=self.file_format,
             partition=rf.key.values,
             file_size_in_bytes=size,
             spec_id=rf.key.spec_id,

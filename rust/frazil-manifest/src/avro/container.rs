@@ -44,6 +44,8 @@ pub struct Container<'a> {
     data: &'a [u8],
     /// Offset of the first block.
     body: usize,
+    /// The most records a block may claim per byte of its compressed content.
+    max_records_per_byte: u64,
 }
 
 /// One block: how many records it claims, its decompressed bytes, where it started.
@@ -106,7 +108,49 @@ impl<'a> Container<'a> {
             },
             data,
             body,
+            max_records_per_byte: MAX_RECORDS_PER_BLOCK_BYTE,
         })
+    }
+
+    /// Bounds the records a block may claim per byte of its compressed content by `n` instead
+    /// of the manifest bound (data files of near-constant columns compress far better than
+    /// manifests; their readers bound records by other means too).
+    pub fn with_max_records_per_byte(mut self, n: u64) -> Self {
+        self.max_records_per_byte = n;
+        self
+    }
+
+    /// Offset of the first block (just after the header's sync marker).
+    pub fn body_offset(&self) -> usize {
+        self.body
+    }
+
+    /// (offset, record count) of every block, from the block headers alone (nothing is
+    /// inflated); a corrupt header or size is an error.
+    pub fn block_headers(&self) -> Result<Vec<(usize, usize)>> {
+        let mut out = Vec::new();
+        let mut pos = self.body;
+        while pos < self.data.len() {
+            let mut r = Reader::new(&self.data[pos..]);
+            let (count, size) = (r.long()?, r.long()?);
+            let (Ok(count), Ok(size)) = (usize::try_from(count), usize::try_from(size)) else {
+                return Err(Error::decode(format!(
+                    "block at byte {pos}: negative record count {count} or size {size}"
+                )));
+            };
+            out.push((pos, count));
+            let next = pos
+                .saturating_add(r.position())
+                .saturating_add(size)
+                .saturating_add(16);
+            if next > self.data.len() {
+                return Err(Error::decode(format!(
+                    "block at byte {pos}: truncated file (a block of {size} bytes runs past its end)"
+                )));
+            }
+            pos = next;
+        }
+        Ok(out)
     }
 
     /// Calls `f` with every block, decompressed, in order.
@@ -223,10 +267,10 @@ impl<'a> Container<'a> {
             // Records per compressed byte: Java-written manifests hold about 0.014 (70 bytes a
             // record); a count beyond this bound only comes from a block of near-identical
             // records built to inflate, and would be decoded into gigabytes of columns.
-            if count as u64 > size.saturating_mul(MAX_RECORDS_PER_BLOCK_BYTE) {
+            if count as u64 > size.saturating_mul(self.max_records_per_byte) {
                 return Err(at(Error::decode(format!(
-                    "block claims {count} records in {size} bytes, more than \
-                     {MAX_RECORDS_PER_BLOCK_BYTE} per byte"
+                    "block claims {count} records in {size} bytes, more than {} per byte",
+                    self.max_records_per_byte
                 ))));
             }
             if size + 16 > r.remaining() as u64 {

@@ -90,6 +90,12 @@ impl ContainerWriter {
         Ok(())
     }
 
+    /// Ends the record and its block (a block boundary where the caller wants one).
+    pub fn end_record_and_block(&mut self) -> Result<()> {
+        self.block_count += 1;
+        self.flush()
+    }
+
     fn flush(&mut self) -> Result<()> {
         if self.block_count == 0 {
             return Ok(());
@@ -103,6 +109,11 @@ impl ContainerWriter {
         self.block.clear();
         self.block_count = 0;
         Ok(())
+    }
+
+    /// The bytes written so far (whole blocks, the header first), taken out of the writer.
+    pub fn take_written(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
     }
 
     pub fn finish(mut self) -> Result<Vec<u8>> {

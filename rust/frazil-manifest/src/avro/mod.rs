@@ -4,6 +4,7 @@
 
 pub mod codec;
 pub mod container;
+pub mod data;
 pub mod decode;
 pub mod encode;
 pub mod schema;
