@@ -13,7 +13,9 @@ __all__ = [
     "CatalogBusyError",
     "CatalogError",
     "CommitFailedError",
+    "CommitFailedException",
     "CommitStateUnknownError",
+    "CommitStateUnknownException",
     "DecodeError",
     "FileMissingError",
     "FileReadError",
@@ -23,6 +25,8 @@ __all__ = [
     "InvalidArgumentError",
     "NamespaceAlreadyExistsError",
     "NamespaceNotEmptyError",
+    "NoSuchIcebergTableError",
+    "NoSuchIdentifierError",
     "NoSuchNamespaceError",
     "NoSuchPlanIdError",
     "NoSuchPlanTaskError",
@@ -38,6 +42,7 @@ __all__ = [
     "UnauthorizedError",
     "UnsupportedError",
     "ValidationError",
+    "ValidationException",
     "ViewAlreadyExistsError",
 ]
 
@@ -195,3 +200,12 @@ def io_error(exc: OSError, doing: str, location: str) -> FrazilIOError:
     err.strerror = reason
     err.filename = location
     return err
+
+
+# PyIceberg's names for the same errors (``pyiceberg.exceptions``), so ``except`` clauses keep
+# working after an import change.
+CommitFailedException = CommitFailedError
+CommitStateUnknownException = CommitStateUnknownError
+ValidationException = ValidationError
+NoSuchIdentifierError = NoSuchTableError
+NoSuchIcebergTableError = NoSuchTableError

@@ -15,8 +15,9 @@ import json
 import re
 import uuid
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from frazil import _json_text
@@ -48,6 +49,7 @@ __all__ = [
     "SnapshotRef",
     "SnapshotRefType",
     "StatisticsFile",
+    "Summary",
     "TableMetadata",
     "resolve_path",
 ]
@@ -105,13 +107,67 @@ def _gunzip(raw: bytes | bytearray, limit: int | None = None) -> bytearray:
     return out
 
 
-class Operation:
-    """Values of a snapshot summary's ``operation``."""
+class Operation(str, Enum):
+    """Values of a snapshot summary's ``operation``. A ``str`` enum that compares, hashes and
+    prints as its value, so ``Operation.APPEND == "append"`` and both find each other in sets."""
 
     APPEND = "append"
     REPLACE = "replace"
     OVERWRITE = "overwrite"
     DELETE = "delete"
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __hash__(self) -> int:
+        return hash(str(self.value))
+
+
+class Summary(Mapping[str, str]):
+    """A snapshot summary: ``operation`` plus string properties. A read-only mapping (as
+    stored in metadata, ``summary["operation"]`` is the plain string) with PyIceberg's
+    ``summary.operation`` (an :class:`Operation`) and ``additional_properties``."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, str]) -> None:
+        self._data: dict[str, str] = {k: str(v) for k, v in data.items()}
+
+    def __getitem__(self, key: str) -> str:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"Summary({self._data!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self._data == dict(other.items())
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._data.items())))
+
+    @property
+    def operation(self) -> Operation | str | None:
+        """The operation as an :class:`Operation`; an unknown name stays a string."""
+        op = self._data.get("operation")
+        if op is None:
+            return None
+        try:
+            return Operation(op)
+        except ValueError:
+            return op
+
+    @property
+    def additional_properties(self) -> dict[str, str]:
+        """Every property but ``operation`` (PyIceberg's name)."""
+        return {k: v for k, v in self._data.items() if k != "operation"}
 
 
 @dataclass(frozen=True)
@@ -131,6 +187,10 @@ class Snapshot:
     first_row_id: int | None = None
     added_rows: int | None = None
     key_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.summary is not None and not isinstance(self.summary, Summary):
+            object.__setattr__(self, "summary", Summary(self.summary))
 
     @property
     def operation(self) -> str | None:

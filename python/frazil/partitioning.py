@@ -14,7 +14,7 @@ from frazil import _native
 from frazil._json_fields import Fields, check_int, check_unique
 from frazil.exceptions import FrazilError, InvalidArgumentError, ParseError, UnsupportedError
 from frazil.schema import Schema
-from frazil.transforms import Transform
+from frazil.transforms import Transform, parse, typed
 from frazil.types import (
     IcebergType,
     ListType,
@@ -88,8 +88,23 @@ def parse_transform(text: Any, at: str = "transform") -> AnyTransform:
     except FrazilError as e:
         raise ParseError(f"{at}: {e}") from None
     if parsed.known:
-        return Transform(parsed.transform)
+        return typed(Transform(parsed.transform))
     return UnknownTransform(parsed.transform)
+
+
+def user_transform(transform: Any, at: str) -> AnyTransform:
+    """A transform a caller gives when building a field: a transform object, or a string parsed
+    strictly now (``"bucket[16]"``), so a typo fails here and not at first use."""
+    if isinstance(transform, (Transform, UnknownTransform)):
+        return transform
+    if isinstance(transform, str):
+        try:
+            return parse(transform)
+        except FrazilError as e:
+            raise InvalidArgumentError(f"{at}: invalid transform {transform!r}: {e}") from None
+    raise InvalidArgumentError(
+        f"{at}: expected a transform (e.g. BucketTransform(16) or 'bucket[16]'), got {transform!r}"
+    )
 
 
 def can_transform(transform: AnyTransform, source_type: IcebergType) -> bool:
@@ -115,6 +130,9 @@ class PartitionField:
     def __post_init__(self) -> None:
         if not self.source_ids:
             object.__setattr__(self, "source_ids", (self.source_id,))
+        object.__setattr__(
+            self, "transform", user_transform(self.transform, f"partition field {self.name!r}")
+        )
 
     def equivalent(self, other: PartitionField) -> bool:
         """Same source columns, transform and name (spec "Partitioning": equivalent fields)."""

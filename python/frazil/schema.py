@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from frazil import values
 from frazil._json_fields import Fields, check_list, check_str
 from frazil.exceptions import FrazilError, InvalidArgumentError, ParseError
 from frazil.types import (
+    DecimalType,
     DoubleType,
     FloatType,
     GeographyType,
@@ -29,6 +30,9 @@ from frazil.types import (
     VariantType,
     parse_type,
 )
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "INITIAL_SCHEMA_ID",
@@ -159,11 +163,23 @@ class Schema:
             f"identifier_field_ids={list(self.identifier_field_ids)})"
         )
 
+    def __str__(self) -> str:
+        """The tree as PyIceberg prints it: ``table {`` then one ``id: name: required type``
+        line per top-level column (nested types inline), then ``}``."""
+        return "table {\n" + "".join(f"  {field_str(f)}\n" for f in self.fields) + "}"
+
     def __len__(self) -> int:
         return len(self.fields)
 
     def __iter__(self) -> Iterator[NestedField]:
         return iter(self.fields)
+
+    def as_arrow(self) -> pa.Schema:
+        """The Arrow schema frazil reads this schema as (large types, field ids in the fields'
+        ``PARQUET:field_id`` metadata), as PyIceberg's ``Schema.as_arrow``."""
+        from frazil.arrow_schema import schema_to_arrow
+
+        return schema_to_arrow(self)
 
     def same_columns(self, other: Schema) -> bool:
         """Equal apart from ``schema_id`` (how the builder finds an existing schema to reuse)."""
@@ -276,6 +292,27 @@ class Schema:
 
     def column_names(self) -> list[str]:
         return list(self._index[1])
+
+
+def type_str(t: IcebergType) -> str:
+    """A type as PyIceberg prints it (``list<string>``, ``map<string, long>``,
+    ``struct<1: a: required int>``, ``decimal(10, 2)``)."""
+    if isinstance(t, StructType):
+        return f"struct<{', '.join(field_str(f) for f in t.fields)}>"
+    if isinstance(t, ListType):
+        return f"list<{type_str(t.element_type)}>"
+    if isinstance(t, MapType):
+        return f"map<{type_str(t.key_type)}, {type_str(t.value_type)}>"
+    if isinstance(t, DecimalType):
+        return f"decimal({t.precision}, {t.scale})"
+    return str(t)
+
+
+def field_str(f: NestedField) -> str:
+    """``id: name: required|optional type`` plus `` (doc)`` when documented."""
+    text = f"{f.field_id}: {f.name}: {'required' if f.required else 'optional'} "
+    text += type_str(f.field_type)
+    return f"{text} ({f.doc})" if f.doc else text
 
 
 def _walk(

@@ -15,9 +15,10 @@ from frazil.partitioning import (
     _source_ids,
     can_transform,
     parse_transform,
+    user_transform,
 )
 from frazil.schema import Schema
-from frazil.transforms import Transform
+from frazil.transforms import IdentityTransform, Transform
 
 __all__ = [
     "UNSORTED_SORT_ORDER",
@@ -30,7 +31,7 @@ __all__ = [
 ]
 
 UNSORTED_SORT_ORDER_ID = 0
-IDENTITY = Transform("identity")
+IDENTITY: Transform = IdentityTransform()
 INITIAL_SORT_ORDER_ID = 1
 
 
@@ -64,6 +65,9 @@ class SortField:
     def __post_init__(self) -> None:
         if not self.source_ids:
             object.__setattr__(self, "source_ids", (self.source_id,))
+        object.__setattr__(
+            self, "transform", user_transform(self.transform, f"sort field {self.source_id}")
+        )
         if self.null_order is None:
             object.__setattr__(
                 self,

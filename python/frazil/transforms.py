@@ -10,6 +10,7 @@ layout for decimals, strings and binaries; ``identity`` and ``void`` keep the in
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -20,7 +21,15 @@ from frazil.types import IcebergType, as_type, type_from_json
 from frazil.values import _from_native, _to_native
 
 __all__ = [
+    "BucketTransform",
+    "DayTransform",
+    "HourTransform",
+    "IdentityTransform",
+    "MonthTransform",
     "Transform",
+    "TruncateTransform",
+    "VoidTransform",
+    "YearTransform",
     "bucket",
     "day",
     "hour",
@@ -95,12 +104,128 @@ class Transform:
         return self.apply(values)
 
 
+# PyIceberg's transform classes (same names and constructor arguments), so a spec or sort order
+# written for PyIceberg builds unchanged. Each is a Transform: equal to, and hashing as, the
+# parsed string form (``BucketTransform(16) == parse("bucket[16]")``).
+
+
+class IdentityTransform(Transform):
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("identity")
+
+    def __repr__(self) -> str:
+        return "IdentityTransform()"
+
+
+class BucketTransform(Transform):
+    __slots__ = ()
+
+    def __init__(self, num_buckets: int) -> None:
+        self._spec = _native.transform_bucket(num_buckets)
+
+    @property
+    def num_buckets(self) -> int:
+        return int(self._spec[len("bucket[") : -1])
+
+    def __repr__(self) -> str:
+        return f"BucketTransform(num_buckets={self.num_buckets})"
+
+
+class TruncateTransform(Transform):
+    __slots__ = ()
+
+    def __init__(self, width: int) -> None:
+        self._spec = _native.transform_truncate(width)
+
+    @property
+    def width(self) -> int:
+        return int(self._spec[len("truncate[") : -1])
+
+    def __repr__(self) -> str:
+        return f"TruncateTransform(width={self.width})"
+
+
+class YearTransform(Transform):
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("year")
+
+    def __repr__(self) -> str:
+        return "YearTransform()"
+
+
+class MonthTransform(Transform):
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("month")
+
+    def __repr__(self) -> str:
+        return "MonthTransform()"
+
+
+class DayTransform(Transform):
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("day")
+
+    def __repr__(self) -> str:
+        return "DayTransform()"
+
+
+class HourTransform(Transform):
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("hour")
+
+    def __repr__(self) -> str:
+        return "HourTransform()"
+
+
+class VoidTransform(Transform):
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("void")
+
+    def __repr__(self) -> str:
+        return "VoidTransform()"
+
+
+_PLAIN: dict[str, Callable[[], Transform]] = {
+    "identity": IdentityTransform,
+    "year": YearTransform,
+    "month": MonthTransform,
+    "day": DayTransform,
+    "hour": HourTransform,
+    "void": VoidTransform,
+}
+
+
+def typed(transform: Transform) -> Transform:
+    """The same transform as an instance of its PyIceberg-named class."""
+    spec = transform._spec
+    plain = _PLAIN.get(spec)
+    if plain is not None:
+        return plain()
+    if spec.startswith("bucket["):
+        return BucketTransform(int(spec[len("bucket[") : -1]))
+    if spec.startswith("truncate["):
+        return TruncateTransform(int(spec[len("truncate[") : -1]))
+    return transform
+
+
 def parse(text: str) -> Transform:
     """Parses a transform string: ``identity``, ``bucket[N]``, ``truncate[W]``, ``year``,
-    ``month``, ``day``, ``hour`` or ``void``."""
+    ``month``, ``day``, ``hour`` or ``void``; the result is one of the classes above."""
     if not isinstance(text, str):
         raise InvalidArgumentError(f"a transform string must be a str, got {text!r}")
-    return Transform(text)
+    return typed(Transform(text))
 
 
 def bucket(n: int, values: ArrowArrayLike) -> pa.Array | pa.ChunkedArray:

@@ -28,13 +28,20 @@ _names = itertools.count()
 
 @pytest.fixture(autouse=True)
 def _isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No user configuration leaks in: FRAZIL_HOME points at an empty directory and every
-    FRAZIL_CATALOG__* variable is removed."""
+    """No user configuration leaks in: FRAZIL_HOME, PYICEBERG_HOME, HOME and the current
+    directory are an empty directory and every FRAZIL_/PYICEBERG_ catalog variable is removed."""
     home = tmp_path / "frazil-home"
     home.mkdir()
     monkeypatch.setenv("FRAZIL_HOME", str(home))
+    # PyIceberg's file is searched in PYICEBERG_HOME, then ~, then the current directory.
+    monkeypatch.setenv("PYICEBERG_HOME", str(home))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(home)
     for var in list(os.environ):
-        if var.upper().startswith("FRAZIL_CATALOG__"):
+        if var.upper().startswith(("FRAZIL_CATALOG__", "PYICEBERG_CATALOG__")) or var.upper() in (
+            "FRAZIL_DEFAULT_CATALOG",
+            "PYICEBERG_DEFAULT_CATALOG",
+        ):
             monkeypatch.delenv(var)
 
 

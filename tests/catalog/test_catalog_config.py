@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from frazil.catalog import Catalog, load_catalog
-from frazil.catalog.config import catalog_properties
+from frazil.catalog.config import catalog_properties, default_catalog_name
 from frazil.catalog.filesystem import FileSystemCatalog
 from frazil.catalog.sql import SqlCatalog
 from frazil.exceptions import InvalidArgumentError
@@ -128,3 +128,74 @@ def test_py_catalog_impl(tmp_path: Path) -> None:
         **{"py-catalog-impl": f"{__name__}.CustomCatalog"},
     )
     assert type(catalog) is CustomCatalog
+
+
+# ---- PyIceberg's configuration, read beneath frazil's own (PyIceberg's configuration.md)
+
+
+def test_pyiceberg_file_env_and_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pyhome = tmp_path / "pyhome"
+    pyhome.mkdir()
+    monkeypatch.setenv("PYICEBERG_HOME", str(pyhome))
+    (pyhome / ".pyiceberg.yaml").write_text(
+        f"default-catalog: Lake\ncatalog:\n  lake:\n    type: filesystem\n"
+        f"    warehouse: {tmp_path}/wh\n    s3.region: file-region\n"
+    )
+    # double underscore nests, single underscore is a hyphen; the variable beats the file
+    monkeypatch.setenv("PYICEBERG_CATALOG__LAKE__S3__REGION", "env-region")
+    monkeypatch.setenv("PYICEBERG_CATALOG__LAKE__PY_IO_IMPL", "x.Y")
+    assert catalog_properties("lake") == {
+        "type": "filesystem",
+        "warehouse": f"{tmp_path}/wh",
+        "s3.region": "env-region",
+        "py-io-impl": "x.Y",
+    }
+    monkeypatch.delenv("PYICEBERG_CATALOG__LAKE__PY_IO_IMPL")
+    cat = load_catalog()  # default-catalog of the PyIceberg file
+    assert isinstance(cat, FileSystemCatalog) and cat.name == "Lake"  # as PyIceberg keeps it
+    monkeypatch.setenv("PYICEBERG_DEFAULT_CATALOG", "other")
+    with pytest.raises(InvalidArgumentError, match="'other' is not configured"):
+        load_catalog()
+    # frazil's own configuration wins: its entry replaces PyIceberg's, its variables win
+    write_config(f"catalog:\n  lake:\n    type: sql\n    uri: sqlite:///{tmp_path}/f.db\n")
+    monkeypatch.setenv("FRAZIL_CATALOG__LAKE__S3__REGION", "frazil-region")
+    assert catalog_properties("lake") == {
+        "type": "sql",
+        "uri": f"sqlite:///{tmp_path}/f.db",
+        "s3.region": "frazil-region",
+    }
+    monkeypatch.setenv("FRAZIL_DEFAULT_CATALOG", "lake")
+    assert default_catalog_name() == "lake"
+
+
+def test_pyiceberg_file_search_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir()
+    cwd.mkdir()
+    monkeypatch.delenv("PYICEBERG_HOME")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(cwd)
+    (cwd / ".pyiceberg.yaml").write_text("catalog:\n  c:\n    warehouse: /from-cwd\n")
+    assert catalog_properties("c") == {"warehouse": "/from-cwd"}
+    (home / ".pyiceberg.yaml").write_text("catalog:\n  c:\n    warehouse: /from-home\n")
+    assert catalog_properties("c") == {"warehouse": "/from-home"}  # the first file found wins
+
+
+def test_in_memory_catalog(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    cat = load_catalog("mem", type="in-memory")
+    assert isinstance(cat, SqlCatalog)
+    cat.create_namespace("ns")
+    t = cat.create_table("ns.t", schema=pa.schema([("id", pa.int64())]))
+    t.append(pa.table({"id": [1, 2]}))
+    assert cat.load_table("ns.t").scan().to_arrow().num_rows == 2
+    given = load_catalog("mem2", type="in-memory", warehouse=str(tmp_path / "wh"))
+    given.create_namespace("ns")
+    assert (
+        given.create_table("ns.t", schema=pa.schema([("id", pa.int64())]))
+        .location()
+        .startswith(str(tmp_path / "wh"))
+    )
+    # each in-memory catalog is its own database
+    assert load_catalog("mem3", type="in-memory").list_namespaces() == []

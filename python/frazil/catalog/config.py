@@ -19,6 +19,19 @@ Sources, later wins (as PyIceberg's ``PYICEBERG_*`` configuration, with ``FRAZIL
 
 ``py-catalog-impl`` (``"package.module.Class"``) names a :class:`~frazil.catalog.Catalog`
 subclass to build instead of a ``type``.
+
+PyIceberg's configuration is read too, beneath frazil's own, so a PyIceberg setup works
+unchanged: the first ``.pyiceberg.yaml`` found in ``$PYICEBERG_HOME``, the home directory, then
+the current directory (PyIceberg's search order), and ``PYICEBERG_CATALOG__<NAME>__<KEY>``
+variables (same spelling rules as above; they win over the PyIceberg file). In full, later wins:
+the PyIceberg file's catalog entry (replaced whole by a ``.frazil.yaml`` entry of the same name),
+``PYICEBERG_CATALOG__*``, ``FRAZIL_CATALOG__*``, keyword properties. The default catalog name is
+the first set of ``FRAZIL_DEFAULT_CATALOG``, ``.frazil.yaml``'s ``default-catalog``,
+``PYICEBERG_DEFAULT_CATALOG``, ``.pyiceberg.yaml``'s ``default-catalog``, else ``"default"``.
+
+``type: in-memory`` is PyIceberg's in-memory catalog: a SQL catalog on SQLite ``:memory:``
+(one per catalog object, gone when it is closed) with the given ``warehouse`` or a fresh
+temporary directory.
 """
 
 from __future__ import annotations
@@ -31,12 +44,22 @@ from typing import Any
 from frazil.catalog import PY_CATALOG_IMPL, TYPE, URI, WAREHOUSE, Catalog
 from frazil.exceptions import InvalidArgumentError
 
-__all__ = ["catalog_properties", "load_catalog", "load_config"]
+__all__ = [
+    "catalog_properties",
+    "default_catalog_name",
+    "load_catalog",
+    "load_config",
+    "load_pyiceberg_config",
+]
 
 FRAZIL_HOME = "FRAZIL_HOME"
 CONFIG_FILE = ".frazil.yaml"
 ENV_PREFIX = "FRAZIL_CATALOG__"
 DEFAULT_CATALOG = "default"
+PYICEBERG_HOME = "PYICEBERG_HOME"
+PYICEBERG_CONFIG_FILE = ".pyiceberg.yaml"
+PYICEBERG_ENV_PREFIX = "PYICEBERG_CATALOG__"
+IN_MEMORY = "in-memory"
 
 
 def _config_path() -> str:
@@ -44,13 +67,31 @@ def _config_path() -> str:
     return os.path.join(home if home else os.path.expanduser("~"), CONFIG_FILE)
 
 
+def _pyiceberg_config_path() -> str | None:
+    """The first ``.pyiceberg.yaml`` of PyIceberg's search order, if any."""
+    for directory in (os.environ.get(PYICEBERG_HOME), os.path.expanduser("~"), os.getcwd()):
+        if directory and os.path.isfile(os.path.join(directory, PYICEBERG_CONFIG_FILE)):
+            return os.path.join(directory, PYICEBERG_CONFIG_FILE)
+    return None
+
+
+def load_pyiceberg_config() -> dict[str, Any]:
+    """PyIceberg's YAML file's content with keys lower-cased (``{}`` when there is none)."""
+    path = _pyiceberg_config_path()
+    return {} if path is None else _read_yaml(path)
+
+
 def load_config() -> dict[str, Any]:
     """The YAML file's content with keys lower-cased (``{}`` when there is no file)."""
-    import yaml
-
     path = _config_path()
     if not os.path.isfile(path):
         return {}
+    return _read_yaml(path)
+
+
+def _read_yaml(path: str) -> dict[str, Any]:
+    import yaml
+
     with open(path, encoding="utf-8") as f:
         try:
             data = yaml.safe_load(f)
@@ -68,12 +109,12 @@ def load_config() -> dict[str, Any]:
     return lowered
 
 
-def _env_properties(name: str) -> dict[str, str]:
+def _env_properties(name: str, prefix: str = ENV_PREFIX) -> dict[str, str]:
     out: dict[str, str] = {}
     for var, value in os.environ.items():
-        if not var.upper().startswith(ENV_PREFIX):
+        if not var.upper().startswith(prefix):
             continue
-        parts = var[len(ENV_PREFIX) :].lower().split("__", 1)
+        parts = var[len(prefix) :].lower().split("__", 1)
         if len(parts) != 2 or not parts[1]:
             continue
         catalog, key = (p.replace("__", ".").replace("_", "-") for p in parts)
@@ -82,16 +123,26 @@ def _env_properties(name: str) -> dict[str, str]:
     return out
 
 
-def catalog_properties(name: str, **properties: str) -> dict[str, str]:
-    """The merged properties of catalog ``name``: file, then environment, then ``properties``."""
-    config = load_config()
+def _file_entry(config: Mapping[str, Any], name: str, path: str) -> dict[str, Any] | None:
     catalogs = config.get("catalog") or {}
     if not isinstance(catalogs, dict):
-        raise InvalidArgumentError(f"{_config_path()}: 'catalog' must be a mapping of catalogs")
-    from_file = catalogs.get(name.lower()) or {}
-    if not isinstance(from_file, dict):
-        raise InvalidArgumentError(f"{_config_path()}: catalog.{name} must be a mapping")
-    merged: dict[str, str] = {str(k): str(v) for k, v in from_file.items() if v is not None}
+        raise InvalidArgumentError(f"{path}: 'catalog' must be a mapping of catalogs")
+    entry = catalogs.get(name.lower())
+    if entry is not None and not isinstance(entry, dict):
+        raise InvalidArgumentError(f"{path}: catalog.{name} must be a mapping")
+    return entry
+
+
+def catalog_properties(name: str, **properties: str) -> dict[str, str]:
+    """The merged properties of catalog ``name``: the files (frazil's entry replacing
+    PyIceberg's), ``PYICEBERG_CATALOG__*``, ``FRAZIL_CATALOG__*``, then ``properties``."""
+    from_file = _file_entry(load_config(), name, _config_path())
+    if from_file is None:
+        from_file = _file_entry(
+            load_pyiceberg_config(), name, _pyiceberg_config_path() or PYICEBERG_CONFIG_FILE
+        )
+    merged: dict[str, str] = {str(k): str(v) for k, v in (from_file or {}).items() if v is not None}
+    merged.update(_env_properties(name, PYICEBERG_ENV_PREFIX))
     merged.update(_env_properties(name))
     merged.update({k: str(v) for k, v in properties.items() if v is not None})
     return merged
@@ -122,6 +173,8 @@ def _catalog_class(name: str, props: Mapping[str, str]) -> type[Catalog]:
             )
         return _import_class(impl)
     kind = (kind or "sql").strip().lower()
+    if kind == IN_MEMORY:
+        return _in_memory_class()
     if kind == "sql":
         from frazil.catalog.sql import SqlCatalog
 
@@ -136,7 +189,7 @@ def _catalog_class(name: str, props: Mapping[str, str]) -> type[Catalog]:
         return RestCatalog
     raise InvalidArgumentError(
         f"catalog {name!r}: unknown type {kind!r} (known: 'sql', 'filesystem', 'hadoop', "
-        f"'rest'; or set {PY_CATALOG_IMPL!r} to a class)"
+        f"'rest', 'in-memory'; or set {PY_CATALOG_IMPL!r} to a class)"
     )
 
 
@@ -145,7 +198,7 @@ def load_catalog(name: str | None = None, **properties: str) -> Catalog:
     from the merged configuration. A catalog that is configured nowhere and given no
     properties is an error rather than an empty default."""
     if name is None:
-        name = str(load_config().get("default-catalog") or DEFAULT_CATALOG)
+        name = default_catalog_name()
     props = catalog_properties(name, **properties)
     if not props:
         raise InvalidArgumentError(
@@ -153,4 +206,39 @@ def load_catalog(name: str | None = None, **properties: str) -> Catalog:
             f"no {ENV_PREFIX}{name.upper()}__* environment variables and no properties given "
             f"(e.g. load_catalog({name!r}, {WAREHOUSE}='/path/to/warehouse') or {URI}=...)"
         )
-    return _catalog_class(name, props)(name, **props)
+    cls = _catalog_class(name, props)
+    if props.get(TYPE, "").strip().lower() == IN_MEMORY:
+        props = {k: v for k, v in props.items() if k != TYPE}
+    return cls(name, **props)
+
+
+def default_catalog_name() -> str:
+    """The default catalog's name (see the module docstring for where it comes from)."""
+    for candidate in (
+        os.environ.get("FRAZIL_DEFAULT_CATALOG"),
+        load_config().get("default-catalog"),
+        os.environ.get("PYICEBERG_DEFAULT_CATALOG"),
+        load_pyiceberg_config().get("default-catalog"),
+    ):
+        if candidate:
+            return str(candidate)
+    return DEFAULT_CATALOG
+
+
+def _in_memory_class() -> type[Catalog]:
+    from frazil.catalog.sql import SqlCatalog
+
+    class InMemoryCatalog(SqlCatalog):
+        """PyIceberg's ``in-memory`` catalog: SQLite ``:memory:``, warehouse given or a new
+        temporary directory."""
+
+        def __init__(self, name: str, **properties: str) -> None:
+            import tempfile
+
+            props = dict(properties)
+            props.setdefault(URI, "sqlite:///:memory:")
+            if not props.get(WAREHOUSE):
+                props[WAREHOUSE] = tempfile.mkdtemp(prefix="frazil-in-memory-")
+            super().__init__(name, **props)
+
+    return InMemoryCatalog

@@ -154,6 +154,6 @@ class CatalogTransaction:
                     step.on_commit(response.metadata)
                 except Exception:
                     logger.warning(
-                        "post-commit cleanup of %s failed", tx.table.name(), exc_info=True
+                        "post-commit cleanup of %s failed", tx.table.full_name(), exc_info=True
                     )
         return [tx.table for tx in self._tables.values()]

@@ -126,7 +126,7 @@ def cmd_files(ctx: Context) -> None:
         from rich.text import Text
         from rich.tree import Tree
 
-        tree = Tree(Text(f"Snapshots: {table.name()}"))
+        tree = Tree(Text(f"Snapshots: {table.full_name()}"))
         for s in result:
             branch = tree.add(
                 Text(f"Snapshot {s['snapshot_id']}, schema {s['schema_id']}: {s['manifest_list']}")
@@ -200,7 +200,7 @@ def cmd_snapshots(ctx: Context) -> None:
         tags_of: dict[int, list[str]] = {}
         for t in tags:
             tags_of.setdefault(refs[t].snapshot_id, []).append(t)
-        tree = Tree(f"[bold]{escape(table.name())}[/]")
+        tree = Tree(f"[bold]{escape(table.full_name())}[/]")
         shown: dict[int, str] = {}
         for b in branches:
             node = tree.add(f"[green]branch {escape(b)}[/]")
@@ -357,7 +357,7 @@ def cmd_expire(ctx: Context) -> None:
 
     def text() -> str:
         verb = "Would expire" if args.dry_run else "Expired"
-        lines = [f"{verb} {len(removed)} of {len(before)} snapshots of {table.name()}"]
+        lines = [f"{verb} {len(removed)} of {len(before)} snapshots of {table.full_name()}"]
         lines += [f"  {sid}" for sid in sorted(removed)]
         if removed_refs:
             lines.append(f"{'Would remove' if args.dry_run else 'Removed'} refs: ")
@@ -393,10 +393,10 @@ def cmd_compact(ctx: Context) -> None:
 
     def text() -> str:
         if result.snapshot_id is None:
-            return f"Nothing to compact in {table.name()}"
+            return f"Nothing to compact in {table.full_name()}"
         return (
             f"Rewrote {result.rewritten_data_files_count} data files "
-            f"({result.rewritten_bytes_count:,} bytes) of {table.name()} into "
+            f"({result.rewritten_bytes_count:,} bytes) of {table.full_name()} into "
             f"{result.added_data_files_count}; removed {result.removed_delete_files_count} "
             f"delete files; snapshot {result.snapshot_id}"
         )

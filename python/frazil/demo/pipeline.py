@@ -437,7 +437,7 @@ def _snapshot_of(table: Table, label: str) -> Snapshot:
     for s in table.snapshots():
         if (s.summary or {}).get("demo.batch") == label:
             return s
-    raise DemoError(f"no snapshot of {table.name()} has demo.batch={label!r}")
+    raise DemoError(f"no snapshot of {table.full_name()} has demo.batch={label!r}")
 
 
 def _data_files(table: Table) -> int:
@@ -605,7 +605,7 @@ def _pipeline(
             partitions=partitions,
         )
 
-    with _counting_retries(table.name()) as retries:
+    with _counting_retries(table.full_name()) as retries:
         # sequential commits, then two at once from two driver threads
         for i, (label, _a, _b, group) in enumerate(BATCHES):
             if group is not None:

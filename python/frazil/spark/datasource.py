@@ -248,7 +248,7 @@ def _partitions(reader: FrazilPlainReader) -> list[InputPartition]:
     if filters:
         args["row_filter"] = filters[0] if len(filters) == 1 else And(*filters)
     scan_plan, context, _ = plan(table, **args)
-    log.info("%s: %d tasks, filter %s", table.name(), len(scan_plan), args["row_filter"])
+    log.info("%s: %d tasks, filter %s", table.full_name(), len(scan_plan), args["row_filter"])
     # the planning worker has no SparkContext: the machine's cores unless told
     parallelism = int(options.get("parallelism") or os.cpu_count() or 1)
     groups = group_tasks(task_sizes(scan_plan), _split_size(table), parallelism)

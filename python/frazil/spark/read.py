@@ -414,7 +414,7 @@ def read(
     table = resolve_catalog(catalog).load_table(identifier)
     scan_plan, context, arrow_schema = plan(table, row_filter, snapshot_id, ref, selected_fields)
     schema = spark_schema(arrow_schema)
-    log.info("%s: %d file scan tasks", table.name(), len(scan_plan))
+    log.info("%s: %d file scan tasks", table.full_name(), len(scan_plan))
     if not len(scan_plan):
         return spark.createDataFrame([], schema)
     groups = group_tasks(

@@ -458,7 +458,7 @@ def write(
     reported = set(accumulator.value or [])
     log.info(
         "%s: %d data files written by %d tasks",
-        table.name(),
+        table.full_name(),
         len(texts),
         len({r["partition"] for r in rows}),
     )
@@ -508,7 +508,7 @@ def prepare_commit(
     to_delete, partial, bound = _overwrite_plan(table, branch, filt)
     if partial and not hasattr(table.transaction(), "delete"):
         raise UnsupportedError(
-            f"{table.name()}: cannot overwrite by {filt}: some data files hold rows both "
+            f"{table.full_name()}: cannot overwrite by {filt}: some data files hold rows both "
             "matching and not matching it, and only whole files can be deleted (use a filter "
             "on partition columns)"
         )
@@ -564,7 +564,7 @@ def commit_files(
     # branch head may already be another writer's.
     snap = table.metadata.snapshot_by_id(producer.snapshot_id)
     if snap is None:  # pragma: no cover - a commit always makes a snapshot
-        raise InvalidArgumentError(f"{table.name()}: nothing was committed")
+        raise InvalidArgumentError(f"{table.full_name()}: nothing was committed")
     return snap
 
 

@@ -9,7 +9,7 @@ and expiry (``expire_snapshots``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from frazil.metadata import (
     MAIN_BRANCH,
@@ -24,22 +24,46 @@ from frazil.sorting import SortOrder
 from frazil.table.transaction import Transaction
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from frazil.catalog import Catalog, Identifier
     from frazil.expressions import BooleanExpression
     from frazil.io import FileIO
+    from frazil.name_mapping import NameMapping
     from frazil.table.inspect import InspectTable
     from frazil.table.scan import DataScan
     from frazil.table.update.expire_snapshots import ExpireSnapshots
     from frazil.table.update.manage_snapshots import ManageSnapshots
     from frazil.table.update.schema import UpdateSchema
     from frazil.table.update.snapshot import UpdateSnapshot
-    from frazil.table.update.sort_order import ReplaceSortOrder
+    from frazil.table.update.sort_order import ReplaceSortOrder, UpdateSortOrder
     from frazil.table.update.spec import UpdateSpec
     from frazil.table.write.conform import ArrowData
     from frazil.table.write.maintenance import RewriteDataFilesResult
     from frazil.table.write.upsert import UpsertResult
 
-__all__ = ["MAIN_BRANCH", "Table", "Transaction"]
+__all__ = ["MAIN_BRANCH", "MaintenanceTable", "StaticTable", "Table", "Transaction"]
+
+
+def __getattr__(name: str) -> Any:
+    # StaticTable subclasses Table, so its module imports this one: resolved on first use.
+    if name == "StaticTable":
+        from frazil.table.static import StaticTable
+
+        return StaticTable
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class MaintenanceTable:
+    """``table.maintenance``: PyIceberg's home for maintenance actions."""
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
+    def expire_snapshots(self) -> ExpireSnapshots:
+        """Snapshot expiry (``older_than(dt)``, ``by_id(id)``, ``by_ids(ids)``, then
+        ``commit()``), the same step as :meth:`Table.expire_snapshots`."""
+        return self._table.expire_snapshots()
 
 
 class Table:
@@ -60,7 +84,7 @@ class Table:
         self.catalog = catalog
 
     def __repr__(self) -> str:
-        return f"Table({self.name()!r}, {self.metadata_location!r})"
+        return f"Table({self.full_name()!r}, {self.metadata_location!r})"
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -82,8 +106,21 @@ class Table:
     def identifier(self) -> Identifier:
         return self._identifier
 
-    def name(self) -> str:
+    def name(self) -> Identifier:
+        """The identifier tuple, e.g. ``("db", "events")`` (as PyIceberg's ``Table.name()``)."""
+        return self._identifier
+
+    def full_name(self) -> str:
+        """The identifier as one dotted string, e.g. ``"db.events"`` (for messages and logs)."""
         return ".".join(self._identifier)
+
+    @property
+    def last_sequence_number(self) -> int:
+        return self.metadata.last_sequence_number
+
+    def name_mapping(self) -> NameMapping | None:
+        """The table's ``schema.name-mapping.default`` property, parsed (``None`` if unset)."""
+        return self.metadata.name_mapping()
 
     @property
     def format_version(self) -> int:
@@ -162,6 +199,11 @@ class Table:
     def replace_sort_order(self, case_sensitive: bool = True) -> ReplaceSortOrder:
         return self._transaction(autocommit=True).replace_sort_order(case_sensitive=case_sensitive)
 
+    def update_sort_order(self, case_sensitive: bool = True) -> UpdateSortOrder:
+        """PyIceberg's sort-order builder: ``asc``/``desc`` calls build the new order from
+        scratch, nulls last unless told otherwise (PyIceberg's defaults)."""
+        return self._transaction(autocommit=True).update_sort_order(case_sensitive=case_sensitive)
+
     def update_snapshot(
         self, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None
     ) -> UpdateSnapshot:
@@ -172,6 +214,10 @@ class Table:
 
     def expire_snapshots(self) -> ExpireSnapshots:
         return self._transaction(autocommit=True).expire_snapshots()
+
+    @property
+    def maintenance(self) -> MaintenanceTable:
+        return MaintenanceTable(self)
 
     # ---- reads
 
@@ -205,6 +251,11 @@ class Table:
             options,
             limit,
         )
+
+    def to_polars(self) -> pl.LazyFrame:
+        """A Polars LazyFrame over a scan of the current snapshot (columns and row limits are
+        pushed into the scan; see :meth:`DataScan.to_polars_lazy`)."""
+        return self.scan().to_polars_lazy()
 
     def snapshot_as_of_timestamp(
         self, timestamp_ms: int, inclusive: bool = True
@@ -249,6 +300,17 @@ class Table:
         one snapshot."""
         with self.transaction() as tx:
             tx.overwrite(df, overwrite_filter, snapshot_properties, case_sensitive, branch)
+
+    def dynamic_partition_overwrite(
+        self,
+        df: ArrowData,
+        snapshot_properties: Mapping[str, str] | None = None,
+        branch: str | None = None,
+    ) -> None:
+        """Replaces exactly the partitions (of the current spec; identity fields only) that
+        ``df``'s rows fall in with ``df``, in one ``overwrite`` snapshot."""
+        with self.transaction() as tx:
+            tx.dynamic_partition_overwrite(df, snapshot_properties, branch)
 
     def delete(
         self,

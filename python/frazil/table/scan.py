@@ -51,7 +51,9 @@ from frazil.table.tasks import FileScanTask, content_file_from_json, content_fil
 from frazil.types import NestedField, StructType
 
 if TYPE_CHECKING:
+    import duckdb
     import pandas as pd
+    import polars as pl
 
     from frazil.io import FileIO
     from frazil.table import Table
@@ -408,15 +410,32 @@ class DataScan:
                     remaining -= batch.num_rows
                 yield batch
 
+    def _large_types(self) -> bool:
+        from frazil.table.handoff import use_large_types
+
+        return use_large_types(self.options, self.table_metadata.properties)
+
     def to_batches(self) -> pa.RecordBatchReader:
         """A streaming reader over the scan's rows (one task after another)."""
-        return pa.RecordBatchReader.from_batches(self.arrow_schema(), self._batches())
+        reader = pa.RecordBatchReader.from_batches(self.arrow_schema(), self._batches())
+        if self._large_types():
+            return reader
+        from frazil.table.handoff import small_batches, small_schema
+
+        small = small_schema(reader.schema)
+        return pa.RecordBatchReader.from_batches(small, small_batches(reader, small))
+
+    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
+        """PyIceberg's name for :meth:`to_batches`."""
+        return self.to_batches()
 
     def to_arrow(self) -> pa.Table:
         """Every row at once. Without a limit, tasks are read concurrently (pyarrow decodes
         with the GIL released), in task order."""
         if self.limit is not None:
-            return pa.Table.from_batches(list(self._batches()), schema=self.arrow_schema())
+            return self._out(
+                pa.Table.from_batches(list(self._batches()), schema=self.arrow_schema())
+            )
         tasks = list(self._tasks_to_read())
         # Everything is materialized anyway: batches of up to a row group's size, not a
         # streaming reader's (fewer, larger decodes: about 10% less time).
@@ -428,10 +447,44 @@ class DataScan:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 parts = list(pool.map(lambda t: list(read(t)), tasks))
             batches = [b for part in parts for b in part]
-        return pa.Table.from_batches(batches, schema=self.arrow_schema())
+        return self._out(pa.Table.from_batches(batches, schema=self.arrow_schema()))
+
+    def _out(self, table: pa.Table) -> pa.Table:
+        if self._large_types():
+            return table
+        from frazil.table.handoff import small_schema
+
+        return table.cast(small_schema(table.schema))
 
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
         return self.to_arrow().to_pandas(**kwargs)
+
+    def to_duckdb(
+        self, table_name: str, connection: duckdb.DuckDBPyConnection | None = None
+    ) -> duckdb.DuckDBPyConnection:
+        """The rows registered as ``table_name`` in ``connection`` (default: a new in-memory
+        DuckDB), which is returned."""
+        from frazil.table.handoff import to_duckdb
+
+        return to_duckdb(self, table_name, connection)
+
+    def to_polars(self) -> pl.DataFrame:
+        """The rows as a Polars DataFrame (eager, as PyIceberg's ``DataScan.to_polars``)."""
+        from frazil.table.handoff import to_polars
+
+        return to_polars(self)
+
+    def to_polars_lazy(self) -> pl.LazyFrame:
+        """A Polars LazyFrame over this scan (``Table.to_polars()``)."""
+        from frazil.table.handoff import to_polars_lazy
+
+        return to_polars_lazy(self)
+
+    def to_ray(self) -> Any:
+        """A Ray Dataset of the rows; needs Ray installed (a clear error otherwise)."""
+        from frazil.table.handoff import to_ray
+
+        return to_ray(self)
 
     def count(self) -> int:
         """The number of rows: from the plan's record counts for tasks without deletes or a

@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from frazil.table.update.manage_snapshots import ManageSnapshots
     from frazil.table.update.schema import UpdateSchema
     from frazil.table.update.snapshot import UpdateSnapshot
-    from frazil.table.update.sort_order import ReplaceSortOrder
+    from frazil.table.update.sort_order import ReplaceSortOrder, UpdateSortOrder
     from frazil.table.update.spec import UpdateSpec
     from frazil.table.write.conform import ArrowData
     from frazil.table.write.upsert import UpsertResult
@@ -293,6 +293,14 @@ class Transaction:
             self.table_metadata, case_sensitive=case_sensitive, on_commit=self._stage_static
         )
 
+    def update_sort_order(self, case_sensitive: bool = True) -> UpdateSortOrder:
+        """PyIceberg's sort-order builder (its defaults: nulls last unless told otherwise)."""
+        from frazil.table.update.sort_order import UpdateSortOrder
+
+        return UpdateSortOrder(
+            self.table_metadata, case_sensitive=case_sensitive, on_commit=self._stage_static
+        )
+
     def update_snapshot(
         self, snapshot_properties: Mapping[str, str] | None = None, branch: str | None = None
     ) -> UpdateSnapshot:
@@ -365,6 +373,20 @@ class Transaction:
         self._refresh_before_reading()
 
         overwrite(self, df, overwrite_filter, snapshot_properties, case_sensitive, branch)
+        return self
+
+    def dynamic_partition_overwrite(
+        self,
+        df: ArrowData,
+        snapshot_properties: Mapping[str, str] | None = None,
+        branch: str | None = None,
+    ) -> Transaction:
+        """Replaces the partitions ``df``'s rows fall in with ``df``, in one ``overwrite``
+        snapshot (:mod:`frazil.table.write.dynamic_overwrite`)."""
+        from frazil.table.write.dynamic_overwrite import dynamic_partition_overwrite
+
+        self._refresh_before_reading()
+        dynamic_partition_overwrite(self, df, snapshot_properties, branch)
         return self
 
     def delete(
@@ -456,7 +478,7 @@ class Transaction:
                 logger.info(
                     "commit to %s rebased: another writer committed since it was read; the "
                     "staged changes are applied again on %s",
-                    table.name(),
+                    table.full_name(),
                     table.metadata_location,
                 )
             self._rebase(table.metadata, attempt)
@@ -501,7 +523,7 @@ class Transaction:
                 wait = policy.wait_seconds(attempt)
                 logger.info(
                     "commit to %s failed (%s); retry %d%s in %.2f s",
-                    table.name(),
+                    table.full_name(),
                     e,
                     attempt,
                     policy.describe(),
@@ -526,5 +548,5 @@ class Transaction:
             try:
                 step.on_commit(response.metadata)
             except Exception:
-                logger.warning("post-commit cleanup of %s failed", table.name(), exc_info=True)
+                logger.warning("post-commit cleanup of %s failed", table.full_name(), exc_info=True)
         return table

@@ -658,7 +658,7 @@ class RestCatalog(Catalog):
                 retry=False,
             )
         except Exception as e:
-            logger.debug("reporting metrics of %s failed: %s", table.name(), e)
+            logger.debug("reporting metrics of %s failed: %s", table.full_name(), e)
 
     def _report_later(self, table: Table, report: Mapping[str, Any] | None) -> None:
         """Sends ``report`` on the catalog's one background thread, off the caller's path."""
@@ -671,7 +671,7 @@ class RestCatalog(Catalog):
         try:
             reports.submit(self.report_metrics, table, report)
         except RuntimeError:  # closed
-            logger.debug("catalog closed: metrics of %s not reported", table.name())
+            logger.debug("catalog closed: metrics of %s not reported", table.full_name())
 
     def flush_metrics(self) -> None:
         """Waits until the reports sent so far are delivered (or have failed)."""
@@ -690,9 +690,9 @@ class RestCatalog(Catalog):
             from frazil.table.metrics_report import scan_report
 
             try:
-                body = scan_report(table.name(), scan, counts, planning_ns)
+                body = scan_report(table.full_name(), scan, counts, planning_ns)
             except Exception as e:  # a report never fails the scan
-                logger.debug("building the scan report of %s failed: %s", table.name(), e)
+                logger.debug("building the scan report of %s failed: %s", table.full_name(), e)
                 return
             self._report_later(table, body)
 
@@ -714,7 +714,7 @@ class RestCatalog(Catalog):
         for snapshot_id in added:
             snapshot = response.metadata.snapshot_by_id(snapshot_id)
             if snapshot is not None:
-                self._report_later(table, commit_report(table.name(), snapshot, duration_ns))
+                self._report_later(table, commit_report(table.full_name(), snapshot, duration_ns))
 
     # ---- scan planning
 

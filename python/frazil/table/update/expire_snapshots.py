@@ -199,7 +199,7 @@ class ExpireSnapshots(TransactionStep):
         self._transaction = transaction
         if not _gc_enabled(transaction.table_metadata.properties):
             raise ValidationError(
-                f"{transaction.table.name()}: cannot expire snapshots: gc.enabled is false "
+                f"{transaction.table.full_name()}: cannot expire snapshots: gc.enabled is false "
                 "(deleting files may corrupt other tables)"
             )
         # Fixed when the expiry is created, as in Java: retries judge ages from the same instant.
@@ -214,7 +214,7 @@ class ExpireSnapshots(TransactionStep):
         self._plan: RetentionPlan | None = None
 
     def _name(self) -> str:
-        return self._transaction.table.name()
+        return self._transaction.table.full_name()
 
     # ---- configuration
 

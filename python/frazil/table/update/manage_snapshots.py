@@ -97,7 +97,7 @@ class ManageSnapshots(TransactionStep):
         return self
 
     def _table_name(self) -> str:
-        return self._transaction.table.name()
+        return self._transaction.table.full_name()
 
     # ---- checks shared by the operations
 

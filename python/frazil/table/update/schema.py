@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from frazil import values
 from frazil.exceptions import FrazilError, ValidationError
@@ -51,6 +51,9 @@ from frazil.types import (
     VariantType,
     as_type,
 )
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["UpdateSchema", "promotion_allowed"]
 
@@ -534,11 +537,23 @@ class UpdateSchema(PendingUpdate):
         self._moves.setdefault(parent, []).append(_Move(field.field_id, kind, other.field_id))
         return self
 
-    def union_by_name(self, new_schema: Schema) -> UpdateSchema:
-        """Merges ``new_schema`` in by column name: missing columns are added (optional unless
-        incompatible changes are allowed), types are widened where the spec allows it and kept
-        where the current type is already wider, required columns become optional when the new
-        schema has them optional, docs are taken over. Nothing is deleted."""
+    def union_by_name(self, new_schema: Schema | pa.Schema) -> UpdateSchema:
+        """Merges ``new_schema`` (an Iceberg schema or, as PyIceberg allows, an Arrow schema) in
+        by column name: missing columns are added (optional unless incompatible changes are
+        allowed), types are widened where the spec allows it and kept where the current type is
+        already wider, required columns become optional when the new schema has them optional,
+        docs are taken over. Nothing is deleted."""
+        if not isinstance(new_schema, Schema):
+            import pyarrow as pa
+
+            from frazil.arrow_schema import schema_from_arrow
+
+            if not isinstance(new_schema, pa.Schema):
+                raise ValidationError(
+                    f"union_by_name takes a Schema or a pyarrow.Schema, got {type(new_schema)}"
+                )
+            # Matched by name only, so the ids the conversion gives do not matter.
+            new_schema = schema_from_arrow(new_schema)
         self._union_struct(new_schema.as_struct(), ())
         return self
 

@@ -11,6 +11,7 @@ metrics, :class:`~frazil.expressions.metrics_evaluator.InclusiveMetricsEvaluator
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
@@ -139,7 +140,7 @@ class _Deleting(_SnapshotProducer):
         base: TableMetadata,
         parent: Snapshot | None,
         content: int,
-        operations: set[str],
+        operations: AbstractSet[str],
         status: int = ADDED,
     ) -> Iterator[tuple[int, pa.Table]]:
         """(spec id, entries) of the manifests of ``content`` that the snapshots after the one
@@ -162,7 +163,11 @@ class _Deleting(_SnapshotProducer):
                 yield row["partition_spec_id"], entries.filter(added)
 
     def _files_added_since(
-        self, base: TableMetadata, parent: Snapshot | None, content: int, operations: set[str]
+        self,
+        base: TableMetadata,
+        parent: Snapshot | None,
+        content: int,
+        operations: AbstractSet[str],
     ) -> list[DataFile]:
         files: list[DataFile] = []
         for spec_id, entries in self._entries_added_since(base, parent, content, operations):

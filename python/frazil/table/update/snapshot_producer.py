@@ -244,7 +244,7 @@ class _SnapshotProducer(TransactionStep):
         return self._transaction.table.io
 
     def _table_name(self) -> str:
-        return self._transaction.table.name()
+        return self._transaction.table.full_name()
 
     @staticmethod
     def _new_snapshot_id(base: TableMetadata) -> int:

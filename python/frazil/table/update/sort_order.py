@@ -112,4 +112,15 @@ class ReplaceSortOrder(PendingUpdate):
 
 
 # PyIceberg's name for the same builder.
-UpdateSortOrder = ReplaceSortOrder
+class UpdateSortOrder(ReplaceSortOrder):
+    """PyIceberg's ``update_sort_order()``: the same builder with PyIceberg's defaults, nulls
+    last for ``asc`` as for ``desc`` (:class:`ReplaceSortOrder` follows the Java reference:
+    nulls first when ascending)."""
+
+    def asc(
+        self,
+        source_column_name: str,
+        transform: Transform | str = "identity",
+        null_order: NullOrder = NullOrder.NULLS_LAST,
+    ) -> ReplaceSortOrder:
+        return self._add(source_column_name, transform, SortDirection.ASC, null_order)

@@ -222,7 +222,7 @@ def stage_rewrite_data_files(
     scan = ctx.scan(bound)
     tasks = [] if scan is None else _candidates(scan, sizes)
     groups = _groups(tasks, sizes, min_input_files, md.default_spec_id, max_file_group_size_bytes)
-    name = transaction.table.name()
+    name = transaction.table.full_name()
     if not groups:
         logger.info("rewrite_data_files on %s: no file group needs rewriting", name)
         return RewriteDataFilesResult()

@@ -606,7 +606,7 @@ def delete(
         bound = bind(ctx.schema, expr, case_sensitive)
         change = _Change(ctx)
         if _delete_rows(change, bound) == 0:
-            logger.info("delete from %s matched no rows", transaction.table.name())
+            logger.info("delete from %s matched no rows", transaction.table.full_name())
         return change.build([], snapshot_properties, bound)
 
     transaction.stage(RowLevelStep(transaction, plan, branch))

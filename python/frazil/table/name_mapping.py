@@ -1,0 +1,18 @@
+"""PyIceberg's import path for name mappings (``pyiceberg.table.name_mapping``); the
+implementation is :mod:`frazil.name_mapping`."""
+
+from frazil.name_mapping import (
+    DEFAULT_NAME_MAPPING_PROPERTY,
+    MappedField,
+    NameMapping,
+    create_mapping_from_schema,
+    parse_mapping_from_json,
+)
+
+__all__ = [
+    "DEFAULT_NAME_MAPPING_PROPERTY",
+    "MappedField",
+    "NameMapping",
+    "create_mapping_from_schema",
+    "parse_mapping_from_json",
+]
