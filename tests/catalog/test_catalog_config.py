@@ -199,3 +199,15 @@ def test_in_memory_catalog(tmp_path: Path) -> None:
     )
     # each in-memory catalog is its own database
     assert load_catalog("mem3", type="in-memory").list_namespaces() == []
+
+
+def test_http_uri_without_type_is_a_rest_catalog() -> None:
+    # PyIceberg's configurations often name a REST catalog by its uri alone.
+    from frazil.catalog.config import _catalog_class
+    from frazil.catalog.rest import RestCatalog
+    from frazil.catalog.sql import SqlCatalog
+
+    assert _catalog_class("prod", {"uri": "https://catalog.example.com/api"}) is RestCatalog
+    assert _catalog_class("prod", {"uri": "HTTP://127.0.0.1:8181"}) is RestCatalog
+    assert _catalog_class("prod", {"uri": "sqlite:///c.db"}) is SqlCatalog
+    assert _catalog_class("prod", {"uri": "http://x", "type": "sql"}) is SqlCatalog

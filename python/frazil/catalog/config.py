@@ -7,7 +7,8 @@ Sources, later wins (as PyIceberg's ``PYICEBERG_*`` configuration, with ``FRAZIL
        default-catalog: local          # optional; otherwise the catalog named "default"
        catalog:
          local:
-           type: sql                   # "sql" (default), "filesystem" (alias "hadoop"), "rest"
+           type: sql                   # "sql" (default; "rest" when uri is http(s)://),
+                                       # "filesystem" (alias "hadoop"), "rest"
            uri: postgresql+psycopg://user@host/db
            warehouse: /data/warehouse
 
@@ -172,6 +173,9 @@ def _catalog_class(name: str, props: Mapping[str, str]) -> type[Catalog]:
                 f"catalog {name!r}: set either 'type' ({kind!r}) or {PY_CATALOG_IMPL!r}, not both"
             )
         return _import_class(impl)
+    if not kind and str(props.get(URI, "")).lower().startswith(("http://", "https://")):
+        # As PyIceberg infers it: a catalog named only by an HTTP(S) uri is a REST catalog.
+        kind = "rest"
     kind = (kind or "sql").strip().lower()
     if kind == IN_MEMORY:
         return _in_memory_class()
