@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from frazil import __version__, _native
 
@@ -33,9 +34,9 @@ CREATED_BY = f"frazil version {__version__}"
 COMPRESSION_CODECS = (None, "lz4", "zstd")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BlobMetadata:
-    """One entry of a Puffin footer's ``blobs`` list."""
+    """One entry of a Puffin footer's ``blobs`` list (slotted: a footer may list millions)."""
 
     type: str
     fields: tuple[int, ...]
@@ -86,14 +87,22 @@ def read_puffin(data: bytes, location: str = "<memory>") -> PuffinFile:
     """Reads the footer of a whole Puffin file held in ``data``; ``location`` names it in
     errors."""
     footer = _native.puffin_read_metadata(data, location)
-    blobs = tuple(_blob_metadata(b) for b in footer.blobs)
+    # Blobs of one footer repeat their type and fields: one shared object each (and slotted
+    # metadata) keeps a footer of a million blobs to about 200 bytes per blob.
+    shared: dict[Any, Any] = {}
+    blobs = tuple(_blob_metadata(b, shared) for b in footer.blobs)
     return PuffinFile(data, location, blobs, dict(footer.properties))
 
 
-def _blob_metadata(b: _native.PuffinBlobMetadata) -> BlobMetadata:
+def _blob_metadata(
+    b: _native.PuffinBlobMetadata, shared: dict[Any, Any] | None = None
+) -> BlobMetadata:
+    if shared is None:
+        shared = {}
+    fields = tuple(b.fields)
     return BlobMetadata(
-        b.blob_type,
-        tuple(b.fields),
+        shared.setdefault(b.blob_type, b.blob_type),
+        shared.setdefault(fields, fields),
         b.snapshot_id,
         b.sequence_number,
         b.offset,
