@@ -279,6 +279,7 @@ def reference_session(warehouse: str, catalog: str = "ref", *, rest: bool = Fals
     ``spark.sql.catalog.<name>.catalog-impl=org.apache.iceberg.rest.JdkRestCatalog``."""
     _java_tool("java")
     jars = reference_jars() + (rest_catalog_jars() if rest else [])
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     # Python workers must come from this interpreter's environment, not whatever is on PATH.
@@ -309,9 +310,62 @@ def reference_session(warehouse: str, catalog: str = "ref", *, rest: bool = Fals
     )
     for key, value in conf.items():
         builder = builder.config(key, value)
+    wanted = conf.get("spark.jars", ",".join(jars))
+    _stop_session_without(wanted)
+    launching = SparkContext._gateway is None
     spark = builder.getOrCreate()
+    if launching:
+        _record_launch(wanted)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+# The gateway JVM this process launched for a reference session, and the jars on its class path.
+_LAUNCHED: tuple[object, frozenset[str]] | None = None
+
+
+def _stop_session_without(jars: str) -> None:
+    """Makes sure the next session's JVM has ``jars``. PySpark puts ``spark.jars`` on the
+    driver's class path when it launches its gateway JVM, once per process; a later session
+    asking for other jars (the REST catalog, a JDBC driver) would get the old JVM, where those
+    classes cannot load. So a JVM not known to hold them is stopped, and the next
+    ``getOrCreate`` launches a fresh one."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    wanted = frozenset(filter(None, jars.split(",")))
+    if _LAUNCHED is not None and _LAUNCHED[0] is gateway and wanted <= _LAUNCHED[1]:
+        return
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+    elif SparkContext._active_spark_context is not None:
+        SparkContext._active_spark_context.stop()
+    try:
+        gateway.shutdown()
+    except Exception:
+        pass
+    proc = getattr(gateway, "proc", None)
+    if proc is not None:
+        try:
+            proc.stdin.close()  # the gateway JVM exits when its stdin closes
+            proc.wait(timeout=60)
+        except Exception:
+            proc.kill()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+
+
+def _record_launch(jars: str) -> None:
+    global _LAUNCHED
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if _LAUNCHED is None or _LAUNCHED[0] is not gateway:
+        _LAUNCHED = (gateway, frozenset(filter(None, jars.split(","))))
 
 
 # --------------------------------------------------------------------------------------------
@@ -355,6 +409,9 @@ def compile_java(
     done = dest / ".compiled"
     if done.exists():
         return dest
+    if dest.exists():
+        # Left by an older layout of this cache, or by a compile that died mid-way.
+        shutil.rmtree(dest, ignore_errors=True)
     tmp = Path(tempfile.mkdtemp(prefix=f"{dest.name}.", dir=cache_dir()))
     try:
         result = subprocess.run(
