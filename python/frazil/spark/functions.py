@@ -220,9 +220,28 @@ def arrow_udf_available() -> bool:
     return hasattr(F, "arrow_udf")
 
 
+def _jvm_token() -> int:
+    """Identifies the running Spark JVM: a PySpark UDF binds its Java twin to the JVM it was
+    first used in, so a cached UDF must not outlive a restarted Spark (stop, then a new
+    session, as notebooks do)."""
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return 0
+    for i, seen in enumerate(_GATEWAYS):
+        if seen is gateway:
+            return i + 1
+    _GATEWAYS.append(gateway)  # kept, so its position stays its token
+    return len(_GATEWAYS)
+
+
+_GATEWAYS: list[object] = []
+
+
 @functools.lru_cache(maxsize=256)
 def _udf_cached(
-    kind: str, param: int | None, result_json: str, arrow: bool
+    kind: str, param: int | None, result_json: str, arrow: bool, jvm: int
 ) -> UserDefinedFunctionLike:
     from pyspark.sql.types import _parse_datatype_json_string
 
@@ -249,7 +268,7 @@ def make_udf(kind: str, param: int | None, result: DataType) -> UserDefinedFunct
     arrow = arrow_udf_available()
     if not arrow:
         _arrow.install_pandas_passthrough()
-    return _udf_cached(kind, param, json.dumps(json.loads(result.json())), arrow)
+    return _udf_cached(kind, param, json.dumps(json.loads(result.json())), arrow, _jvm_token())
 
 
 def udf_input(col: Column) -> Column:
