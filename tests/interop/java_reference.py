@@ -185,7 +185,7 @@ def _relocate_class_file(data: bytes, rename: Callable[[bytes], bytes] = _rename
     return bytes(out)
 
 
-def _write_relocated_jackson(
+def _write_relocated(
     sources: Sequence[str], dest: str, rename: Callable[[bytes], bytes] = _rename
 ) -> None:
     seen: set[str] = set()
@@ -240,7 +240,7 @@ def relocated_jackson_jar() -> str:
     if not sources:
         raise ReferenceUnavailable(f"no Jackson 2 jars under {jars}")
     dest = cache_dir() / f"iceberg-shaded-jackson-{_file_key(sources)}.jar"
-    return str(_atomic_build(dest, lambda tmp: _write_relocated_jackson(sources, tmp)))
+    return str(_atomic_build(dest, lambda tmp: _write_relocated(sources, tmp)))
 
 
 # Debian's HttpComponents Core 5 (libhttpcore5-java): the runtime jar on PyPI also lacks its
@@ -258,7 +258,7 @@ def relocated_httpcore5_jar() -> str:
         )
     dest = cache_dir() / f"iceberg-shaded-httpcore5-{_file_key(sources)}.jar"
     rename = _renamer(b"org/apache/hc/")
-    return str(_atomic_build(dest, lambda tmp: _write_relocated_jackson(sources, tmp, rename)))
+    return str(_atomic_build(dest, lambda tmp: _write_relocated(sources, tmp, rename)))
 
 
 def reference_jars() -> list[str]:
@@ -311,7 +311,7 @@ def reference_session(warehouse: str, catalog: str = "ref", *, rest: bool = Fals
     for key, value in conf.items():
         builder = builder.config(key, value)
     wanted = conf.get("spark.jars", ",".join(jars))
-    _stop_session_without(wanted)
+    _ensure_jvm_with(wanted)
     launching = SparkContext._gateway is None
     spark = builder.getOrCreate()
     if launching:
@@ -324,7 +324,7 @@ def reference_session(warehouse: str, catalog: str = "ref", *, rest: bool = Fals
 _LAUNCHED: tuple[object, frozenset[str]] | None = None
 
 
-def _stop_session_without(jars: str) -> None:
+def _ensure_jvm_with(jars: str) -> None:
     """Makes sure the next session's JVM has ``jars``. PySpark puts ``spark.jars`` on the
     driver's class path when it launches its gateway JVM, once per process; a later session
     asking for other jars (the REST catalog, a JDBC driver) would get the old JVM, where those

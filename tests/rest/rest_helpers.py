@@ -63,12 +63,6 @@ def client(catalog: SqlCatalog) -> Iterator[Any]:
         yield c
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def uvicorn_server(app: Any) -> Iterator[str]:
     """Serves ``app`` on 127.0.0.1 in a thread; yields its URL; stops it cleanly."""

@@ -21,7 +21,7 @@ client and the server import them from one place.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
@@ -342,6 +342,37 @@ def create_table_updates(metadata: Any) -> list[Any]:
     return out
 
 
+def _commit_to_json(
+    identifier: tuple[str, ...] | None, requirements: list[Any], updates: list[Any]
+) -> dict[str, Any]:
+    """The body of a ``CommitTableRequest`` or ``CommitViewRequest``."""
+    out: dict[str, Any] = {}
+    if identifier is not None:
+        out["identifier"] = identifier_to_json(identifier)
+    out["requirements"] = [r.to_json() for r in requirements]
+    out["updates"] = [u.to_json() for u in updates]
+    return out
+
+
+def _commit_from_json(
+    f: Fields,
+    read_requirement: Callable[[Any, str], Any],
+    read_update: Callable[[Any, str], Any],
+) -> tuple[tuple[str, ...] | None, list[Any], list[Any]]:
+    """The identifier, requirements and updates of a table or view commit request."""
+    ident = (
+        identifier_from_json(f.raw("identifier"), f.at("identifier"))
+        if f.has("identifier")
+        else None
+    )
+    reqs = [
+        read_requirement(r, f"{f.at('requirements')}[{i}]")
+        for i, r in enumerate(f.opt_list("requirements") or [])
+    ]
+    updates = [read_update(u, f"{f.at('updates')}[{i}]") for i, u in enumerate(f.list("updates"))]
+    return ident, reqs, updates
+
+
 @dataclass(frozen=True)
 class CommitTableRequest:
     """``CommitTableRequest``: requirements and updates as frazil's own objects."""
@@ -351,31 +382,13 @@ class CommitTableRequest:
     updates: list[Any]  # TableUpdate
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.identifier is not None:
-            out["identifier"] = identifier_to_json(self.identifier)
-        out["requirements"] = [r.to_json() for r in self.requirements]
-        out["updates"] = [u.to_json() for u in self.updates]
-        return out
+        return _commit_to_json(self.identifier, self.requirements, self.updates)
 
     @classmethod
     def from_json(cls, obj: Any, path: str = "CommitTableRequest") -> CommitTableRequest:
         from frazil.table.update import requirement_from_json, update_from_json
 
-        f = Fields(obj, path)
-        ident = (
-            identifier_from_json(f.raw("identifier"), f.at("identifier"))
-            if f.has("identifier")
-            else None
-        )
-        reqs = [
-            requirement_from_json(r, f"{f.at('requirements')}[{i}]")
-            for i, r in enumerate(f.opt_list("requirements") or [])
-        ]
-        updates = [
-            update_from_json(u, f"{f.at('updates')}[{i}]") for i, u in enumerate(f.list("updates"))
-        ]
-        return cls(ident, reqs, updates)
+        return cls(*_commit_from_json(Fields(obj, path), requirement_from_json, update_from_json))
 
 
 def commit_table_response(metadata_location: str, metadata: Any) -> dict[str, Any]:
@@ -650,32 +663,14 @@ class CommitViewRequest:
     updates: list[Any]  # ViewUpdate
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.identifier is not None:
-            out["identifier"] = identifier_to_json(self.identifier)
-        out["requirements"] = [r.to_json() for r in self.requirements]
-        out["updates"] = [u.to_json() for u in self.updates]
-        return out
+        return _commit_to_json(self.identifier, self.requirements, self.updates)
 
     @classmethod
     def from_json(cls, obj: Any, path: str = "CommitViewRequest") -> CommitViewRequest:
         from frazil.view.updates import view_requirement_from_json, view_update_from_json
 
         f = Fields(obj, path)
-        ident = (
-            identifier_from_json(f.raw("identifier"), f.at("identifier"))
-            if f.has("identifier")
-            else None
-        )
-        reqs = [
-            view_requirement_from_json(r, f"{f.at('requirements')}[{i}]")
-            for i, r in enumerate(f.opt_list("requirements") or [])
-        ]
-        updates = [
-            view_update_from_json(u, f"{f.at('updates')}[{i}]")
-            for i, u in enumerate(f.list("updates"))
-        ]
-        return cls(ident, reqs, updates)
+        return cls(*_commit_from_json(f, view_requirement_from_json, view_update_from_json))
 
 
 @dataclass(frozen=True)

@@ -182,6 +182,14 @@ def test_retries_give_up(fake: FakeRest) -> None:
     assert len(fake.seen("GET", "^/v1/namespaces$")) == 3
 
 
+@pytest.mark.parametrize("uri", ["http://", "http://[::1", "http://a b/"])
+def test_malformed_uri_is_a_frazil_error(uri: str) -> None:
+    # requests refuses these URLs before sending anything; the caller sees a frazil error
+    # naming the request, not requests.exceptions.InvalidURL.
+    with pytest.raises(exc.RESTError, match="GET /v1/config: the request failed"):
+        load_catalog("bad", type="rest", uri=uri)
+
+
 def test_plain_post_not_retried_on_503(fake: FakeRest) -> None:
     cat = _catalog(fake)
     fake.fail("POST", "namespaces", 503)

@@ -206,6 +206,10 @@ class RestHttp:
             except (requests.ConnectionError, requests.Timeout) as e:
                 failure = e
                 may_retry = retry
+            except requests.RequestException as e:
+                # A bad URL, too many redirects, a broken body: repeating cannot help.
+                failure = e
+                may_retry = False
             else:
                 status = response.status_code
                 if status in ok:
