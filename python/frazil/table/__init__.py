@@ -9,6 +9,7 @@ and expiry (``expire_snapshots``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from frazil.metadata import (
@@ -358,3 +359,29 @@ class Table:
         from frazil.table.write.maintenance import rewrite_data_files
 
         return rewrite_data_files(self, target_file_size_bytes, row_filter, min_input_files, branch)
+
+    # ---- maintenance (frazil.table.orphan_files, rewrite_manifests, changelog)
+
+    def remove_orphan_files(
+        self,
+        older_than: int | datetime | None = None,
+        dry_run: bool = False,
+        location: str | None = None,
+        equal_schemes: Mapping[str, str] | None = None,
+        equal_authorities: Mapping[str, str] | None = None,
+        prefix_mismatch_mode: str = "error",
+    ) -> list[str]:
+        """Deletes (unless ``dry_run``) files under the table location that no metadata reaches
+        and older than ``older_than`` (default three days ago); returns them (see
+        :mod:`frazil.table.orphan_files`)."""
+        from frazil.table.orphan_files import remove_orphan_files
+
+        return remove_orphan_files(
+            self,
+            older_than,
+            dry_run,
+            location,
+            equal_schemes,
+            equal_authorities,
+            prefix_mismatch_mode,
+        )
