@@ -8,7 +8,7 @@ and expiry (``expire_snapshots``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from frazil.table.scan import DataScan
     from frazil.table.update.expire_snapshots import ExpireSnapshots
     from frazil.table.update.manage_snapshots import ManageSnapshots
+    from frazil.table.update.rewrite_manifests import RewriteManifestsResult
     from frazil.table.update.schema import UpdateSchema
     from frazil.table.update.snapshot import UpdateSnapshot
     from frazil.table.update.sort_order import ReplaceSortOrder, UpdateSortOrder
@@ -385,3 +386,16 @@ class Table:
             equal_authorities,
             prefix_mismatch_mode,
         )
+
+    def rewrite_manifests(
+        self,
+        spec_id: int | None = None,
+        rewrite_if: Callable[[Mapping[str, Any]], bool] | None = None,
+        target_size_bytes: int | None = None,
+        branch: str | None = None,
+    ) -> RewriteManifestsResult:
+        """Rewrites the manifests clustered by partition, in target-size manifests, in one
+        ``replace`` snapshot (see :mod:`frazil.table.update.rewrite_manifests`)."""
+        from frazil.table.update.rewrite_manifests import rewrite_manifests
+
+        return rewrite_manifests(self, spec_id, rewrite_if, target_size_bytes, branch)
