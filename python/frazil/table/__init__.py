@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from frazil.expressions import BooleanExpression
     from frazil.io import FileIO
     from frazil.name_mapping import NameMapping
+    from frazil.table.changelog import ChangelogScan
     from frazil.table.inspect import InspectTable
     from frazil.table.scan import DataScan
     from frazil.table.update.expire_snapshots import ExpireSnapshots
@@ -399,3 +400,12 @@ class Table:
         from frazil.table.update.rewrite_manifests import rewrite_manifests
 
         return rewrite_manifests(self, spec_id, rewrite_if, target_size_bytes, branch)
+
+    def changelog_scan(
+        self, from_snapshot_id: int | None = None, to_snapshot_id: int | None = None
+    ) -> ChangelogScan:
+        """The rows inserted and deleted after ``from_snapshot_id`` (exclusive) up to
+        ``to_snapshot_id`` (see :mod:`frazil.table.changelog`)."""
+        from frazil.table.changelog import changelog_scan
+
+        return changelog_scan(self, from_snapshot_id, to_snapshot_id)
