@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from frazil.table.update.spec import UpdateSpec
     from frazil.table.write.conform import ArrowData
     from frazil.table.write.maintenance import RewriteDataFilesResult
+    from frazil.table.write.rewrite_position_deletes import RewritePositionDeletesResult
     from frazil.table.write.upsert import UpsertResult
 
 __all__ = ["MAIN_BRANCH", "MaintenanceTable", "StaticTable", "Table", "Transaction"]
@@ -409,3 +410,11 @@ class Table:
         from frazil.table.changelog import changelog_scan
 
         return changelog_scan(self, from_snapshot_id, to_snapshot_id)
+
+    def rewrite_position_deletes(self, branch: str | None = None) -> RewritePositionDeletesResult:
+        """On a v3 table, replaces the v2 position delete files with one deletion vector per
+        data file, in one ``replace`` snapshot (see
+        :mod:`frazil.table.write.rewrite_position_deletes`)."""
+        from frazil.table.write.rewrite_position_deletes import rewrite_position_deletes
+
+        return rewrite_position_deletes(self, branch)
