@@ -289,3 +289,31 @@ def test_entry_points(wh: Warehouse) -> None:
         assert r.json() == ["db"]
     for command in ("serve", "demo"):
         assert frazil(wh, command, "--help").returncode == 0
+
+
+def test_rewrite_manifests_and_remove_orphan_files(fresh: Warehouse) -> None:
+    import os
+    import time
+
+    t = fresh.table()
+    rows = t.scan().to_arrow().sort_by("id")
+    data = frazil(
+        fresh, "--output", "json", "rewrite-manifests", IDENT, "--target-size", "1"
+    ).json()
+    t = fresh.table()
+    head = t.current_snapshot()
+    assert data["snapshot_id"] == head.snapshot_id and head.summary["operation"] == "replace"
+    assert int(head.summary["manifests-replaced"]) == len(data["rewritten_manifests"])
+    assert t.scan().to_arrow().sort_by("id").equals(rows)
+
+    stray = os.path.join(t.location().removeprefix("file:"), "data", "stray.parquet")
+    with open(stray, "wb") as fh:
+        fh.write(b"x")
+    old = time.time() - 5 * 86400
+    os.utime(stray, (old, old))
+    text = frazil(fresh, "remove-orphan-files", IDENT, "--dry-run").stdout
+    assert text.startswith(f"Would delete 1 orphan files of {IDENT}") and stray in text
+    done = frazil(fresh, "--output", "json", "remove-orphan-files", IDENT).json()
+    assert done["orphan_file_locations"][0].endswith("/data/stray.parquet")
+    assert not os.path.exists(stray)
+    assert fresh.table().scan().to_arrow().sort_by("id").equals(rows)

@@ -1,7 +1,8 @@
 """The ``frazil`` command line: PyIceberg's commands and options (``list``, ``describe``,
 ``schema``, ``spec``, ``uuid``, ``location``, ``drop``, ``rename``, ``properties``, ``files``,
 ...), table management (``snapshots``, ``manifests``, ``partitions``, ``history``, ``expire``,
-``compact``), the REST server (``serve``) and the demo (``demo``).
+``compact``, ``remove-orphan-files``, ``rewrite-manifests``), the REST server (``serve``) and
+the demo (``demo``).
 
 Global options come before the command: ``--catalog NAME``, ``--output text|json``,
 ``--uri``, ``--credential``, ``--warehouse``, ``--verbose`` (``--verbose true`` as PyIceberg
@@ -64,7 +65,7 @@ def _snapshot_option(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from frazil.cli import commands, run, tables
+    from frazil.cli import commands, maintenance, run, tables
 
     parser = _Parser(prog="frazil", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--version", action="store_true", help="print the version and exit")
@@ -178,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--branch", default=None)
     p.add_argument("--where", default=None, help="only files that may hold rows matching this")
     bind(p, "compact", tables.COMMANDS)
+    maintenance.add_parsers(sub, _identifier_command, bind)
     run.add_parsers(sub)
     return parser
 
