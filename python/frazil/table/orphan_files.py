@@ -9,7 +9,8 @@ A file under the table location is an orphan when no metadata of the table reach
    the metadata log (followed through the older metadata files, as Java's recursive walk),
    ``version-hint.text``, statistics and partition statistics files, and for every snapshot its
    manifest list, manifests and every data and delete file (deletion vectors' Puffin files
-   included) named by an entry of any status;
+   included) named by a live entry (as Java: a file only DELETED entries name was removed, and
+   is live in an older snapshot's manifests while that snapshot exists);
 3. a listed file is compared with the reachable ones by path; when a reachable file has the same
    path but another scheme or authority (after ``equal_schemes`` / ``equal_authorities``, with
    Java's default ``{"s3n,s3a": "s3"}``), ``prefix_mismatch_mode`` decides: ``"error"`` raises
@@ -186,7 +187,7 @@ def reachable_files(io: FileIO, md: TableMetadata, metadata_location: str | None
     # A manifest that cannot be read fails the action: its files' reachability is unknown.
     manifests = _manifest_paths(io, md, snapshots, missing_ok=False)
     out.update(manifests)
-    out.update(_content_file_paths(io, md, sorted(manifests), live_only=False, missing_ok=False))
+    out.update(_content_file_paths(io, md, sorted(manifests), live_only=True, missing_ok=False))
     return out
 
 
