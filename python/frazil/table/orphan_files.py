@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -50,7 +50,14 @@ if TYPE_CHECKING:
     from frazil.io import FileIO
     from frazil.table import Table
 
-__all__ = ["EQUAL_SCHEMES_DEFAULT", "PrefixMismatchMode", "remove_orphan_files"]
+__all__ = [
+    "EQUAL_SCHEMES_DEFAULT",
+    "PrefixMismatchMode",
+    "find_orphans",
+    "list_older_than",
+    "reachable_files",
+    "remove_orphan_files",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -117,26 +124,35 @@ def _hidden(relative: str, partition_names: frozenset[str]) -> bool:
     return False
 
 
-def _list_older_than(
-    io: FileIO, location: str, older_than_ms: int, partition_names: frozenset[str]
+def list_older_than(
+    io: FileIO,
+    location: str,
+    older_than_ms: int,
+    partition_names: frozenset[str],
+    *,
+    recursive: bool = True,
+    directories: list[str] | None = None,
 ) -> list[str]:
     """The files under ``location`` last modified before ``older_than_ms``, spelled
-    ``<location>/<relative path>``."""
+    ``<location>/<relative path>``, hidden names skipped. Not ``recursive``: only the
+    directory's own files, its (not hidden) subdirectories appended to ``directories``."""
     import pyarrow.fs as pafs
 
     fs, root = io.filesystem(location)
     base = location.rstrip("/")
     root = root.rstrip("/")
     try:
-        infos = fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True))
+        infos = fs.get_file_info(pafs.FileSelector(root, recursive=recursive, allow_not_found=True))
     except OSError as e:
         raise FrazilError(f"listing {location} for orphan files: {e}") from e
     out: list[str] = []
     for info in infos:
-        if info.type != pafs.FileType.File:
-            continue
         relative = info.path[len(root) :].lstrip("/") if info.path.startswith(root) else None
         if not relative or _hidden(relative, partition_names):
+            continue
+        if info.type == pafs.FileType.Directory and directories is not None:
+            directories.append(f"{base}/{relative}")
+        if info.type != pafs.FileType.File:
             continue
         if info.mtime is None:
             # Without a modification time a file may be a writer's uncommitted output.
@@ -267,11 +283,18 @@ def remove_orphan_files(
     equal_schemes: Mapping[str, str] | None = None,
     equal_authorities: Mapping[str, str] | None = None,
     prefix_mismatch_mode: str = PrefixMismatchMode.ERROR,
+    *,
+    list_files: Callable[[str, int, frozenset[str]], list[str]] | None = None,
+    delete_files: Callable[[list[str]], None] | None = None,
 ) -> list[str]:
     """Finds (and unless ``dry_run`` deletes) the files under ``location`` (default: the table
     location) that no metadata of the table reaches and that were last modified before
     ``older_than`` (epoch milliseconds or a datetime; default three days ago). Returns the
-    orphan locations, sorted. See the module documentation."""
+    orphan locations, sorted. See the module documentation.
+
+    ``list_files(location, older_than_ms, partition_names)`` and ``delete_files(locations)``
+    replace the table FileIO's listing (:func:`list_older_than`) and bulk delete, e.g. to
+    spread them over Spark executors (:mod:`frazil.spark.maintenance`)."""
     name = table.full_name()
     if not _gc_enabled(table.metadata.properties):
         raise ValidationError(
@@ -299,7 +322,10 @@ def remove_orphan_files(
         f.name for spec in table.metadata.partition_specs for f in spec.fields
     )
     # Listing before reading the metadata: a file committed meanwhile is then reachable.
-    listed = _list_older_than(table.io, where, older_than, partition_names)
+    if list_files is None:
+        listed = list_older_than(table.io, where, older_than, partition_names)
+    else:
+        listed = list_files(where, older_than, partition_names)
     md, metadata_location = _current(table)
     reachable = reachable_files(table.io, md, metadata_location)
     orphans = find_orphans(
@@ -314,6 +340,9 @@ def remove_orphan_files(
         logger.info("%s: %d orphan files under %s (dry run)", name, len(orphans), where)
         return orphans
     doomed = under_location(orphans, md.location, f"{name}: remove_orphan_files")
-    table.io.delete_many(doomed)
+    if delete_files is None:
+        table.io.delete_many(doomed)
+    else:
+        delete_files(doomed)
     logger.info("%s: deleted %d orphan files under %s", name, len(doomed), where)
     return orphans

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -209,6 +209,7 @@ class ExpireSnapshots(TransactionStep):
         self._ids: set[int] = set()
         self._clean = True
         self._outside = False
+        self._delete_many: Callable[[list[str]], None] | None = None
         self._staged = False
         self._base: TableMetadata | None = None
         self._plan: RetentionPlan | None = None
@@ -269,6 +270,12 @@ class ExpireSnapshots(TransactionStep):
         self._outside = bool(delete)
         return self
 
+    def delete_with(self, delete_many: Callable[[list[str]], None]) -> ExpireSnapshots:
+        """Deletes the expired files with ``delete_many(locations)`` instead of the table
+        FileIO's bulk delete (Java's ``deleteWith``), e.g. on Spark executors."""
+        self._delete_many = delete_many
+        return self
+
     # ---- the transaction step
 
     def plan(self, base: TableMetadata | None = None) -> RetentionPlan:
@@ -306,7 +313,12 @@ class ExpireSnapshots(TransactionStep):
         if not self._clean or self._base is None:
             return
         _clean_expired_files(
-            self._transaction.table.io, self._base, committed, self._name(), self._outside
+            self._transaction.table.io,
+            self._base,
+            committed,
+            self._name(),
+            self._outside,
+            self._delete_many,
         )
 
 
@@ -358,6 +370,7 @@ def _clean_expired_files(
     committed: TableMetadata,
     table_name: str,
     delete_outside_location: bool,
+    delete_many: Callable[[list[str]], None] | None = None,
 ) -> None:
     kept_ids = {s.snapshot_id for s in committed.snapshots}
     expired = [s for s in base.snapshots if s.snapshot_id not in kept_ids]
@@ -414,11 +427,11 @@ def _clean_expired_files(
             under_location(doomed, committed.location, context)
             for doomed in (files_to_delete, manifests_to_delete, lists_to_delete, stats_to_delete)
         )
+    delete = delete_many if delete_many is not None else io.delete_many
     # Data first, metadata last: an interrupted cleanup leaves only unreferenced files behind.
-    io.delete_many(files_to_delete)
-    io.delete_many(manifests_to_delete)
-    io.delete_many(lists_to_delete)
-    io.delete_many(stats_to_delete)
+    for doomed in (files_to_delete, manifests_to_delete, lists_to_delete, stats_to_delete):
+        if doomed:
+            delete(doomed)
     logger.info(
         "%s: expired %d snapshots; deleted %d data and delete files, %d manifests, "
         "%d manifest lists, %d statistics files",
