@@ -60,7 +60,15 @@ if TYPE_CHECKING:
     from frazil.table.scan import DataScan, FileScanTask
     from frazil.table.transaction import Transaction
 
-__all__ = ["RewriteDataFilesResult", "rewrite_data_files", "stage_rewrite_data_files"]
+__all__ = [
+    "RewriteDataFilesResult",
+    "RewritePlan",
+    "plan_rewrite_data_files",
+    "read_group",
+    "rewrite_data_files",
+    "stage_replace",
+    "stage_rewrite_data_files",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -190,7 +198,16 @@ def _applies_only_to(d: DataFile, rewritten: set[str], cache: DeleteCache) -> bo
     return all(p in rewritten for p in paths)
 
 
-def stage_rewrite_data_files(
+@dataclass
+class RewritePlan:
+    """The file groups a compaction rewrites, planned on one snapshot of a branch."""
+
+    ctx: _Context
+    sizes: _Sizes
+    groups: list[list[FileScanTask]]
+
+
+def plan_rewrite_data_files(
     transaction: Transaction,
     target_file_size_bytes: int | None = None,
     row_filter: Any = None,
@@ -199,12 +216,8 @@ def stage_rewrite_data_files(
     *,
     max_file_group_size_bytes: int = MAX_FILE_GROUP_SIZE_BYTES,
     case_sensitive: bool = True,
-    snapshot_properties: Mapping[str, str] | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> RewriteDataFilesResult:
-    """Plans the compaction, writes the new files and stages one ``replace`` snapshot in
-    ``transaction`` (nothing is staged when no group needs rewriting). ``progress(done, total)``
-    is called with the count of file groups rewritten, once planned and after each group."""
+) -> RewritePlan:
+    """The groups of files to rewrite (see the module documentation)."""
     if min_input_files <= 0:
         raise InvalidArgumentError(f"min_input_files must be > 0, got {min_input_files}")
     if max_file_group_size_bytes <= 0:
@@ -222,6 +235,74 @@ def stage_rewrite_data_files(
     scan = ctx.scan(bound)
     tasks = [] if scan is None else _candidates(scan, sizes)
     groups = _groups(tasks, sizes, min_input_files, md.default_spec_id, max_file_group_size_bytes)
+    return RewritePlan(ctx, sizes, groups)
+
+
+def read_group(ctx: _Context, group: list[FileScanTask], cache: DeleteCache) -> pa.Table | None:
+    """A group's live rows (deletes applied; v3 lineage kept), ``None`` when none are left."""
+    parts = [ctx.read(task, cache) for task in group]
+    parts = [_data_columns(p, ctx.v3) for p in parts if p.num_rows]
+    return pa.concat_tables(parts) if parts else None
+
+
+def stage_replace(
+    transaction: Transaction,
+    ctx: _Context,
+    rewritten: list[FileScanTask],
+    added: list[DataFile],
+    cache: DeleteCache,
+    branch: str | None = None,
+    snapshot_properties: Mapping[str, str] | None = None,
+) -> tuple[Any, int]:
+    """A ``replace`` producer (not staged) removing the rewritten files and the position
+    deletes that applied only to them, adding ``added``, validated from the planned snapshot;
+    and how many delete files it removes."""
+    rewritten_paths = {t.file.file_path for t in rewritten}
+    dropped: dict[tuple[str, int | None], DataFile] = {}
+    for task in rewritten:
+        for d in task.delete_files:
+            if d.content != DataFileContent.POSITION_DELETES or _delete_key(d) in dropped:
+                continue
+            if _applies_only_to(d, rewritten_paths, cache):
+                dropped[_delete_key(d)] = d
+    producer = transaction.update_snapshot(snapshot_properties, branch).replace()
+    for task in rewritten:
+        producer.delete_data_file(task.file)
+    for d in dropped.values():
+        producer.delete_delete_file(d)
+    for f in added:
+        producer.append_data_file(f)
+    if ctx.snapshot is not None:
+        producer.validate_from_snapshot(ctx.snapshot.snapshot_id)
+    return producer, len(dropped)
+
+
+def stage_rewrite_data_files(
+    transaction: Transaction,
+    target_file_size_bytes: int | None = None,
+    row_filter: Any = None,
+    min_input_files: int = 2,
+    branch: str | None = None,
+    *,
+    max_file_group_size_bytes: int = MAX_FILE_GROUP_SIZE_BYTES,
+    case_sensitive: bool = True,
+    snapshot_properties: Mapping[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> RewriteDataFilesResult:
+    """Plans the compaction, writes the new files and stages one ``replace`` snapshot in
+    ``transaction`` (nothing is staged when no group needs rewriting). ``progress(done, total)``
+    is called with the count of file groups rewritten, once planned and after each group."""
+    plan = plan_rewrite_data_files(
+        transaction,
+        target_file_size_bytes,
+        row_filter,
+        min_input_files,
+        branch,
+        max_file_group_size_bytes=max_file_group_size_bytes,
+        case_sensitive=case_sensitive,
+    )
+    ctx, sizes, groups = plan.ctx, plan.sizes, plan.groups
+    md = ctx.metadata
     name = transaction.table.full_name()
     if not groups:
         logger.info("rewrite_data_files on %s: no file group needs rewriting", name)
@@ -236,32 +317,23 @@ def stage_rewrite_data_files(
         progress(0, len(groups))
     try:
         for done, group in enumerate(groups, 1):
-            parts = [ctx.read(task, cache) for task in group]
-            rows = pa.concat_tables([_data_columns(p, ctx.v3) for p in parts if p.num_rows])
-            if rows.num_rows:
+            rows = read_group(ctx, group, cache)
+            if rows is not None:
                 # The writer keeps every file it wrote: its answer includes earlier groups'.
                 for f in writer.write(rows):
                     added[f.file_path] = f
             rewritten.extend(group)
             if progress is not None:
                 progress(done, len(groups))
-        rewritten_paths = {t.file.file_path for t in rewritten}
-        dropped: dict[tuple[str, int | None], DataFile] = {}
-        for task in rewritten:
-            for d in task.delete_files:
-                if d.content != DataFileContent.POSITION_DELETES or _delete_key(d) in dropped:
-                    continue
-                if _applies_only_to(d, rewritten_paths, cache):
-                    dropped[_delete_key(d)] = d
-        producer = transaction.update_snapshot(snapshot_properties, branch).replace()
-        for task in rewritten:
-            producer.delete_data_file(task.file)
-        for d in dropped.values():
-            producer.delete_delete_file(d)
-        for f in added.values():
-            producer.append_data_file(f)
-        if ctx.snapshot is not None:
-            producer.validate_from_snapshot(ctx.snapshot.snapshot_id)
+        producer, dropped = stage_replace(
+            transaction,
+            ctx,
+            rewritten,
+            list(added.values()),
+            cache,
+            branch,
+            snapshot_properties,
+        )
     except BaseException:
         writer.abort()
         raise
@@ -272,13 +344,13 @@ def stage_rewrite_data_files(
         len(rewritten),
         len(groups),
         len(added),
-        len(dropped),
+        dropped,
     )
     return RewriteDataFilesResult(
         rewritten_data_files_count=len(rewritten),
         added_data_files_count=len(added),
         rewritten_bytes_count=sum(t.file.file_size_in_bytes for t in rewritten),
-        removed_delete_files_count=len(dropped),
+        removed_delete_files_count=dropped,
         snapshot_id=producer.snapshot_id,
     )
 
