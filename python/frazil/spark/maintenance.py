@@ -6,7 +6,15 @@ single-process versions (the driver decides, executors list and delete):
   computes reachability *after* the listing and the orphans
   (:func:`frazil.table.orphan_files.remove_orphan_files`), executors delete them;
 * :func:`expire_snapshots`: the driver commits the expiry and decides which files only expired
-  snapshots used (:mod:`frazil.table.update.expire_snapshots`), executors delete them.
+  snapshots used (:mod:`frazil.table.update.expire_snapshots`), executors delete them;
+* :func:`rewrite_data_files`: the driver plans the file groups as the single-process compaction
+  does (:mod:`frazil.table.write.maintenance`), each group is read (deletes applied, v3 lineage
+  kept) and written again by one Spark task, and the driver commits ``replace`` snapshots: one
+  for all groups, or with ``partial_progress_enabled`` up to ``partial_progress_max_commits``,
+  each as soon as its groups are written (Java's partial progress), so a failure later keeps
+  the groups already committed. Strategy ``sort`` writes each group in the table's sort order
+  (the ``binpack`` writer also sorts by it, as frazil's writer always does; ``sort`` refuses an
+  unsorted table, as Java's sort strategy without a sort order).
 
 Executors rebuild the table's FileIO from its properties (as the distributed writer does), so
 they need frazil installed and access to the storage.
@@ -17,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from frazil.spark.write import io_spec, quiet_pyspark_warnings
 
@@ -25,8 +33,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from frazil.table import Table
+    from frazil.table.write.maintenance import RewriteDataFilesResult
 
-__all__ = ["expire_snapshots", "remove_orphan_files"]
+__all__ = ["expire_snapshots", "remove_orphan_files", "rewrite_data_files"]
 
 log = logging.getLogger(__name__)
 
@@ -146,3 +155,178 @@ def expire_snapshots(
     expire.commit()
     table.refresh()
     return sorted(before - {s.snapshot_id for s in table.metadata.snapshots})
+
+
+# ---------------------------------------------------------------------------------------------
+# compaction
+
+
+def _rewrite_groups(
+    md_json: str,
+    props: dict[str, str],
+    io_location: str | None,
+    write_max: int,
+) -> Callable[[Iterable[tuple[int, list[str]]]], Iterator[tuple[int, str]]]:
+    """The executor side: (group index, task JSONs) -> (group index, data file JSON) rows."""
+
+    def run(part: Iterable[tuple[int, list[str]]]) -> Iterator[tuple[int, str]]:
+        import dataclasses
+        import json
+        import uuid
+
+        import pyarrow as pa
+
+        from frazil.expressions import AlwaysTrue
+        from frazil.io import load_file_io
+        from frazil.metadata import TableMetadata
+        from frazil.table.read import DeleteCache, read_task
+        from frazil.table.tasks import FileScanTask, content_file_to_json
+        from frazil.table.write.row_delta import _POS, LAST_UPDATED, ROW_ID, _LineageWriter
+
+        md = TableMetadata.from_json(md_json)
+        io = load_file_io(props, io_location)
+        schema = md.schema()
+        v3 = md.format_version >= 3
+        meta = [_POS, ROW_ID, LAST_UPDATED] if v3 else [_POS]
+        cache = DeleteCache(io, md.name_mapping())
+        for index, task_jsons in part:
+            writer = _LineageWriter(io, md, operation_id=uuid.uuid4())
+            writer.settings = dataclasses.replace(writer.settings, target_file_bytes=write_max)
+            try:
+                parts = []
+                for text in task_jsons:
+                    task = FileScanTask.from_json(json.loads(text))
+                    batches = list(
+                        read_task(
+                            task,
+                            io,
+                            schema,
+                            schema,
+                            metadata_columns=meta,
+                            name_mapping=md.name_mapping(),
+                            residual=AlwaysTrue(),
+                            delete_cache=cache,
+                        )
+                    )
+                    rows = pa.Table.from_batches(batches) if batches else None
+                    if rows is not None and rows.num_rows:
+                        parts.append(rows.drop_columns([_POS]))
+                files = writer.write(pa.concat_tables(parts)) if parts else []
+            except BaseException:
+                writer.abort()
+                raise
+            for f in files:
+                spec = md.spec_by_id(f.spec_id)
+                assert spec is not None
+                yield index, json.dumps(content_file_to_json(f, spec, schema))
+
+    return run
+
+
+def rewrite_data_files(
+    spark: SparkSession,
+    table: Table,
+    target_file_size_bytes: int | None = None,
+    row_filter: Any = None,
+    min_input_files: int = 2,
+    branch: str | None = None,
+    *,
+    strategy: str = "binpack",
+    max_file_group_size_bytes: int | None = None,
+    partial_progress_enabled: bool = False,
+    partial_progress_max_commits: int = 10,
+    snapshot_properties: Mapping[str, str] | None = None,
+) -> RewriteDataFilesResult:
+    """:meth:`frazil.table.Table.rewrite_data_files` with each file group rewritten by a Spark
+    task (see the module documentation). Returns the counts of all commits; ``snapshot_id`` is
+    the last one's."""
+    import json
+
+    from frazil.exceptions import InvalidArgumentError
+    from frazil.table.read import DeleteCache
+    from frazil.table.tasks import content_file_from_json
+    from frazil.table.write.maintenance import (
+        MAX_FILE_GROUP_SIZE_BYTES,
+        RewriteDataFilesResult,
+        plan_rewrite_data_files,
+        stage_replace,
+    )
+
+    if strategy not in ("binpack", "sort"):
+        raise InvalidArgumentError(f"strategy must be 'binpack' or 'sort', got {strategy!r}")
+    if partial_progress_max_commits < 1:
+        raise InvalidArgumentError(
+            f"partial_progress_max_commits must be >= 1, got {partial_progress_max_commits}"
+        )
+    name = table.full_name()
+    if strategy == "sort" and table.metadata.sort_order().is_unsorted():
+        raise InvalidArgumentError(
+            f"{name}: cannot sort data without a sort order (the table is unsorted)"
+        )
+    plan_tx = table.transaction()
+    plan = plan_rewrite_data_files(
+        plan_tx,
+        target_file_size_bytes,
+        row_filter,
+        min_input_files,
+        branch,
+        max_file_group_size_bytes=max_file_group_size_bytes or MAX_FILE_GROUP_SIZE_BYTES,
+    )
+    groups = plan.groups
+    if not groups:
+        log.info("rewrite_data_files on %s: no file group needs rewriting", name)
+        return RewriteDataFilesResult()
+    md = plan.ctx.metadata
+    props, io_location = io_spec(table)
+    run = _rewrite_groups(md.to_json(), props, io_location, plan.sizes.write_max)
+    commits = partial_progress_max_commits if partial_progress_enabled else 1
+    per_commit = -(-len(groups) // commits)
+    chunks = [
+        list(range(i, min(i + per_commit, len(groups)))) for i in range(0, len(groups), per_commit)
+    ]
+    payload = {i: [json.dumps(t.to_json()) for t in g] for i, g in enumerate(groups)}
+    specs = md.specs()
+    schema = md.schema()
+    cache = DeleteCache(table.io, md.name_mapping())
+    totals = [0, 0, 0, 0]
+    snapshot_id = None
+    for chunk in chunks:
+        with quiet_pyspark_warnings():
+            rows = (
+                spark.sparkContext.parallelize(
+                    [(i, payload[i]) for i in chunk], _slices(spark, len(chunk))
+                )
+                .mapPartitions(run)
+                .collect()
+            )
+        added = [content_file_from_json(json.loads(text), specs, schema) for _, text in rows]
+        rewritten = [t for i in chunk for t in groups[i]]
+        try:
+            tx = table.transaction()
+            producer, dropped = stage_replace(
+                tx, plan.ctx, rewritten, added, cache, branch, snapshot_properties
+            )
+            tx.stage(producer)
+            tx.commit_transaction()
+        except BaseException:
+            table.io.delete_many([f.file_path for f in added])
+            raise
+        snapshot_id = producer.snapshot_id
+        totals[0] += len(rewritten)
+        totals[1] += len(added)
+        totals[2] += sum(t.file.file_size_in_bytes for t in rewritten)
+        totals[3] += dropped
+        log.info(
+            "rewrite_data_files on %s: committed %d groups (%d files into %d)",
+            name,
+            len(chunk),
+            len(rewritten),
+            len(added),
+        )
+    return RewriteDataFilesResult(
+        rewritten_data_files_count=totals[0],
+        added_data_files_count=totals[1],
+        rewritten_bytes_count=totals[2],
+        removed_delete_files_count=totals[3],
+        snapshot_id=snapshot_id,
+    )
