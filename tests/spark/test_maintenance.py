@@ -16,7 +16,7 @@ import pytest
 from frazil.catalog import load_catalog
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
-from frazil.spark.maintenance import expire_snapshots, remove_orphan_files
+from frazil.spark import expire_snapshots, remove_orphan_files
 from frazil.table import Table
 from frazil.table.orphan_files import reachable_files
 from frazil.transforms import parse
@@ -150,7 +150,7 @@ def _lineage(t: Table, version: int) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("version", [2, 3])
 def test_rewrite_data_files_on_executors(spark: Any, tmp_path: Path, version: int) -> None:
-    from frazil.spark.maintenance import rewrite_data_files
+    from frazil.spark import rewrite_data_files
 
     ours = _small_files(tmp_path, f"spark_v{version}", version)
     twin = _small_files(tmp_path, f"single_v{version}", version)
@@ -181,7 +181,7 @@ def test_rewrite_data_files_on_executors(spark: Any, tmp_path: Path, version: in
 
 def test_rewrite_data_files_partial_progress(spark: Any, tmp_path: Path) -> None:
     from frazil.exceptions import InvalidArgumentError
-    from frazil.spark.maintenance import rewrite_data_files
+    from frazil.spark import rewrite_data_files
 
     t = _small_files(tmp_path, "partial", 3)
     before = _lineage(t, 3)

@@ -157,3 +157,12 @@ def register_data_source(spark: SparkSession, pushdown: bool | None = None) -> N
 
 
 __all__ += ["register_data_source"]
+
+# Distributed maintenance (frazil.spark.maintenance).
+from frazil.spark.maintenance import (  # noqa: E402
+    expire_snapshots,
+    remove_orphan_files,
+    rewrite_data_files,
+)
+
+__all__ += ["expire_snapshots", "remove_orphan_files", "rewrite_data_files"]
