@@ -160,6 +160,7 @@ class RewriteManifests(_SnapshotProducer):
             "manifests-created": str(len(self._written)),
             "manifests-kept": str(len(kept)),
             "manifests-replaced": str(len(self._replaced)),
+            "changed-partition-count": "0",
             "entries-processed": str(
                 sum(
                     (r.get("added_files_count") or 0)
