@@ -242,3 +242,33 @@ def test_arrow_table_unaffected(catalog: Any) -> None:
     remove_orphan_files(t)
     t.append(rows(200, 201))
     assert len(read(t)) == 3 * 30 - 10 + 1
+
+
+def test_a_commit_landing_after_the_listing_keeps_its_files(catalog: Any, tmp_path: Path) -> None:
+    """Reachability is computed after the listing: a writer whose (old) file was listed as
+    unreferenced and committed right after keeps it."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from frazil.table.orphan_files import list_older_than
+
+    t = make(catalog)
+    loc = t.location()
+    age_all(loc)
+    late = f"{loc}/data/late-writer.parquet"
+    data = rows(500, 510).filter(pc.field("p") == 2)  # one partition
+    required_id = pa.schema([pa.field("id", pa.int64(), nullable=False), *list(data.schema)[1:]])
+    pq.write_table(data.cast(required_id), late)
+    then = time.time() - 5 * DAY_S
+    os.utime(late, (then, then))
+
+    def list_then_commit(where: str, older_than: int, names: frozenset[str]) -> list[str]:
+        listed = list_older_than(t.io, where, older_than, names)
+        assert late in listed
+        catalog.load_table("db.t").add_files([late])  # the writer commits now
+        return listed
+
+    found = remove_orphan_files(t, list_files=list_then_commit)
+    assert found == [] and os.path.exists(late)
+    assert 503 in {r["id"] for r in read(catalog.load_table("db.t"))}
