@@ -280,6 +280,17 @@ def test_changelog_matches_java(spark: Any, catalog: Any, version: int) -> None:
         assert sorted(tuple(r.values()) for r in rows.to_pylist()) == _java_changes(
             spark, name, start, end
         )
+    # a row filter: Spark filters the same changes
+    start, end = snaps[0], None
+    rows = t.changelog_scan(start, end, row_filter="p = 1 AND id > 10").to_arrow()
+    ours_filtered = sorted(
+        tuple(r.values())
+        for r in rows.select(
+            ["id", "s", "p", "_change_type", "_change_ordinal", "_commit_snapshot_id"]
+        ).to_pylist()
+    )
+    java_filtered = [r for r in _java_changes(spark, name, start, end) if r[2] == 1 and r[0] > 10]
+    assert ours_filtered == java_filtered and java_filtered
 
 
 def test_changelog_refuses_delete_files_like_java(spark: Any, catalog: Any) -> None:

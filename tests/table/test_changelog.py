@@ -120,3 +120,25 @@ def test_refusals(catalog: Any) -> None:
         changes(t)
     # before the delete it is fine
     assert len(changes(t, None, second.snapshot_id)) == 60
+
+
+def test_row_filter_and_selected_fields(catalog: Any) -> None:
+    t = make(catalog, 2)
+    t.append(rows(0, 30))
+    t.delete("id < 10")
+    t.append(rows(30, 40))
+    every = changes(t)
+    got = t.changelog_scan(row_filter="p = 1 AND id >= 5", selected_fields=("id",)).to_arrow()
+    assert got.column_names == ["id", "_change_type", "_change_ordinal", "_commit_snapshot_id"]
+    expected = sorted(
+        (r["id"], r["_change_type"], r["_change_ordinal"])
+        for r in every
+        if r["p"] == 1 and r["id"] >= 5
+    )
+    assert (
+        expected
+        and sorted((r["id"], r["_change_type"], r["_change_ordinal"]) for r in got.to_pylist())
+        == expected
+    )
+    with pytest.raises(ValidationError, match="no such columns"):
+        t.changelog_scan(selected_fields=("nope",)).to_arrow()

@@ -403,13 +403,20 @@ class Table:
         return rewrite_manifests(self, spec_id, rewrite_if, target_size_bytes, branch)
 
     def changelog_scan(
-        self, from_snapshot_id: int | None = None, to_snapshot_id: int | None = None
+        self,
+        from_snapshot_id: int | None = None,
+        to_snapshot_id: int | None = None,
+        row_filter: str | BooleanExpression | None = None,
+        selected_fields: tuple[str, ...] = ("*",),
+        case_sensitive: bool = True,
     ) -> ChangelogScan:
         """The rows inserted and deleted after ``from_snapshot_id`` (exclusive) up to
         ``to_snapshot_id`` (see :mod:`frazil.table.changelog`)."""
         from frazil.table.changelog import changelog_scan
 
-        return changelog_scan(self, from_snapshot_id, to_snapshot_id)
+        return changelog_scan(
+            self, from_snapshot_id, to_snapshot_id, row_filter, selected_fields, case_sensitive
+        )
 
     def rewrite_position_deletes(self, branch: str | None = None) -> RewritePositionDeletesResult:
         """On a v3 table, replaces the v2 position delete files with one deletion vector per

@@ -30,6 +30,7 @@ from frazil.metadata import Operation, Snapshot, TableMetadata
 from frazil.table.update.manage_snapshots import ancestors_of
 
 if TYPE_CHECKING:
+    from frazil.expressions import BooleanExpression
     from frazil.table import Table
 
 __all__ = ["ChangelogOperation", "ChangelogScan", "ChangelogScanTask", "changelog_scan"]
@@ -75,12 +76,23 @@ class ChangelogScan:
     """A changelog scan of ``table`` (see the module documentation)."""
 
     def __init__(
-        self, table: Table, from_snapshot_id: int | None = None, to_snapshot_id: int | None = None
+        self,
+        table: Table,
+        from_snapshot_id: int | None = None,
+        to_snapshot_id: int | None = None,
+        row_filter: str | BooleanExpression | None = None,
+        selected_fields: tuple[str, ...] = ("*",),
+        case_sensitive: bool = True,
     ) -> None:
+        from frazil.expressions import bind
+        from frazil.table.write.row_delta import _as_filter
+
         self.table = table
         self.metadata: TableMetadata = table.metadata
         self.from_snapshot_id = from_snapshot_id
         self.to_snapshot_id = to_snapshot_id
+        self.row_filter = bind(self.metadata.schema(), _as_filter(row_filter), case_sensitive)
+        self.selected_fields = tuple(selected_fields)
 
     def _snapshots(self) -> list[Snapshot]:
         md = self.metadata
@@ -164,7 +176,12 @@ class ChangelogScan:
             spec = md.spec_by_id(task.file.spec_id)
             scan_task = FileScanTask(task.file, schema=schema, spec=spec)
             for batch in read_task(
-                scan_task, self.table.io, schema, name_mapping=mapping, delete_cache=cache
+                scan_task,
+                self.table.io,
+                schema,
+                name_mapping=mapping,
+                residual=self.row_filter,
+                delete_cache=cache,
             ):
                 n = batch.num_rows
                 yield pa.RecordBatch.from_arrays(
@@ -192,14 +209,29 @@ class ChangelogScan:
         )
 
     def to_arrow(self) -> pa.Table:
-        """Every changed row with ``_change_type``, ``_change_ordinal`` and
-        ``_commit_snapshot_id``."""
-        return pa.Table.from_batches(list(self._batches()), schema=self.arrow_schema())
+        """Every changed row matching the row filter, with the selected fields and
+        ``_change_type``, ``_change_ordinal`` and ``_commit_snapshot_id``."""
+        out = pa.Table.from_batches(list(self._batches()), schema=self.arrow_schema())
+        if self.selected_fields == ("*",):
+            return out
+        names = [*self.selected_fields, CHANGE_TYPE, CHANGE_ORDINAL, COMMIT_SNAPSHOT_ID]
+        missing = [n for n in self.selected_fields if n not in out.column_names]
+        if missing:
+            raise ValidationError(f"{self.table.full_name()}: no such columns: {missing}")
+        return out.select(names)
 
 
 def changelog_scan(
-    table: Table, from_snapshot_id: int | None = None, to_snapshot_id: int | None = None
+    table: Table,
+    from_snapshot_id: int | None = None,
+    to_snapshot_id: int | None = None,
+    row_filter: str | BooleanExpression | None = None,
+    selected_fields: tuple[str, ...] = ("*",),
+    case_sensitive: bool = True,
 ) -> ChangelogScan:
     """A :class:`ChangelogScan` of the changes after ``from_snapshot_id`` (exclusive) up to
-    ``to_snapshot_id`` (inclusive; default the current snapshot)."""
-    return ChangelogScan(table, from_snapshot_id, to_snapshot_id)
+    ``to_snapshot_id`` (inclusive; default the current snapshot), rows matching ``row_filter``
+    (top-level ``selected_fields``, then the change columns)."""
+    return ChangelogScan(
+        table, from_snapshot_id, to_snapshot_id, row_filter, selected_fields, case_sensitive
+    )
