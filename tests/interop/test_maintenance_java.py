@@ -107,6 +107,23 @@ def test_orphan_files_match_java(spark: Any, catalog: Any, version: int) -> None
         False
     ).commit()
     loc = t.location()
+    # statistics files the metadata names are reachable (Java's statisticsFilesLocations)
+    from frazil.metadata import PartitionStatisticsFile, StatisticsFile
+    from frazil.table.update.updates import SetPartitionStatisticsUpdate, SetStatisticsUpdate
+
+    head = t.current_snapshot()
+    assert head is not None
+    stats, pstats = f"{loc}/metadata/stats-1.puffin", f"{loc}/metadata/partition-stats-1.parquet"
+    Path(stats).write_bytes(b"x")
+    Path(pstats).write_bytes(b"x")
+    with t.transaction() as tx:
+        tx._stage_static(
+            [
+                SetStatisticsUpdate(StatisticsFile(head.snapshot_id, stats, 1, 0)),
+                SetPartitionStatisticsUpdate(PartitionStatisticsFile(head.snapshot_id, pstats, 1)),
+            ],
+            [],
+        )
     for rel in ("data/p=0/stray.parquet", "metadata/stray-m0.avro", "junk/x.bin"):
         os.makedirs(os.path.dirname(f"{loc}/{rel}"), exist_ok=True)
         Path(f"{loc}/{rel}").write_bytes(b"x")
@@ -125,6 +142,7 @@ def test_orphan_files_match_java(spark: Any, catalog: Any, version: int) -> None
     assert f"{loc}/junk/x.bin" in ours and f"{loc}/data/p=0/stray.parquet" in ours
     assert any("snap-" in p for p in ours)  # the expired snapshots' manifest lists
     assert any("/data/p=0/" in p for p in ours)  # the deleted files
+    assert stats not in ours and pstats not in ours
 
     # after frazil deletes them, Java reads the table and finds nothing more
     before = sorted(tuple(r) for r in spark.sql(f"SELECT * FROM ref.db.{name}").collect())
