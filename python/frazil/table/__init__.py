@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from frazil.expressions import BooleanExpression
     from frazil.io import FileIO
     from frazil.name_mapping import NameMapping
+    from frazil.table.incremental import IncrementalAppendScan
     from frazil.table.inspect import InspectTable
     from frazil.table.scan import DataScan
     from frazil.table.update.expire_snapshots import ExpireSnapshots
@@ -251,6 +252,21 @@ class Table:
             options,
             limit,
         )
+
+    def incremental_append_scan(
+        self,
+        from_snapshot_id: int | None = None,
+        to_snapshot_id: int | None = None,
+        **kwargs: Any,
+    ) -> IncrementalAppendScan:
+        """The rows ``append`` snapshots added after ``from_snapshot_id`` (exclusive; default:
+        the whole lineage) up to ``to_snapshot_id`` (default: current); PyIceberg's keywords
+        (``from_snapshot_id_exclusive``, ``from_snapshot_id_inclusive``,
+        ``to_snapshot_id_inclusive``, ``row_filter``, ``selected_fields``, ...) also work. See
+        :mod:`frazil.table.incremental`."""
+        from frazil.table.incremental import incremental_append_scan
+
+        return incremental_append_scan(self, from_snapshot_id, to_snapshot_id, **kwargs)
 
     def to_polars(self) -> pl.LazyFrame:
         """A Polars LazyFrame over a scan of the current snapshot (columns and row limits are
