@@ -32,7 +32,8 @@ skipped; ``delete`` and ``overwrite`` snapshots stop the stream with an error un
 removed rows are not retracted). ``stream-from-timestamp`` (epoch ms) starts at the oldest
 ancestor committed at or after that time, reading only what snapshots added.
 ``streaming-max-files-per-micro-batch`` and ``streaming-max-rows-per-micro-batch`` limit a
-micro-batch (at least one file each; Spark's ``Trigger.AvailableNow`` reads everything).
+micro-batch (at least one file each); with ``Trigger.AvailableNow`` the stream ends at the
+snapshot current when the query started.
 """
 
 from __future__ import annotations
@@ -59,6 +60,14 @@ try:  # PySpark 4.1+
     from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
 except ImportError:  # pragma: no cover - PySpark 4.0
     _StreamWriterBase = DataSourceStreamWriter
+
+try:  # PySpark 4.2+
+    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow as _AvailableNow
+except ImportError:  # pragma: no cover - older PySpark 4
+
+    class _AvailableNow:  # type: ignore[no-redef]
+        pass
+
 
 if TYPE_CHECKING:
     from frazil.metadata import Snapshot
@@ -285,7 +294,7 @@ class _SnapshotFiles:
         return len(self.record_counts)
 
 
-class FrazilStreamReader(DataSourceStreamReader):  # type: ignore[misc]  # untyped before Spark 4
+class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore[misc]
     """Reads what the table's snapshots append, micro-batch by micro-batch (module docstring)."""
 
     def __init__(self, options: Mapping[str, str]) -> None:
@@ -306,16 +315,28 @@ class FrazilStreamReader(DataSourceStreamReader):  # type: ignore[misc]  # untyp
         self._schema = table.metadata.schema()
         self._files: dict[tuple[int, bool], _SnapshotFiles] = {}
         self._last: _Offset | None = None
+        # Trigger.AvailableNow: the snapshot current when the query started (-1: none)
+        self._target: int | None = None
 
     # ---- offsets
 
     def _table(self) -> Table:
         return _load(self.options)
 
+    def prepareForTriggerAvailableNow(self) -> None:
+        current = self._table().current_snapshot()
+        self._target = -1 if current is None else current.snapshot_id
+
+    def _head(self, table: Table) -> Snapshot | None:
+        """The newest snapshot the stream reads: the current one, or AvailableNow's target."""
+        if self._target is None:
+            return table.current_snapshot()
+        return table.metadata.snapshot_by_id(self._target) if self._target != -1 else None
+
     def _starting_offset(self, table: Table) -> _Offset:
         from frazil.table.update.manage_snapshots import ancestors_of
 
-        current = table.current_snapshot()
+        current = self._head(table)
         if current is None:
             return _Offset.of(START)
         snapshots = {s.snapshot_id: s for s in table.metadata.snapshots}
@@ -351,7 +372,7 @@ class FrazilStreamReader(DataSourceStreamReader):  # type: ignore[misc]  # untyp
         from frazil.table.update.manage_snapshots import ancestors_of
 
         md = table.metadata
-        current = md.current_snapshot()
+        current = self._head(table)
         snapshots = {s.snapshot_id: s for s in md.snapshots}
         out = []
         for s in ancestors_of(None if current is None else current.snapshot_id, snapshots):
