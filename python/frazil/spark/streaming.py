@@ -62,7 +62,9 @@ except ImportError:  # pragma: no cover - PySpark 4.0
     _StreamWriterBase = DataSourceStreamWriter
 
 try:  # PySpark 4.2+
-    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow as _AvailableNow
+    from pyspark.sql.streaming.datasource import (  # type: ignore[import-not-found,unused-ignore]
+        SupportsTriggerAvailableNow as _AvailableNow,
+    )
 except ImportError:  # pragma: no cover - older PySpark 4
 
     class _AvailableNow:  # type: ignore[no-redef]
@@ -427,7 +429,9 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
         counts = plan.tasks.column("record_count").to_numpy().astype(np.int64)
         return _SnapshotFiles(plan, _context(table, scan, plan), counts)
 
-    def latestOffset(self, start: dict[str, Any] | None = None, limit: Any = None) -> dict:
+    def latestOffset(
+        self, start: dict[str, Any] | None = None, limit: Any = None
+    ) -> dict[str, Any]:
         table = self._table()
         begin = _Offset.of(start) if start is not None else (self._last or _Offset.of(START))
         if begin.is_start:
