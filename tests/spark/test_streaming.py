@@ -221,3 +221,50 @@ def test_source_deletes_overwrites_limits_and_timestamps(spark: Any, tmp_path: P
     late = _available_now(spark, options, "late", **skip, **{"stream-from-timestamp": str(after)})
     assert late.exception() is None
     assert sorted(_ids(spark, "late")) == [*range(20, 40), 100, 101, 102]
+
+
+def test_sink_complete_mode_overwrites(spark: Any, tmp_path: Path) -> None:
+    """``complete`` output mode: each micro-batch replaces the table's rows, in one snapshot."""
+    import frazil.spark
+    from frazil.spark.streaming import last_committed_batch
+
+    frazil.spark.register_data_source(spark)
+    warehouse = str(tmp_path / "wh")
+    cat = load_catalog("stream", warehouse=warehouse)
+    cat.create_namespace("db")
+    schema = Schema(NestedField(1, "k", LongType()), NestedField(2, "count", LongType()))
+    cat.create_table("db.counts", schema)
+    from pyspark.sql import functions as F
+
+    counts = (
+        spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", 10)
+        .load()
+        .groupBy((F.col("value") % 3).alias("k"))
+        .count()
+    )
+    query = (
+        counts.writeStream.format("frazil")
+        .outputMode("complete")
+        .option("catalog", "stream")
+        .option("catalog.warehouse", warehouse)
+        .option("checkpointLocation", str(tmp_path / "cp"))
+        .start("db.counts")
+    )
+    try:
+        _wait(
+            lambda: (last_committed_batch(cat.load_table("db.counts"), str(query.id)) or 0) >= 2,
+            300,
+            "three micro-batches",
+        )
+    finally:
+        query.stop()
+    assert query.exception() is None
+    table = cat.load_table("db.counts")
+    last = last_committed_batch(table, str(query.id))
+    assert last is not None
+    values = range(10 * (last + 1))  # rate-micro-batch's values so far
+    expected = sorted((k, sum(1 for v in values if v % 3 == k)) for k in range(3))
+    rows = table.scan().to_arrow()
+    assert sorted(zip(rows["k"].to_pylist(), rows["count"].to_pylist(), strict=True)) == expected
+    assert [s.operation for s in table.snapshots()][1:] == ["overwrite"] * last

@@ -55,6 +55,8 @@ from pyspark.sql.datasource import (
 )
 
 from frazil.exceptions import FrazilError, InvalidArgumentError, ValidationError
+from frazil.schema import Schema
+from frazil.table.scan import DataScan
 
 try:  # PySpark 4.1+
     from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
@@ -521,26 +523,32 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
         self._files.clear()
 
 
+class _SnapshotScan(DataScan):
+    """All live rows of one snapshot, read with the stream's schema (a scan of a snapshot id
+    would read with the snapshot's own)."""
+
+    stream_schema: Schema
+
+    def table_schema(self) -> Schema:
+        return self.stream_schema
+
+
 def _stream_scan(
-    table: Table, options: Mapping[str, str], schema: Any, snapshot: Snapshot, scan_all: bool
-) -> Any:
+    table: Table, options: Mapping[str, str], schema: Schema, snapshot: Snapshot, scan_all: bool
+) -> DataScan:
     """The scan of one snapshot's part of the stream: all its live files, or those it added."""
     from frazil.expressions import AlwaysTrue
     from frazil.spark.datasource import _read_args
     from frazil.table.incremental import IncrementalAppendScan
-    from frazil.table.scan import DataScan
 
     args = _read_args(options)
     fields = tuple(args["selected_fields"] or ("*",))
     row_filter = args["row_filter"] or AlwaysTrue()
     md = table.metadata
     if scan_all:
-
-        class _Scan(DataScan):
-            def table_schema(self) -> Any:
-                return schema  # the stream's schema, not the snapshot's own
-
-        return _Scan(md, table.io, row_filter, fields, snapshot_id=snapshot.snapshot_id)
+        scan = _SnapshotScan(md, table.io, row_filter, fields, snapshot_id=snapshot.snapshot_id)
+        scan.stream_schema = schema
+        return scan
     # from the parent, exclusive (without one, the lineage is the snapshot alone)
     return IncrementalAppendScan(
         md,
