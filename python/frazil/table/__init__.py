@@ -257,16 +257,35 @@ class Table:
         self,
         from_snapshot_id: int | None = None,
         to_snapshot_id: int | None = None,
-        **kwargs: Any,
+        *,
+        from_snapshot_id_exclusive: int | None = None,
+        from_snapshot_id_inclusive: int | None = None,
+        to_snapshot_id_inclusive: int | None = None,
+        row_filter: str | BooleanExpression | None = None,
+        selected_fields: tuple[str, ...] = ("*",),
+        case_sensitive: bool = True,
+        options: Mapping[str, str] | None = None,
+        limit: int | None = None,
     ) -> IncrementalAppendScan:
         """The rows ``append`` snapshots added after ``from_snapshot_id`` (exclusive; default:
-        the whole lineage) up to ``to_snapshot_id`` (default: current); PyIceberg's keywords
-        (``from_snapshot_id_exclusive``, ``from_snapshot_id_inclusive``,
-        ``to_snapshot_id_inclusive``, ``row_filter``, ``selected_fields``, ...) also work. See
-        :mod:`frazil.table.incremental`."""
+        the whole lineage) up to ``to_snapshot_id`` (default: current), with PyIceberg's
+        keywords too. See :mod:`frazil.table.incremental`."""
+        from frazil.expressions import AlwaysTrue
         from frazil.table.incremental import incremental_append_scan
 
-        return incremental_append_scan(self, from_snapshot_id, to_snapshot_id, **kwargs)
+        return incremental_append_scan(
+            self,
+            from_snapshot_id,
+            to_snapshot_id,
+            from_snapshot_id_exclusive=from_snapshot_id_exclusive,
+            from_snapshot_id_inclusive=from_snapshot_id_inclusive,
+            to_snapshot_id_inclusive=to_snapshot_id_inclusive,
+            row_filter=AlwaysTrue() if row_filter is None else row_filter,
+            selected_fields=selected_fields,
+            case_sensitive=case_sensitive,
+            options=options,
+            limit=limit,
+        )
 
     def to_polars(self) -> pl.LazyFrame:
         """A Polars LazyFrame over a scan of the current snapshot (columns and row limits are
