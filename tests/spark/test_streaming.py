@@ -217,6 +217,13 @@ def test_source_deletes_overwrites_limits_and_timestamps(spark: Any, tmp_path: P
     per_batch = [p["numInputRows"] for p in limited.recentProgress if p["numInputRows"]]
     assert per_batch == [20, 20, 3], "two 10-row files a micro-batch, then the last one"
 
+    by_rows = _available_now(
+        spark, options, "by_rows", **skip, **{"streaming-max-rows-per-micro-batch": "15"}
+    )
+    assert by_rows.exception() is None
+    per_batch = [p["numInputRows"] for p in by_rows.recentProgress if p["numInputRows"]]
+    assert per_batch == [10, 10, 10, 13], "whole files, at most 15 rows a micro-batch"
+
     after = t.refresh().snapshots()[2].timestamp_ms
     late = _available_now(spark, options, "late", **skip, **{"stream-from-timestamp": str(after)})
     assert late.exception() is None
