@@ -197,9 +197,72 @@ def _child(rows: int, rounds: int, warmup: int) -> None:
     print("FRAZIL-BENCH " + json.dumps(out))
 
 
+def _stream_child(batches: int, rows: int) -> None:
+    """Under PySpark 4.x (``--stream-child``): a ``rate-micro-batch`` stream of ``rows`` rows a
+    micro-batch into the frazil sink until ``batches`` micro-batches have landed; prints the
+    rows and seconds between the first and the last commit as JSON."""
+    import tempfile
+
+    import pyspark
+
+    import frazil.spark
+    from frazil.catalog import load_catalog
+    from frazil.schema import Schema
+    from frazil.spark.streaming import last_committed_batch
+    from frazil.types import LongType, NestedField, TimestamptzType
+
+    warehouse = tempfile.mkdtemp(prefix="frazil-stream-bench-")
+    cat = load_catalog("bench", warehouse=warehouse)
+    cat.create_namespace("db")
+    cat.create_table(
+        "db.events",
+        Schema(NestedField(1, "timestamp", TimestamptzType()), NestedField(2, "value", LongType())),
+    )
+    spark = local_session("frazil-bench-stream")
+    frazil.spark.register_data_source(spark)
+    query = (
+        spark.readStream.format("rate-micro-batch")
+        .option("rowsPerBatch", rows)
+        .option("numPartitions", 2)
+        .load()
+        .writeStream.format("frazil")
+        .option("catalog", "bench")
+        .option("catalog.warehouse", warehouse)
+        .option("checkpointLocation", warehouse + "/cp")
+        .trigger(processingTime="0 seconds")
+        .start("db.events")
+    )
+
+    def landed() -> int:
+        last = last_committed_batch(cat.load_table("db.events"), str(query.id))
+        return -1 if last is None else last
+
+    try:
+        while landed() < batches - 1:
+            if query.exception() is not None:
+                raise RuntimeError(str(query.exception()))
+            time.sleep(0.2)
+    finally:
+        query.stop()
+    table = cat.load_table("db.events")
+    stamps = sorted(s.timestamp_ms for s in table.snapshots())[:batches]
+    landed = table.scan().count()
+    spark.stop()
+    out = {
+        "pyspark": pyspark.__version__,
+        "rows": (batches - 1) * rows,
+        "seconds": (stamps[-1] - stamps[0]) / 1000,
+        "landed": landed,
+    }
+    print("FRAZIL-BENCH " + json.dumps(out))
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         _child(*(int(a) for a in sys.argv[2:5]))
+        sys.exit(0)
+    if sys.argv[1:2] == ["--stream-child"]:
+        _stream_child(int(sys.argv[2]), int(sys.argv[3]))
         sys.exit(0)
 
 
@@ -397,6 +460,41 @@ def test_write_and_read_throughput(spark) -> None:
         f"{files['frazil']}, Java {files['Java']}; both readers give the same row checksum. "
         "Each write creates the table anew; each read aggregates a hash of every column."
     )
+
+
+# --------------------------------------------------------------------------------------------
+# the streaming sink (PySpark 4.x only: the Python data source API)
+
+STREAM_BATCHES = 5 if SMOKE else 20
+STREAM_ROWS = 2_000 if SMOKE else 200_000  # per micro-batch
+
+
+def test_streaming_sink_throughput_pyspark4() -> None:
+    """Rows/s of ``writeStream.format("frazil")`` between its first and last micro-batch
+    commit (each micro-batch: executors write the files, the driver commits one snapshot)."""
+    if SMOKE and os.environ.get("FRAZIL_BENCH_SPARK4", "") in ("", "0"):
+        pytest.skip("smoke mode: set FRAZIL_BENCH_SPARK4=1 to run the PySpark 4 child too")
+    if not SPARK4_PYTHON.exists():
+        pytest.skip(f"no PySpark 4 environment at {SPARK4_PYTHON} (dev/spark4-env.sh makes it)")
+    proc = subprocess.run(
+        [str(SPARK4_PYTHON), __file__, "--stream-child", str(STREAM_BATCHES), str(STREAM_ROWS)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        cwd=ROOT,
+    )
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("FRAZIL-BENCH ")), None)
+    assert proc.returncode == 0 and line, proc.stderr[-3000:]
+    out = json.loads(line.removeprefix("FRAZIL-BENCH "))
+    assert out["landed"] >= STREAM_BATCHES * STREAM_ROWS
+    _TIMES[f"frazil streaming sink @ {out['pyspark']}"] = {
+        "median": out["seconds"],
+        "rounds": 1,
+        "n": out["rows"],
+        "impl": "frazil streaming sink",
+        "pyspark": out["pyspark"],
+        "note": f"{STREAM_BATCHES - 1} micro-batches of {STREAM_ROWS:,} rows after the first",
+    }
 
 
 # --------------------------------------------------------------------------------------------

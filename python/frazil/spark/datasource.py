@@ -129,6 +129,17 @@ class FrazilDataSource(DataSource):  # type: ignore[misc]  # untyped before Spar
     def writer(self, schema: Any, overwrite: bool) -> FrazilWriter:
         return FrazilWriter(dict(self.options), overwrite)
 
+    # Structured Streaming: frazil.spark.streaming
+    def streamWriter(self, schema: Any, overwrite: bool) -> Any:
+        from frazil.spark.streaming import FrazilStreamWriter
+
+        return FrazilStreamWriter(self.options, overwrite)
+
+    def streamReader(self, schema: Any) -> Any:
+        from frazil.spark.streaming import FrazilStreamReader
+
+        return FrazilStreamReader(self.options)
+
 
 class FrazilDataSourceNoPushdown(FrazilDataSource):
     """The ``frazil`` format with a reader that does not push filters down."""

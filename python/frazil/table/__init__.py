@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from frazil.io import FileIO
     from frazil.name_mapping import NameMapping
     from frazil.table.changelog import ChangelogScan
+    from frazil.table.incremental import IncrementalAppendScan
     from frazil.table.inspect import InspectTable
     from frazil.table.scan import DataScan
     from frazil.table.update.expire_snapshots import ExpireSnapshots
@@ -254,6 +255,40 @@ class Table:
             snapshot_id,
             options,
             limit,
+        )
+
+    def incremental_append_scan(
+        self,
+        from_snapshot_id: int | None = None,
+        to_snapshot_id: int | None = None,
+        *,
+        from_snapshot_id_exclusive: int | None = None,
+        from_snapshot_id_inclusive: int | None = None,
+        to_snapshot_id_inclusive: int | None = None,
+        row_filter: str | BooleanExpression | None = None,
+        selected_fields: tuple[str, ...] = ("*",),
+        case_sensitive: bool = True,
+        options: Mapping[str, str] | None = None,
+        limit: int | None = None,
+    ) -> IncrementalAppendScan:
+        """The rows ``append`` snapshots added after ``from_snapshot_id`` (exclusive; default:
+        the whole lineage) up to ``to_snapshot_id`` (default: current), with PyIceberg's
+        keywords too. See :mod:`frazil.table.incremental`."""
+        from frazil.expressions import AlwaysTrue
+        from frazil.table.incremental import incremental_append_scan
+
+        return incremental_append_scan(
+            self,
+            from_snapshot_id,
+            to_snapshot_id,
+            from_snapshot_id_exclusive=from_snapshot_id_exclusive,
+            from_snapshot_id_inclusive=from_snapshot_id_inclusive,
+            to_snapshot_id_inclusive=to_snapshot_id_inclusive,
+            row_filter=AlwaysTrue() if row_filter is None else row_filter,
+            selected_fields=selected_fields,
+            case_sensitive=case_sensitive,
+            options=options,
+            limit=limit,
         )
 
     def to_polars(self) -> pl.LazyFrame:

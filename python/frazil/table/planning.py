@@ -71,6 +71,7 @@ __all__ = [
     "plan_files",
     "plan_manifests",
     "planner_for",
+    "snapshot_manifests",
 ]
 
 log = logging.getLogger(__name__)
@@ -319,6 +320,23 @@ def _read_all(io: FileIO, paths: Sequence[str], what: str) -> list[bytes]:
         raise io_error(e, f"reading {what}", where or f"one of {len(paths)} {what}s") from e
 
 
+def snapshot_manifests(
+    io: FileIO, metadata: TableMetadata, snapshot: Snapshot
+) -> tuple[str, pa.Table]:
+    """The snapshot's manifest list (its location, for messages, and its rows), read from
+    ``manifest-list`` or built from a v1 snapshot's inline ``manifests``."""
+    if snapshot.manifest_list is not None:
+        list_path = metadata.resolve(snapshot.manifest_list)
+        listed = _read_all(io, [list_path], "manifest list")[0]
+        return list_path, read_manifest_list(listed, path=list_path)
+    list_path = f"the manifests of snapshot {snapshot.snapshot_id}"
+    inline = list(snapshot.manifests or ())
+    datas = _read_all(io, [metadata.resolve(p) for p in inline], "manifest")
+    return list_path, inline_manifest_list(
+        list(zip(inline, datas, strict=True)), snapshot_id=snapshot.snapshot_id
+    )
+
+
 def plan_manifests(
     io: FileIO,
     metadata: TableMetadata,
@@ -330,6 +348,7 @@ def plan_manifests(
     schema: Schema | None = None,
     stats: ColumnStats = ColumnStats.INCLUDED,
     run_manifests: int | None = None,
+    manifests: pa.Table | None = None,
 ) -> tuple[PlanContext, Iterator[ManifestTasks]]:
     """Plans a scan of ``snapshot`` (``None``: an empty table) with a row filter: the plan's
     context, its delete files planned, and an iterator over the planned data manifests in
@@ -345,6 +364,10 @@ def plan_manifests(
     ``lower_bounds``, ``upper_bounds``) stay in the data entries; when they don't, only the
     stats the filter and equality deletes need are decoded: most of a manifest's bytes are
     stats. Delete files keep theirs.
+
+    ``manifests``: rows of manifest lists (:func:`frazil.manifest.read_manifest_list`'s shape)
+    to plan instead of ``snapshot``'s manifest list (an incremental scan's manifests, gathered
+    from several snapshots); ``snapshot`` then only names the plan in messages.
     """
     schema = schema if schema is not None else _schema_for(metadata, snapshot)
     bound = bind(schema, bound_filter, case_sensitive)
@@ -352,17 +375,11 @@ def plan_manifests(
     if snapshot is None:
         return plan, iter(())
     planner = planner_for(metadata, schema, bound)
-    if snapshot.manifest_list is not None:
-        list_path = metadata.resolve(snapshot.manifest_list)
-        listed = _read_all(io, [list_path], "manifest list")[0]
-        manifest_list = read_manifest_list(listed, path=list_path)
-    else:  # a v1 snapshot listing its manifests inline
-        list_path = f"the manifests of snapshot {snapshot.snapshot_id}"
-        inline = list(snapshot.manifests or ())
-        datas = _read_all(io, [metadata.resolve(p) for p in inline], "manifest")
-        manifest_list = inline_manifest_list(
-            list(zip(inline, datas, strict=True)), snapshot_id=snapshot.snapshot_id
-        )
+    if manifests is not None:
+        list_path = f"the manifests selected up to snapshot {snapshot.snapshot_id}"
+        manifest_list = manifests
+    else:
+        list_path, manifest_list = snapshot_manifests(io, metadata, snapshot)
     if manifest_list.num_rows == 0:
         return plan, iter(())
     batch = manifest_list.combine_chunks().to_batches()[0]
