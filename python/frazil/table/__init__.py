@@ -16,6 +16,7 @@ from frazil.metadata import (
     Snapshot,
     SnapshotLogEntry,
     SnapshotRef,
+    StatisticsFile,
     TableMetadata,
 )
 from frazil.partitioning import PartitionSpec
@@ -214,6 +215,21 @@ class Table:
 
     def expire_snapshots(self) -> ExpireSnapshots:
         return self._transaction(autocommit=True).expire_snapshots()
+
+    def compute_statistics(
+        self, columns: Sequence[str] | None = None, snapshot_id: int | None = None
+    ) -> StatisticsFile:
+        """Writes and commits NDV theta sketches of ``columns`` (default: every primitive
+        column) of a snapshot (default: current); see :mod:`frazil.table.statistics`."""
+        from frazil.table.statistics import compute_statistics
+
+        return compute_statistics(self, columns, snapshot_id)
+
+    def read_ndv(self, snapshot_id: int | None = None) -> dict[int, int]:
+        """NDV per field id from a snapshot's statistics file (``{}`` when it has none)."""
+        from frazil.table.statistics import read_ndv
+
+        return read_ndv(self, snapshot_id)
 
     @property
     def maintenance(self) -> MaintenanceTable:
