@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from frazil.metadata import (
     MAIN_BRANCH,
+    PartitionStatisticsFile,
     Snapshot,
     SnapshotLogEntry,
     SnapshotRef,
@@ -230,6 +231,15 @@ class Table:
         from frazil.table.statistics import read_ndv
 
         return read_ndv(self, snapshot_id)
+
+    def compute_partition_statistics(
+        self, snapshot_id: int | None = None
+    ) -> PartitionStatisticsFile | None:
+        """Writes and commits the partition statistics file of a snapshot (default: current),
+        incrementally from an earlier one; see :mod:`frazil.table.partition_statistics`."""
+        from frazil.table.partition_statistics import compute_partition_statistics
+
+        return compute_partition_statistics(self, snapshot_id)
 
     @property
     def maintenance(self) -> MaintenanceTable:
