@@ -1,7 +1,7 @@
 """The ``frazil`` command line: PyIceberg's commands and options (``list``, ``describe``,
 ``schema``, ``spec``, ``uuid``, ``location``, ``drop``, ``rename``, ``properties``, ``files``,
 ...), table management (``snapshots``, ``manifests``, ``partitions``, ``history``, ``expire``,
-``compact``), the REST server (``serve``) and the demo (``demo``).
+``compact``, ``compute-statistics``), the REST server (``serve``) and the demo (``demo``).
 
 Global options come before the command: ``--catalog NAME``, ``--output text|json``,
 ``--uri``, ``--credential``, ``--warehouse``, ``--verbose`` (``--verbose true`` as PyIceberg
@@ -178,6 +178,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--branch", default=None)
     p.add_argument("--where", default=None, help="only files that may hold rows matching this")
     bind(p, "compact", tables.COMMANDS)
+    p = _identifier_command(
+        sub, "compute-statistics", "NDV sketches of columns into a Puffin statistics file"
+    )
+    p.add_argument(
+        "--columns", action="append", help="comma-separated (default: every primitive column)"
+    )
+    _snapshot_option(p)
+    p.add_argument(
+        "--partition-statistics",
+        action="store_true",
+        help="also compute the partition statistics file",
+    )
+    bind(p, "compute-statistics", tables.COMMANDS)
     run.add_parsers(sub)
     return parser
 

@@ -261,7 +261,7 @@ def compute_partition_statistics(
     metadata = table.metadata
     if not any(spec.fields for spec in metadata.specs().values()):
         raise InvalidArgumentError(
-            f"table {table.full_name} is not partitioned: partition statistics need a partition"
+            f"table {table.full_name()} is not partitioned: partition statistics need a partition"
         )
     if snapshot_id is None:
         snapshot = metadata.current_snapshot()
@@ -270,7 +270,7 @@ def compute_partition_statistics(
     else:
         found = metadata.snapshot_by_id(snapshot_id)
         if found is None:
-            raise InvalidArgumentError(f"table {table.full_name} has no snapshot {snapshot_id}")
+            raise InvalidArgumentError(f"table {table.full_name()} has no snapshot {snapshot_id}")
         snapshot = found
     existing = {f.snapshot_id: f for f in metadata.partition_statistics}
     previous: PartitionStatisticsFile | None = None

@@ -123,11 +123,11 @@ def _snapshot(table: Table, snapshot_id: int | None) -> Snapshot:
     if snapshot_id is None:
         snapshot = table.metadata.current_snapshot()
         if snapshot is None:
-            raise InvalidArgumentError(f"table {table.full_name} has no snapshot to compute on")
+            raise InvalidArgumentError(f"table {table.full_name()} has no snapshot to compute on")
         return snapshot
     snapshot = table.metadata.snapshot_by_id(snapshot_id)
     if snapshot is None:
-        raise InvalidArgumentError(f"table {table.full_name} has no snapshot {snapshot_id}")
+        raise InvalidArgumentError(f"table {table.full_name()} has no snapshot {snapshot_id}")
     return snapshot
 
 
@@ -202,7 +202,7 @@ def compute_statistics(
     snapshot = _snapshot(table, snapshot_id)
     chosen = statistics_columns(snapshot_schema(table, snapshot), columns)
     if not chosen:
-        raise InvalidArgumentError(f"table {table.full_name} has no column to compute NDV of")
+        raise InvalidArgumentError(f"table {table.full_name()} has no column to compute NDV of")
     names = tuple(dict.fromkeys(c.path[0] for c in chosen))
     reader = table.scan(selected_fields=names, snapshot_id=snapshot.snapshot_id).to_batches()
     sketches = sketch_batches(reader, chosen)
