@@ -119,7 +119,8 @@ def sketch_batches(
     return sketches
 
 
-def _snapshot(table: Table, snapshot_id: int | None) -> Snapshot:
+def resolve_snapshot(table: Table, snapshot_id: int | None) -> Snapshot:
+    """The snapshot of ``snapshot_id`` (default: the current one), or an error naming the table."""
     if snapshot_id is None:
         snapshot = table.metadata.current_snapshot()
         if snapshot is None:
@@ -199,7 +200,7 @@ def compute_statistics(
     """Sketches ``columns`` (default: every top-level primitive column) of a snapshot (default:
     the current one) from a scan of its rows, writes the Puffin file and commits it with
     ``set-statistics`` (replacing that snapshot's previous statistics file)."""
-    snapshot = _snapshot(table, snapshot_id)
+    snapshot = resolve_snapshot(table, snapshot_id)
     chosen = statistics_columns(snapshot_schema(table, snapshot), columns)
     if not chosen:
         raise InvalidArgumentError(f"table {table.full_name()} has no column to compute NDV of")
@@ -233,7 +234,7 @@ def read_ndv(table: Table, snapshot_id: int | None = None) -> dict[int, int]:
     """The NDV per field id from the statistics file of a snapshot (default: the current one),
     read from each ``apache-datasketches-theta-v1`` blob's sketch (the estimate truncated, as
     the ``ndv`` property is written); ``{}`` when the snapshot has no statistics file."""
-    snapshot = _snapshot(table, snapshot_id)
+    snapshot = resolve_snapshot(table, snapshot_id)
     files = [f for f in table.metadata.statistics if f.snapshot_id == snapshot.snapshot_id]
     if not files:
         return {}
