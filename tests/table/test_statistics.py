@@ -237,3 +237,19 @@ def test_expire_removes_statistics_files_of_expired_snapshots(table) -> None:
     assert [f.statistics_path for f in table.metadata.statistics] == [new.statistics_path]
     assert not table.io.exists(old.statistics_path)
     assert table.io.exists(new.statistics_path)
+
+
+def test_types_without_a_single_value_form_are_not_sketched() -> None:
+    from frazil.schema import Schema
+    from frazil.table.statistics import statistics_columns
+    from frazil.types import LongType, NestedField, UnknownType, VariantType
+
+    schema = Schema(
+        NestedField(1, "a", LongType()),
+        NestedField(2, "u", UnknownType()),
+        NestedField(3, "v", VariantType()),
+    )
+    assert [c.field.name for c in statistics_columns(schema, None)] == ["a"]
+    for name in ("u", "v"):
+        with pytest.raises(InvalidArgumentError, match="single-value serialization"):
+            statistics_columns(schema, [name])

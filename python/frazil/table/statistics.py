@@ -28,7 +28,14 @@ from frazil.metadata import BlobMetadata as MetadataBlob
 from frazil.metadata import Snapshot, StatisticsFile
 from frazil.puffin import Blob, read_puffin, write_puffin
 from frazil.schema import Schema
-from frazil.types import NestedField, StructType
+from frazil.types import (
+    GeographyType,
+    GeometryType,
+    NestedField,
+    StructType,
+    UnknownType,
+    VariantType,
+)
 
 if TYPE_CHECKING:
     from frazil.table import Table
@@ -69,17 +76,26 @@ class ColumnSketch:
     path: tuple[str, ...]
 
 
+def _sketchable(field: NestedField) -> bool:
+    # Unknown (always null), variant, geometry and geography have no single-value form to hash.
+    t = field.field_type
+    return t.is_primitive and not isinstance(
+        t, (UnknownType, VariantType, GeometryType, GeographyType)
+    )
+
+
 def statistics_columns(schema: Schema, columns: Sequence[str] | None) -> list[ColumnSketch]:
     """The columns to sketch: ``columns`` by name (fields of structs allowed, not of lists or
     maps), or every top-level primitive column as the Java reference's action chooses."""
     if columns is None:
-        return [ColumnSketch(f, (f.name,)) for f in schema.fields if f.field_type.is_primitive]
+        return [ColumnSketch(f, (f.name,)) for f in schema.fields if _sketchable(f)]
     out = []
     for name in columns:
         field = schema.find_field(name)
-        if not field.field_type.is_primitive:
+        if not _sketchable(field):
             raise InvalidArgumentError(
-                f"column {name!r} is a {field.field_type}: NDV sketches are for primitive columns"
+                f"column {name!r} is a {field.field_type}: NDV sketches are for primitive columns "
+                "with a binary single-value serialization"
             )
         path = [field.name]
         parent = schema.parent_id(field.field_id)
