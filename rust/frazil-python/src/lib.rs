@@ -12,7 +12,7 @@ mod manifest;
 mod metrics_evaluator;
 mod puffin;
 mod scan;
-mod stats;
+mod statistics;
 mod transforms;
 mod values;
 
@@ -46,7 +46,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     metrics_evaluator::register(m)?;
     puffin::register(m)?;
     scan::register(m)?;
-    stats::register(m)?;
+    statistics::register(m)?;
     transforms::register(m)?;
     values::register(m)?;
     Ok(())

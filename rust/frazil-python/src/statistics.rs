@@ -1,6 +1,6 @@
-//! Theta sketches of columns (`frazil-stats`): Arrow arrays in, compact sketch bytes out.
+//! Theta sketches of columns (`frazil-statistics`): Arrow arrays in, compact sketch bytes out.
 
-use frazil_stats::ThetaSketch;
+use frazil_statistics::ThetaSketch;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
