@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import io
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -308,3 +309,35 @@ def test_partition_statistics_equal_javas(java, version) -> None:
     assert [p.path() for p in jt.partitionStatisticsFiles()] == [
         t.metadata.partition_statistics[0].statistics_path
     ]
+
+
+def test_frazil_continues_from_javas_registered_partition_statistics(java, caplog) -> None:
+    spark, warehouse = java
+    name = "parts_from_java"
+    _sql(
+        spark,
+        f"CREATE TABLE ref.db.{name} ({PARTITION_COLUMNS}) USING iceberg PARTITIONED BY (cat) "
+        "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')",
+    )
+    rows = "SELECT id, concat('c', CAST(id % 4 AS STRING)), CAST(id AS INT) FROM range"
+    _sql(spark, f"INSERT INTO ref.db.{name} {rows}(0, 40)")
+    _sql(spark, f"CALL ref.system.compute_partition_stats(table => 'db.{name}')")
+    t = _frazil_table(warehouse, name)
+    javas = t.metadata.partition_statistics
+    assert len(javas) == 1
+    java_first = _frazil_rows(t)  # frazil reads the reference's file
+    assert sum(r["data_record_count"] for r in java_first) == 40
+
+    _sql(spark, f"INSERT INTO ref.db.{name} {rows}(40, 50)")
+    _sql(spark, f"DELETE FROM ref.db.{name} WHERE id % 9 = 0")
+    t = t.refresh()
+    expected = _java_partition_rows(spark, warehouse, name).to_pylist()
+    with caplog.at_level(logging.WARNING, logger="frazil.table.partition_statistics"):
+        f = t.compute_partition_statistics()  # incremental from Java's file
+    assert f is not None
+    assert "unreadable" not in caplog.text  # Java's file was read, not recomputed over
+    assert _frazil_rows(t) == expected
+    assert {p.snapshot_id for p in t.metadata.partition_statistics} == {
+        javas[0].snapshot_id,
+        f.snapshot_id,
+    }
