@@ -253,3 +253,12 @@ def test_types_without_a_single_value_form_are_not_sketched() -> None:
     for name in ("u", "v"):
         with pytest.raises(InvalidArgumentError, match="single-value serialization"):
             statistics_columns(schema, [name])
+
+
+def test_files_go_to_write_metadata_path(table, tmp_path) -> None:
+    elsewhere = tmp_path / "meta-elsewhere"
+    table.transaction().set_properties({"write.metadata.path": str(elsewhere)}).commit_transaction()
+    f = table.compute_statistics(columns=["i"])
+    assert f.statistics_path.startswith(f"{elsewhere}/{f.snapshot_id}-")
+    assert f.statistics_path.endswith(".stats")
+    assert table.read_ndv() == {table.schema().find_field("i").field_id: 77}

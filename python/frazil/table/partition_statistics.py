@@ -245,10 +245,10 @@ def _ancestors(metadata: TableMetadata, snapshot: Snapshot) -> Iterator[Snapshot
 
 
 def _statistics_location(metadata: TableMetadata, snapshot_id: int) -> str:
-    root = metadata.properties.get("write.metadata.path") or (
-        f"{(metadata.location or '').rstrip('/')}/metadata"
-    )
-    return f"{root.rstrip('/')}/partition-stats-{snapshot_id}-{uuid.uuid4()}.parquet"
+    from frazil.table.statistics import metadata_file_location
+
+    name = f"partition-stats-{snapshot_id}-{uuid.uuid4()}.parquet"  # Java's name
+    return metadata_file_location(metadata, name)
 
 
 def compute_partition_statistics(

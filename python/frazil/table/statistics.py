@@ -25,9 +25,10 @@ import pyarrow as pa
 from frazil import _native
 from frazil.exceptions import DecodeError, InvalidArgumentError, UnsupportedError
 from frazil.metadata import BlobMetadata as MetadataBlob
-from frazil.metadata import Snapshot, StatisticsFile
+from frazil.metadata import Snapshot, StatisticsFile, TableMetadata
 from frazil.puffin import Blob, read_puffin, write_puffin
 from frazil.schema import Schema
+from frazil.table.update.snapshot_producer import WRITE_METADATA_PATH
 from frazil.types import (
     GeographyType,
     GeometryType,
@@ -53,7 +54,6 @@ __all__ = [
 THETA_BLOB_TYPE = "apache-datasketches-theta-v1"
 #: The blob property holding the sketch's estimate (Java's ``NDVSketchUtil``).
 NDV_PROPERTY = "ndv"
-_WRITE_METADATA_PATH = "write.metadata.path"
 
 
 def datasketches() -> Any:
@@ -156,13 +156,19 @@ def snapshot_schema(table: Table, snapshot: Snapshot) -> Schema:
     return table.schema()
 
 
-def statistics_location(table: Table, snapshot_id: int) -> str:
-    """Where a new statistics file of a snapshot goes (the metadata directory, as Java names
-    it: ``<snapshot id>-<uuid>.stats``)."""
-    root = table.metadata.properties.get(_WRITE_METADATA_PATH) or (
-        f"{(table.metadata.location or '').rstrip('/')}/metadata"
+def metadata_file_location(metadata: TableMetadata, name: str) -> str:
+    """Where a new file of the table's metadata directory goes (``write.metadata.path``, else
+    ``<location>/metadata``), as the reference places statistics files."""
+    root = metadata.properties.get(WRITE_METADATA_PATH) or (
+        f"{(metadata.location or '').rstrip('/')}/metadata"
     )
-    return f"{root.rstrip('/')}/{snapshot_id}-{uuid.uuid4()}.stats"
+    return f"{root.rstrip('/')}/{name}"
+
+
+def statistics_location(table: Table, snapshot_id: int) -> str:
+    """Where a new statistics file of a snapshot goes (Java's name:
+    ``<snapshot id>-<uuid>.stats``)."""
+    return metadata_file_location(table.metadata, f"{snapshot_id}-{uuid.uuid4()}.stats")
 
 
 def write_statistics_file(
