@@ -262,3 +262,27 @@ def test_files_go_to_write_metadata_path(table, tmp_path) -> None:
     assert f.statistics_path.startswith(f"{elsewhere}/{f.snapshot_id}-")
     assert f.statistics_path.endswith(".stats")
     assert table.read_ndv() == {table.schema().find_field("i").field_id: 77}
+
+
+@pytest.mark.interop
+def test_pyiceberg_reads_the_statistics_entry_and_its_builder_names_work(table) -> None:
+    pytest.importorskip("pyiceberg")
+    from pyiceberg.table import StaticTable
+
+    f = table.compute_statistics(columns=["i", "s"])
+    theirs = StaticTable.from_metadata(table.metadata_location).metadata.statistics
+    assert len(theirs) == 1
+    assert theirs[0].snapshot_id == f.snapshot_id
+    assert theirs[0].statistics_path == f.statistics_path
+    assert theirs[0].file_size_in_bytes == f.file_size_in_bytes
+    assert theirs[0].file_footer_size_in_bytes == f.file_footer_size_in_bytes
+    assert [(b.type, b.fields, b.properties) for b in theirs[0].blob_metadata] == [
+        (b.type, list(b.fields), dict(b.properties)) for b in f.blob_metadata
+    ]
+    # PyIceberg's builder names
+    with table.update_statistics() as update:
+        update.remove_statistics(f.snapshot_id)
+    assert table.metadata.statistics == ()
+    with table.update_statistics() as update:
+        update.set_statistics(f)
+    assert table.metadata.statistics == (f,)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from frazil.name_mapping import NameMapping
     from frazil.table.inspect import InspectTable
     from frazil.table.scan import DataScan
+    from frazil.table.statistics import UpdateStatistics
     from frazil.table.update.expire_snapshots import ExpireSnapshots
     from frazil.table.update.manage_snapshots import ManageSnapshots
     from frazil.table.update.schema import UpdateSchema
@@ -225,6 +226,11 @@ class Table:
         from frazil.table.statistics import compute_statistics
 
         return compute_statistics(self, columns, snapshot_id)
+
+    def update_statistics(self) -> UpdateStatistics:
+        """PyIceberg's ``set_statistics`` / ``remove_statistics`` builder (commits on
+        ``commit()`` or leaving a ``with`` block)."""
+        return self._transaction(autocommit=True).update_statistics()
 
     def read_ndv(self, snapshot_id: int | None = None) -> dict[int, int]:
         """NDV per field id from a snapshot's statistics file (``{}`` when it has none)."""

@@ -40,11 +40,13 @@ from frazil.types import (
 
 if TYPE_CHECKING:
     from frazil.table import Table
+    from frazil.table.transaction import Transaction
 
 __all__ = [
     "NDV_PROPERTY",
     "THETA_BLOB_TYPE",
     "ColumnSketch",
+    "UpdateStatistics",
     "compute_statistics",
     "read_ndv",
     "statistics_columns",
@@ -269,3 +271,40 @@ def read_ndv(table: Table, snapshot_id: int | None = None) -> dict[int, int]:
         what = f"blob {i} ({THETA_BLOB_TYPE} of field {blob.fields[0]})"
         out[blob.fields[0]] = int(theta_sketch_estimate(puffin.read_blob(blob), location, what))
     return out
+
+
+class UpdateStatistics:
+    """PyIceberg's statistics builder: ``set_statistics`` / ``remove_statistics`` staged into the
+    transaction on ``commit()`` (or on leaving a ``with`` block)."""
+
+    def __init__(self, transaction: Transaction) -> None:
+        self._transaction = transaction
+        self._updates: list[StatisticsFile | int] = []
+        self._committed = False
+
+    def set_statistics(self, statistics_file: StatisticsFile) -> UpdateStatistics:
+        self._updates.append(statistics_file)
+        return self
+
+    def remove_statistics(self, snapshot_id: int) -> UpdateStatistics:
+        self._updates.append(snapshot_id)
+        return self
+
+    def commit(self) -> None:
+        from frazil.table.update import RemoveStatisticsUpdate, SetStatisticsUpdate, TableUpdate
+
+        if self._committed or not self._updates:
+            return
+        updates: list[TableUpdate] = [
+            RemoveStatisticsUpdate(u) if isinstance(u, int) else SetStatisticsUpdate(u)
+            for u in self._updates
+        ]
+        self._committed = True
+        self._transaction._stage_static(updates, [])
+
+    def __enter__(self) -> UpdateStatistics:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.commit()

@@ -71,6 +71,7 @@ from frazil.table.update import (
 if TYPE_CHECKING:
     from frazil.expressions import BooleanExpression
     from frazil.table import Table
+    from frazil.table.statistics import UpdateStatistics
     from frazil.table.update.expire_snapshots import ExpireSnapshots
     from frazil.table.update.manage_snapshots import ManageSnapshots
     from frazil.table.update.schema import UpdateSchema
@@ -275,6 +276,12 @@ class Transaction:
         """Registers a table statistics file (``set-statistics``), replacing its snapshot's."""
         self._stage_static([SetStatisticsUpdate(statistics_file)], [])
         return self
+
+    def update_statistics(self) -> UpdateStatistics:
+        """PyIceberg's builder of ``set-statistics`` / ``remove-statistics`` updates."""
+        from frazil.table.statistics import UpdateStatistics
+
+        return UpdateStatistics(self)
 
     def remove_statistics(self, snapshot_id: int) -> Transaction:
         self._stage_static([RemoveStatisticsUpdate(snapshot_id)], [])
