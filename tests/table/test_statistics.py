@@ -286,3 +286,16 @@ def test_pyiceberg_reads_the_statistics_entry_and_its_builder_names_work(table) 
     with table.update_statistics() as update:
         update.set_statistics(f)
     assert table.metadata.statistics == (f,)
+
+
+def test_uuid_values_hash_as_their_16_bytes() -> None:
+    # Appendix D: a UUID is its 16 bytes in big-endian order, i.e. Python's UUID.bytes; the
+    # same bytes as a fixed[16] value (whose sketches the Java interop test checks).
+    values = [uuid.UUID(int=i * 7919).bytes for i in range(500)]
+    as_uuid, as_fixed = _native.ThetaSketch(), _native.ThetaSketch()
+    as_uuid.update(pa.array(values, pa.uuid()), '"uuid"')
+    as_fixed.update(pa.array(values, pa.binary(16)), '"fixed[16]"')
+    assert as_uuid.to_bytes() == as_fixed.to_bytes()
+    assert as_uuid.estimate() == 500
+    with pytest.raises(InvalidArgumentError, match="Iceberg type long"):
+        _native.ThetaSketch().update(pa.array(["x"]), '"long"')
