@@ -8,6 +8,10 @@ default seed and ``2^12`` nominal entries, stored as a compact sketch with the `
 (:class:`frazil._native.ThetaSketch`, byte-identical to Apache DataSketches); reading a sketch
 back and merging sketches use the ``datasketches`` package (``pip install frazil[stats]``).
 
+One difference from the reference: its Spark action receives UUIDs from Spark as strings and
+sketches their text, where the Puffin spec (and frazil) sketch their 16-byte single-value form;
+NDVs agree, but sketches of UUID columns from the two do not combine.
+
     table.compute_statistics()                 # every primitive column of the current snapshot
     table.compute_statistics(columns=["id"])
     table.read_ndv()                           # {field id: NDV} of the current snapshot
