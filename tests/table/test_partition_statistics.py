@@ -11,6 +11,7 @@ import logging
 import os
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from frazil.catalog import load_catalog
@@ -57,7 +58,13 @@ def _files_on_disk(t: Table) -> dict[str, tuple[int, int]]:
     return out
 
 
-def test_full_computation_counts_the_data(table) -> None:
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_full_computation_counts_the_data(catalog, version) -> None:
+    table = catalog.create_table(
+        "db.t", schema=_data(0, 1).schema, properties={"format-version": str(version)}
+    )
+    table.update_spec().add_identity("cat").commit()
+    assert table.format_version == version
     table.append(_data(0, 30))
     table.append(_data(30, 50))
     f = table.compute_partition_statistics()
@@ -80,6 +87,10 @@ def test_full_computation_counts_the_data(table) -> None:
         assert r["last_updated_snapshot_id"] == snapshot.snapshot_id
         assert r["last_updated_at"] == snapshot.timestamp_ms
         assert r["total_record_count"] is None
+        assert ("dv_count" in r) == (version >= 3)
+    # In v3 the delete counts are required columns (the spec's v3 schema).
+    schema = pq.read_schema(f.statistics_path)
+    assert schema.field("position_delete_record_count").nullable == (version < 3)
     # Computing again for the same snapshot returns the registered file.
     assert table.compute_partition_statistics() == f
     assert len(table.metadata.partition_statistics) == 1
