@@ -227,12 +227,19 @@ def test_frazil_reads_java_compute_table_stats(java) -> None:
 PARTITION_COLUMNS = "id bigint, cat string, n int"
 
 
-def _java_partition_rows(spark: Any, warehouse: Path, name: str) -> list[dict[str, Any]]:
-    """Rows of the file Java's PartitionStatsHandler computes (written, not registered)."""
+def _java_partition_rows(spark: Any, warehouse: Path, name: str) -> pa.Table:
+    """Rows of the file Java's PartitionStatsHandler computes (written, not registered), read
+    with pyarrow (Parquet) or fastavro (Avro)."""
     jt = _java_table(spark, warehouse / "db" / name)
     handler = spark._jvm.org.apache.iceberg.PartitionStatsHandler
     f = handler.computeAndWriteStatsFile(jt)
-    with open(f.path(), "rb") as fh:
+    path = str(f.path())
+    if path.endswith(".avro"):
+        import fastavro
+
+        with open(path, "rb") as fh:
+            return pa.Table.from_pylist(list(fastavro.reader(fh)))
+    with open(path, "rb") as fh:
         return pq.read_table(io.BytesIO(fh.read()))
 
 
@@ -311,13 +318,16 @@ def test_partition_statistics_equal_javas(java, version) -> None:
     ]
 
 
-def test_frazil_continues_from_javas_registered_partition_statistics(java, caplog) -> None:
+@pytest.mark.parametrize("fmt", ["parquet", "avro"])  # Java cannot write ORC ones
+def test_frazil_continues_from_javas_registered_partition_statistics(java, caplog, fmt) -> None:
+    # The reference writes partition statistics in the table's default file format.
     spark, warehouse = java
-    name = "parts_from_java"
+    name = f"parts_from_java_{fmt}"
     _sql(
         spark,
         f"CREATE TABLE ref.db.{name} ({PARTITION_COLUMNS}) USING iceberg PARTITIONED BY (cat) "
-        "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')",
+        "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', "
+        f"'write.format.default'='{fmt}')",
     )
     rows = "SELECT id, concat('c', CAST(id % 4 AS STRING)), CAST(id AS INT) FROM range"
     _sql(spark, f"INSERT INTO ref.db.{name} {rows}(0, 40)")
@@ -325,6 +335,7 @@ def test_frazil_continues_from_javas_registered_partition_statistics(java, caplo
     t = _frazil_table(warehouse, name)
     javas = t.metadata.partition_statistics
     assert len(javas) == 1
+    assert javas[0].statistics_path.endswith(f".{fmt}")
     java_first = _frazil_rows(t)  # frazil reads the reference's file
     assert sum(r["data_record_count"] for r in java_first) == 40
 

@@ -9,7 +9,8 @@ Computed as the Java reference's ``PartitionStatsHandler.computeAndWriteStatsFil
   ``last_updated_*``;
 - otherwise incrementally: the earlier file's rows, plus the manifests each snapshot after it
   added (entries added count in, deleted ones count out, existing ones were already counted);
-  an unreadable earlier file falls back to the full computation.
+  an unreadable earlier file falls back to the full computation. Earlier files may be Parquet
+  or Avro (the reference writes the table's default format); frazil writes Parquet.
 
 Rows are keyed by (``spec_id``, ``partition``) with the partition in the table-wide partition
 type, position delete records of deletion vectors count in ``position_delete_record_count`` and
@@ -42,6 +43,7 @@ __all__ = [
     "compute_partition_statistics",
     "partition_statistics_schema",
     "read_partition_statistics",
+    "read_statistics_rows",
 ]
 
 logger = logging.getLogger(__name__)
@@ -172,11 +174,24 @@ def _contributions(
         yield pa.table(cols)
 
 
+def read_statistics_rows(data: bytes, location: str) -> pa.Table:
+    """The rows of a partition statistics file in either format the reference writes (the
+    table's default file format, Parquet or Avro; it has no ORC writer for them), told by the
+    file's extension."""
+    name = location.lower()
+    if name.endswith(".avro"):
+        from frazil.table.avro import AvroFile
+
+        avro = AvroFile(pa.BufferReader(data))
+        return avro.read(avro.schema_arrow.names)
+    return pq.read_table(io.BytesIO(data))
+
+
 def _previous_rows(table: Table, f: PartitionStatisticsFile, part_type: pa.StructType) -> pa.Table:
     """An earlier file's rows as contributions (partition coerced by field id to the current
     partition type)."""
     location = table.metadata.resolve(f.statistics_path)
-    t = pq.read_table(io.BytesIO(table.io.read(location)))
+    t = read_statistics_rows(table.io.read(location), location)
     part = t.column("partition").combine_chunks()
     by_id = {}
     for i in range(part.type.num_fields):
@@ -337,5 +352,5 @@ def read_partition_statistics(table: Table, snapshot_id: int | None = None) -> p
     for f in metadata.partition_statistics:
         if f.snapshot_id == snapshot_id:
             location = metadata.resolve(f.statistics_path)
-            return pq.read_table(io.BytesIO(table.io.read(location)))
+            return read_statistics_rows(table.io.read(location), location)
     return None
