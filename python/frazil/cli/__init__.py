@@ -1,7 +1,7 @@
 """The ``frazil`` command line: PyIceberg's commands and options (``list``, ``describe``,
 ``schema``, ``spec``, ``uuid``, ``location``, ``drop``, ``rename``, ``properties``, ``files``,
 ...), table management (``snapshots``, ``manifests``, ``partitions``, ``history``, ``expire``,
-``compact``, ``compute-statistics``), the REST server (``serve``) and the demo (``demo``).
+``compact``), the REST server (``serve``) and the demo (``demo``).
 
 Global options come before the command: ``--catalog NAME``, ``--output text|json``,
 ``--uri``, ``--credential``, ``--warehouse``, ``--verbose`` (``--verbose true`` as PyIceberg
@@ -168,16 +168,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--snapshot-id", type=int, action="append", help="expire this one too")
     p.add_argument("--dry-run", action="store_true", help="show what would expire, change nothing")
     bind(p, "expire", tables.COMMANDS)
-    p = _identifier_command(sub, "compact", "rewrite small data files into larger ones")
-    p.add_argument(
-        "--target-file-size",
-        default=None,
-        help="e.g. 512MB (default: the table's write.target-file-size-bytes)",
-    )
-    p.add_argument("--min-input-files", type=int, default=2)
-    p.add_argument("--branch", default=None)
-    p.add_argument("--where", default=None, help="only files that may hold rows matching this")
-    bind(p, "compact", tables.COMMANDS)
     p = _identifier_command(
         sub, "compute-statistics", "NDV sketches of columns into a Puffin statistics file"
     )
@@ -191,6 +181,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="also compute the partition statistics file",
     )
     bind(p, "compute-statistics", tables.COMMANDS)
+    p = _identifier_command(sub, "compact", "rewrite small data files into larger ones")
+    p.add_argument(
+        "--target-file-size",
+        default=None,
+        help="e.g. 512MB (default: the table's write.target-file-size-bytes)",
+    )
+    p.add_argument("--min-input-files", type=int, default=2)
+    p.add_argument("--branch", default=None)
+    p.add_argument("--where", default=None, help="only files that may hold rows matching this")
+    bind(p, "compact", tables.COMMANDS)
     run.add_parsers(sub)
     return parser
 

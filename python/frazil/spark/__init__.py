@@ -145,6 +145,19 @@ class _Builder:
         implements: ClassVar[list[str]] = ["scala.Function1"]
 
 
+def compute_statistics(
+    spark: SparkSession,
+    table: Table,
+    columns: Sequence[str] | None = None,
+    snapshot_id: int | None = None,
+) -> StatisticsFile:
+    """NDV sketches of a table's columns computed on Spark's executors and merged on the
+    driver; see :mod:`frazil.spark.statistics`."""
+    from frazil.spark.statistics import compute_statistics as compute
+
+    return compute(spark, table, columns, snapshot_id)
+
+
 # Distributed write and read (frazil.spark.write, frazil.spark.read).
 from frazil.spark.read import read  # noqa: E402
 from frazil.spark.write import write  # noqa: E402
@@ -162,16 +175,3 @@ def register_data_source(spark: SparkSession, pushdown: bool | None = None) -> N
 
 
 __all__ += ["register_data_source"]
-
-
-def compute_statistics(
-    spark: SparkSession,
-    table: Table,
-    columns: Sequence[str] | None = None,
-    snapshot_id: int | None = None,
-) -> StatisticsFile:
-    """NDV sketches of a table's columns computed on Spark's executors and merged on the
-    driver; see :mod:`frazil.spark.statistics`."""
-    from frazil.spark.statistics import compute_statistics as compute
-
-    return compute(spark, table, columns, snapshot_id)
