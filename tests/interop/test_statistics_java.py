@@ -243,6 +243,41 @@ def _java_partition_rows(spark: Any, warehouse: Path, name: str) -> pa.Table:
         return pq.read_table(io.BytesIO(fh.read()))
 
 
+def _java_reads(spark: Any, warehouse: Path, name: str, path: str) -> list[tuple[Any, ...]]:
+    """A partition statistics file as Java's reader returns it (counts per row, in order)."""
+    ice = spark._jvm.org.apache.iceberg
+    jt = _java_table(spark, warehouse / "db" / name)
+    schema = ice.PartitionStatsHandler.schema(
+        ice.Partitioning.partitionType(jt), ice.TableUtil.formatVersion(jt)
+    )
+    rows = ice.PartitionStatsHandler.readPartitionStatsFile(schema, jt.io().newInputFile(path))
+    out = []
+    for r in ice.relocated.com.google.common.collect.Lists.newArrayList(rows):
+        out.append(
+            (
+                r.specId(),
+                r.dataRecordCount(),
+                r.dataFileCount(),
+                r.totalDataFileSizeInBytes(),
+                r.positionDeleteRecordCount(),
+                r.lastUpdatedSnapshotId(),
+            )
+        )
+    return out
+
+
+def _counts(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    keys = (
+        "spec_id",
+        "data_record_count",
+        "data_file_count",
+        "total_data_file_size_in_bytes",
+        "position_delete_record_count",
+        "last_updated_snapshot_id",
+    )
+    return [tuple(r[k] for k in keys) for r in rows]
+
+
 def _field_ids(schema: pa.Schema) -> list[Any]:
     def ids(f: pa.Field) -> Any:
         own = int(f.metadata[b"PARQUET:field_id"])
@@ -302,6 +337,7 @@ def test_partition_statistics_equal_javas(java, version) -> None:
     assert f.snapshot_id == t.current_snapshot().snapshot_id
     assert _frazil_rows(t) == expected
     _same_file_schema(t, java_rows)
+    assert _java_reads(spark, warehouse, name, f.statistics_path) == _counts(expected)
     assert any(r["position_delete_record_count"] for r in expected)
     if version >= 3:
         assert any(r["dv_count"] for r in expected)
@@ -352,3 +388,12 @@ def test_frazil_continues_from_javas_registered_partition_statistics(java, caplo
         javas[0].snapshot_id,
         f.snapshot_id,
     }
+    assert f.statistics_path.endswith(f".{fmt}")  # the table's default format, as Java's
+    assert _java_reads(spark, warehouse, name, f.statistics_path) == _counts(expected)
+
+    # And back: Java continues from frazil's file.
+    _sql(spark, f"INSERT INTO ref.db.{name} {rows}(50, 55)")
+    t = t.refresh()
+    expected = _java_partition_rows(spark, warehouse, name).to_pylist()
+    assert t.compute_partition_statistics() is not None
+    assert _frazil_rows(t) == expected

@@ -9,8 +9,8 @@ Computed as the Java reference's ``PartitionStatsHandler.computeAndWriteStatsFil
   ``last_updated_*``;
 - otherwise incrementally: the earlier file's rows, plus the manifests each snapshot after it
   added (entries added count in, deleted ones count out, existing ones were already counted);
-  an unreadable earlier file falls back to the full computation. Earlier files may be Parquet
-  or Avro (the reference writes the table's default format); frazil writes Parquet.
+  an unreadable earlier file falls back to the full computation. Files are Parquet, or Avro
+  when that is the table's default file format (as the reference writes them).
 
 Rows are keyed by (``spec_id``, ``partition``) with the partition in the table-wide partition
 type, position delete records of deletion vectors count in ``position_delete_record_count`` and
@@ -259,11 +259,26 @@ def _ancestors(metadata: TableMetadata, snapshot: Snapshot) -> Iterator[Snapshot
         current = None if parent is None else metadata.snapshot_by_id(parent)
 
 
-def _statistics_location(metadata: TableMetadata, snapshot_id: int) -> str:
+def _statistics_location(metadata: TableMetadata, snapshot_id: int, extension: str) -> str:
     from frazil.table.statistics import metadata_file_location
 
-    name = f"partition-stats-{snapshot_id}-{uuid.uuid4()}.parquet"  # Java's name
+    name = f"partition-stats-{snapshot_id}-{uuid.uuid4()}.{extension}"  # Java's name
     return metadata_file_location(metadata, name)
+
+
+def _write_rows(rows: pa.Table, metadata: TableMetadata) -> tuple[bytes, str]:
+    """The file's bytes and extension: Avro when the table's default file format is Avro, as
+    the reference writes it, else Parquet (the reference has no ORC writer for these)."""
+    buffer = io.BytesIO()
+    if metadata.properties.get("write.format.default", "parquet").strip().lower() == "avro":
+        from frazil.table.write.formats import AvroWriter
+
+        writer = AvroWriter(buffer, rows.schema, metadata.properties)
+        writer.write_table(rows)
+        writer.close()
+        return buffer.getvalue(), "avro"
+    pq.write_table(rows, buffer)
+    return buffer.getvalue(), "parquet"
 
 
 def compute_partition_statistics(
@@ -326,10 +341,8 @@ def compute_partition_statistics(
     rows = _aggregate(pieces, part_type, schema)
     if rows.num_rows == 0:
         return None
-    buffer = io.BytesIO()
-    pq.write_table(rows, buffer)
-    data = buffer.getvalue()
-    location = _statistics_location(metadata, snapshot.snapshot_id)
+    data, extension = _write_rows(rows, metadata)
+    location = _statistics_location(metadata, snapshot.snapshot_id, extension)
     table.io.write(location, data)
     result = PartitionStatisticsFile(
         snapshot_id=snapshot.snapshot_id,
