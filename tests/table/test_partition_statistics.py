@@ -171,3 +171,26 @@ def test_expire_removes_partition_statistics_of_expired_snapshots(table) -> None
     assert table.metadata.partition_statistics == (new,)
     assert not os.path.exists(old.statistics_path)
     assert os.path.exists(new.statistics_path)
+
+
+def test_avro_default_format_writes_avro_with_the_same_rows(catalog, caplog) -> None:
+    tables = {}
+    for fmt in ("parquet", "avro"):
+        t = catalog.create_table(
+            f"db.{fmt}", schema=_data(0, 1).schema, properties={"write.format.default": fmt}
+        )
+        t.update_spec().add_identity("cat").commit()
+        t.append(_data(0, 30))
+        f = t.compute_partition_statistics()
+        assert f is not None and f.statistics_path.endswith(f".{fmt}")
+        t.append(_data(30, 40))
+        with caplog.at_level(logging.WARNING, logger="frazil.table.partition_statistics"):
+            t.compute_partition_statistics()  # incremental, reading the first file
+        assert "unreadable" not in caplog.text
+        tables[fmt] = t
+
+    def counts(t: Table) -> list[tuple]:
+        return [(r["partition"], r["data_record_count"], r["data_file_count"]) for r in _rows(t)]
+
+    assert counts(tables["avro"]) == counts(tables["parquet"])
+    assert sum(r[1] for r in counts(tables["avro"])) == 40
