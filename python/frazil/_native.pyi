@@ -17,6 +17,7 @@ __all__ = [
     "PuffinWritten",
     "RecordBatchExport",
     "ScanPlanner",
+    "ThetaSketch",
     "TransformedChunks",
     "__version__",
     "avro_data_read",
@@ -71,6 +72,12 @@ class RecordBatchExport:
     def __len__(self) -> int: ...
 
 @final
+class ThetaSketch:
+    def __new__(cls, lg_k: int = 12) -> ThetaSketch: ...
+    def update(self, values: object, type_json: str) -> None: ...
+    def estimate(self) -> float: ...
+    def to_bytes(self) -> bytes: ...
+
 class DeletionVector:
     def __new__(cls) -> DeletionVector: ...
     @staticmethod

@@ -239,6 +239,32 @@ def test_compact(fresh: Warehouse) -> None:
     assert len(fresh.table().inspect.data_files()) == 3  # one per city: ams, ber, par
 
 
+def test_compute_statistics(fresh: Warehouse) -> None:
+    import pyarrow.compute as pc
+
+    pytest.importorskip("datasketches")
+    rows = fresh.table().scan().to_arrow()
+    data = frazil(
+        fresh, "--output", "json", "compute-statistics", IDENT, "--partition-statistics"
+    ).json()
+    t = fresh.table()
+    assert data["snapshot_id"] == t.current_snapshot().snapshot_id
+    assert [f.statistics_path for f in t.metadata.statistics] == [data["statistics_path"]]
+    assert [f.statistics_path for f in t.metadata.partition_statistics] == [
+        data["partition_statistics_path"]
+    ]
+    primitive = [f.name for f in t.schema().fields if f.field_type.is_primitive]
+    assert list(data["ndv"]) == primitive
+    for name in primitive:  # sketches skip empty strings, as DataSketches skips empty items
+        column = rows[name]
+        if column.type in ("string", "large_string", "binary", "large_binary"):
+            column = pc.filter(column, pc.not_equal(pc.binary_length(column), 0))
+        assert data["ndv"][name] == pc.count_distinct(column).as_py(), name
+    text = frazil(fresh, "compute-statistics", IDENT, "--columns", primitive[0]).stdout
+    assert text.splitlines()[0].startswith(f"Statistics of {IDENT} at snapshot ")
+    assert text.splitlines()[1].split() == [primitive[0], "ndv", str(data["ndv"][primitive[0]])]
+
+
 # ---- errors: one line, exit code 1, no traceback unless --verbose
 
 
@@ -251,8 +277,17 @@ def test_compact(fresh: Warehouse) -> None:
         (["--uri", "http://127.0.0.1:9", "list"], "Connection refused"),
         (["expire", IDENT, "--older-than", "someday"], "--older-than"),
         (["compact", IDENT, "--target-file-size", "big"], "big"),
+        (["compute-statistics", IDENT, "--columns", "nope"], "nope"),
     ],
-    ids=["missing table", "missing namespace", "bad identifier", "unreachable", "age", "size"],
+    ids=[
+        "missing table",
+        "missing namespace",
+        "bad identifier",
+        "unreachable",
+        "age",
+        "size",
+        "statistics column",
+    ],
 )
 def test_errors_are_one_line(wh: Warehouse, args: list[str], message: str) -> None:
     r = frazil(wh, *args)

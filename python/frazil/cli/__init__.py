@@ -169,6 +169,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--snapshot-id", type=int, action="append", help="expire this one too")
     p.add_argument("--dry-run", action="store_true", help="show what would expire, change nothing")
     bind(p, "expire", tables.COMMANDS)
+    p = _identifier_command(
+        sub, "compute-statistics", "NDV sketches of columns into a Puffin statistics file"
+    )
+    p.add_argument(
+        "--columns", action="append", help="comma-separated (default: every primitive column)"
+    )
+    _snapshot_option(p)
+    p.add_argument(
+        "--partition-statistics",
+        action="store_true",
+        help="also compute the partition statistics file",
+    )
+    bind(p, "compute-statistics", tables.COMMANDS)
     p = _identifier_command(sub, "compact", "rewrite small data files into larger ones")
     p.add_argument(
         "--target-file-size",

@@ -1,5 +1,6 @@
 """Commands for people managing tables: ``files`` (PyIceberg's), ``snapshots`` (the tree of
-branches and tags), ``manifests``, ``partitions``, ``history``, ``expire`` and ``compact``.
+branches and tags), ``manifests``, ``partitions``, ``history``, ``expire``, ``compact`` and
+``compute-statistics``.
 
 The metadata tables (:mod:`frazil.table.inspect`) and the manifest decoders do the reading;
 these functions only choose what to show.
@@ -404,6 +405,39 @@ def cmd_compact(ctx: Context) -> None:
     ctx.out.emit(data, text)
 
 
+def cmd_compute_statistics(ctx: Context) -> None:
+    args = ctx.args
+    table = ctx.table(args.identifier)
+    columns = [c.strip() for arg in args.columns or () for c in arg.split(",") if c.strip()]
+    with ctx.out.progress("computing statistics"):
+        f = table.compute_statistics(columns or None, args.snapshot_id)
+        partition_file = None
+        if args.partition_statistics:
+            partition_file = table.compute_partition_statistics(f.snapshot_id)
+    schema = table.schema()
+    ndv = {
+        schema.find_column_name(b.fields[0]) or str(b.fields[0]): int(b.properties["ndv"])
+        for b in f.blob_metadata
+    }
+    data = {
+        "snapshot_id": f.snapshot_id,
+        "statistics_path": f.statistics_path,
+        "ndv": ndv,
+        "partition_statistics_path": partition_file.statistics_path if partition_file else None,
+    }
+
+    def text() -> str:
+        head = f"Statistics of {table.full_name()} at snapshot {f.snapshot_id}"
+        lines = [f"{head}: {f.statistics_path}"]
+        width = max((len(n) for n in ndv), default=0)
+        lines += [f"  {name:<{width}}  ndv {value}" for name, value in ndv.items()]
+        if partition_file is not None:
+            lines.append(f"Partition statistics: {partition_file.statistics_path}")
+        return "\n".join(lines)
+
+    ctx.out.emit(data, text)
+
+
 COMMANDS = {
     "files": cmd_files,
     "snapshots": cmd_snapshots,
@@ -412,4 +446,5 @@ COMMANDS = {
     "history": cmd_history,
     "expire": cmd_expire,
     "compact": cmd_compact,
+    "compute-statistics": cmd_compute_statistics,
 }

@@ -19,10 +19,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from frazil.exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-__all__ = ["register"]
+    from frazil.metadata import StatisticsFile
+    from frazil.table import Table
+
+__all__ = ["compute_statistics", "register"]
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +143,19 @@ class _Builder:
 
     class Java:
         implements: ClassVar[list[str]] = ["scala.Function1"]
+
+
+def compute_statistics(
+    spark: SparkSession,
+    table: Table,
+    columns: Sequence[str] | None = None,
+    snapshot_id: int | None = None,
+) -> StatisticsFile:
+    """NDV sketches of a table's columns computed on Spark's executors and merged on the
+    driver; see :mod:`frazil.spark.statistics`."""
+    from frazil.spark.statistics import compute_statistics as compute
+
+    return compute(spark, table, columns, snapshot_id)
 
 
 # Distributed write and read (frazil.spark.write, frazil.spark.read).

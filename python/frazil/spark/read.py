@@ -242,18 +242,17 @@ def to_spark_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
 # executor side
 
 
-def read_tasks(context: dict[str, Any], tasks: bytes) -> Iterator[pa.RecordBatch]:
+def read_task_batches(context: dict[str, Any], tasks: bytes) -> Iterator[pa.RecordBatch]:
     """Reads a partition's rows of the plan (:func:`encode_tasks`) with frazil's reader, in
-    Spark's Arrow types."""
+    frazil's Arrow types."""
     from frazil.io import load_file_io
     from frazil.table.read import DeleteCache, read_task
 
     io = load_file_io(context["io_props"], context["io_location"])
     cache = DeleteCache(io, context["name_mapping"])
-    target = context["spark_arrow_schema"]
     plan = decode_tasks(context, tasks)
     for task in plan.file_scan_tasks():
-        for batch in read_task(
+        yield from read_task(
             task,
             io,
             plan.schema,
@@ -263,8 +262,14 @@ def read_tasks(context: dict[str, Any], tasks: bytes) -> Iterator[pa.RecordBatch
             name_mapping=context["name_mapping"],
             delete_cache=cache,
             batch_size=context["batch_size"],
-        ):
-            yield to_spark_batch(batch, target)
+        )
+
+
+def read_tasks(context: dict[str, Any], tasks: bytes) -> Iterator[pa.RecordBatch]:
+    """:func:`read_task_batches` in Spark's Arrow types."""
+    target = context["spark_arrow_schema"]
+    for batch in read_task_batches(context, tasks):
+        yield to_spark_batch(batch, target)
 
 
 def encode_tasks(plan: ScanPlan, rows: np.ndarray) -> bytes:

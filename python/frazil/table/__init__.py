@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from frazil.metadata import (
     MAIN_BRANCH,
+    PartitionStatisticsFile,
     Snapshot,
     SnapshotLogEntry,
     SnapshotRef,
+    StatisticsFile,
     TableMetadata,
 )
 from frazil.partitioning import PartitionSpec
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from frazil.table.incremental import IncrementalAppendScan
     from frazil.table.inspect import InspectTable
     from frazil.table.scan import DataScan
+    from frazil.table.statistics import UpdateStatistics
     from frazil.table.update.expire_snapshots import ExpireSnapshots
     from frazil.table.update.manage_snapshots import ManageSnapshots
     from frazil.table.update.rewrite_manifests import RewriteManifestsResult
@@ -219,6 +222,35 @@ class Table:
 
     def expire_snapshots(self) -> ExpireSnapshots:
         return self._transaction(autocommit=True).expire_snapshots()
+
+    def compute_statistics(
+        self, columns: Sequence[str] | None = None, snapshot_id: int | None = None
+    ) -> StatisticsFile:
+        """Writes and commits NDV theta sketches of ``columns`` (default: every primitive
+        column) of a snapshot (default: current); see :mod:`frazil.table.statistics`."""
+        from frazil.table.statistics import compute_statistics
+
+        return compute_statistics(self, columns, snapshot_id)
+
+    def update_statistics(self) -> UpdateStatistics:
+        """PyIceberg's ``set_statistics`` / ``remove_statistics`` builder (commits on
+        ``commit()`` or leaving a ``with`` block)."""
+        return self._transaction(autocommit=True).update_statistics()
+
+    def read_ndv(self, snapshot_id: int | None = None) -> dict[int, int]:
+        """NDV per field id from a snapshot's statistics file (``{}`` when it has none)."""
+        from frazil.table.statistics import read_ndv
+
+        return read_ndv(self, snapshot_id)
+
+    def compute_partition_statistics(
+        self, snapshot_id: int | None = None
+    ) -> PartitionStatisticsFile | None:
+        """Writes and commits the partition statistics file of a snapshot (default: current),
+        incrementally from an earlier one; see :mod:`frazil.table.partition_statistics`."""
+        from frazil.table.partition_statistics import compute_partition_statistics
+
+        return compute_partition_statistics(self, snapshot_id)
 
     @property
     def maintenance(self) -> MaintenanceTable:

@@ -34,7 +34,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from frazil.exceptions import CommitFailedError, CommitStateUnknownError, ValidationError
-from frazil.metadata import TableMetadata
+from frazil.metadata import PartitionStatisticsFile, StatisticsFile, TableMetadata
 from frazil.table.step import StaticStep, TransactionStep
 from frazil.table.update import (
     AddPartitionSpecUpdate,
@@ -49,16 +49,20 @@ from frazil.table.update import (
     AssertTableUUID,
     MetadataBuilder,
     RemovePartitionSpecsUpdate,
+    RemovePartitionStatisticsUpdate,
     RemovePropertiesUpdate,
     RemoveSchemasUpdate,
     RemoveSnapshotRefUpdate,
     RemoveSnapshotsUpdate,
+    RemoveStatisticsUpdate,
     SetCurrentSchemaUpdate,
     SetDefaultSortOrderUpdate,
     SetDefaultSpecUpdate,
     SetLocationUpdate,
+    SetPartitionStatisticsUpdate,
     SetPropertiesUpdate,
     SetSnapshotRefUpdate,
+    SetStatisticsUpdate,
     TableRequirement,
     TableUpdate,
     UpgradeFormatVersionUpdate,
@@ -67,6 +71,7 @@ from frazil.table.update import (
 if TYPE_CHECKING:
     from frazil.expressions import BooleanExpression
     from frazil.table import Table
+    from frazil.table.statistics import UpdateStatistics
     from frazil.table.update.expire_snapshots import ExpireSnapshots
     from frazil.table.update.manage_snapshots import ManageSnapshots
     from frazil.table.update.schema import UpdateSchema
@@ -265,6 +270,30 @@ class Transaction:
     def upgrade_table_version(self, format_version: int) -> Transaction:
         if format_version != self.table_metadata.format_version:
             self._stage_static([UpgradeFormatVersionUpdate(format_version)], [])
+        return self
+
+    def set_statistics(self, statistics_file: StatisticsFile) -> Transaction:
+        """Registers a table statistics file (``set-statistics``), replacing its snapshot's."""
+        self._stage_static([SetStatisticsUpdate(statistics_file)], [])
+        return self
+
+    def update_statistics(self) -> UpdateStatistics:
+        """PyIceberg's builder of ``set-statistics`` / ``remove-statistics`` updates."""
+        from frazil.table.statistics import UpdateStatistics
+
+        return UpdateStatistics(self)
+
+    def remove_statistics(self, snapshot_id: int) -> Transaction:
+        self._stage_static([RemoveStatisticsUpdate(snapshot_id)], [])
+        return self
+
+    def set_partition_statistics(self, statistics_file: PartitionStatisticsFile) -> Transaction:
+        """Registers a partition statistics file (``set-partition-statistics``)."""
+        self._stage_static([SetPartitionStatisticsUpdate(statistics_file)], [])
+        return self
+
+    def remove_partition_statistics(self, snapshot_id: int) -> Transaction:
+        self._stage_static([RemovePartitionStatisticsUpdate(snapshot_id)], [])
         return self
 
     def update_schema(

@@ -12,6 +12,7 @@ mod manifest;
 mod metrics_evaluator;
 mod puffin;
 mod scan;
+mod statistics;
 mod transforms;
 mod values;
 
@@ -45,6 +46,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     metrics_evaluator::register(m)?;
     puffin::register(m)?;
     scan::register(m)?;
+    statistics::register(m)?;
     transforms::register(m)?;
     values::register(m)?;
     Ok(())

@@ -1,0 +1,9 @@
+//! Table statistics (spec "Table Statistics", Puffin `apache-datasketches-theta-v1`): theta
+//! sketches of a column's values, each value hashed in its binary single-value serialization
+//! (spec Appendix D, the rule in `frazil-values`), as the Java reference's Spark action does.
+//! No I/O: Arrow arrays in, the bytes of a compact sketch out.
+
+pub mod murmur3;
+pub mod theta;
+
+pub use theta::ThetaSketch;
