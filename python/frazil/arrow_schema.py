@@ -15,6 +15,8 @@ uuid                             pyarrow's ``arrow.uuid`` extension type (what
                                  :mod:`frazil.manifest` decodes uuid partition values to)
 fixed[L]                         ``fixed_size_binary(L)``
 unknown                          ``null``
+geometry, geography              ``large_binary`` of WKB (``binary`` with
+                                 ``large_types=False``); see :mod:`frazil.geo`
 list, map, struct                ``large_list`` (``list`` with ``large_types=False``),
                                  ``map``, ``struct``
 ===============================  =======================================================
@@ -46,6 +48,8 @@ from frazil.types import (
     DoubleType,
     FixedType,
     FloatType,
+    GeographyType,
+    GeometryType,
     IcebergType,
     IntegerType,
     ListType,
@@ -134,7 +138,7 @@ def type_to_arrow(t: IcebergType, *, large_types: bool = True) -> pa.DataType:
         return pa.binary(t.length)
     if isinstance(t, StringType):
         return pa.large_string() if large_types else pa.string()
-    if isinstance(t, BinaryType):
+    if isinstance(t, (BinaryType, GeometryType, GeographyType)):
         return pa.large_binary() if large_types else pa.binary()
     arrow = _PRIMITIVES.get(type(t))
     if arrow is None:
@@ -184,6 +188,10 @@ def type_from_arrow(t: pa.DataType, path: str = "") -> IcebergType:
     if isinstance(t, pa.BaseExtensionType):
         if t.extension_name == "arrow.uuid":
             return UUIDType()
+        if t.extension_name == "geoarrow.wkb":
+            from frazil.geo import type_from_wkb_extension
+
+            return type_from_wkb_extension(t.__arrow_ext_serialize__())
         return type_from_arrow(t.storage_type, path)
     if pa.types.is_boolean(t):
         return BooleanType()

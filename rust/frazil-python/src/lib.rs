@@ -7,6 +7,7 @@ mod avro;
 mod deletes;
 mod equality_delete;
 mod error;
+mod geo;
 mod inspect;
 mod manifest;
 mod metrics_evaluator;
@@ -40,6 +41,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     avro::register(m)?;
     deletes::register(m)?;
     equality_delete::register(m)?;
+    geo::register(m)?;
     inspect::register(m)?;
     manifest::register(m)?;
     metrics_evaluator::register(m)?;

@@ -5,6 +5,7 @@ pub mod binary;
 pub mod bound;
 pub mod decimal;
 pub mod error;
+pub mod geo;
 pub mod json;
 pub mod literal;
 pub mod temporal;

@@ -36,6 +36,8 @@ from frazil.arrow_schema import FIELD_ID_KEY, field_id_of, type_to_arrow
 from frazil.exceptions import FrazilError, InvalidArgumentError, ValidationError
 from frazil.types import (
     BinaryType,
+    GeographyType,
+    GeometryType,
     BooleanType,
     DateType,
     DecimalType,
@@ -265,6 +267,13 @@ def _primitive_target(src: pa.DataType, ice: IcebergType, path: str) -> pa.DataT
         if pa.types.is_binary(t) or pa.types.is_large_binary(t):
             return t
         ok = pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t)
+    elif isinstance(ice, (GeometryType, GeographyType)):
+        # WKB: plain binary, or GeoArrow's geoarrow.wkb extension over binary.
+        if isinstance(t, pa.BaseExtensionType) and t.extension_name == "geoarrow.wkb":
+            t = t.storage_type
+        if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+            return t
+        ok = pa.types.is_binary_view(t)
     elif isinstance(ice, FixedType):
         ok = pa.types.is_fixed_size_binary(t) and t.byte_width == ice.length
     elif isinstance(ice, UUIDType):

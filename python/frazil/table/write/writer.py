@@ -47,10 +47,13 @@ from frazil.table.write.conform import ArrowData, conform, input_batches
 from frazil.table.write.formats import AvroWriter, OrcWriter, file_format
 from frazil.table.write.locations import data_file_name, location_provider, partition_to_path
 from frazil.table.write.metrics import ArrowMetrics, MetricsConfig, parquet_metrics
-from frazil.types import DoubleType, FloatType, ListType, MapType
+from frazil.geo import GeoBounds, is_geo
+from frazil.geo import parquet_type as geo_parquet_type
+from frazil.types import DoubleType, FloatType, GeographyType, ListType, MapType, StructType
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
+    from frazil.schema import Schema
     from frazil.metadata import TableMetadata
     from frazil.partitioning import PartitionSpec
     from frazil.table.transaction import Transaction
@@ -168,6 +171,8 @@ class _RollingFile:
         self.arrow_metrics: ArrowMetrics | None = None  # ORC and Avro: metrics from the rows
         self.rows = 0
         self.nan_counts: dict[int, int] = {}
+        self.geo_bounds: dict[int, Any] = {}  # field id -> native GeoBounds of this file
+        self.geo_counts: dict[int, tuple[int, int]] = {}  # field id -> (values, nulls)
         self.flushed_mem = 0  # in-memory bytes of the row groups written
         self.sorted_runs = 0  # input chunks contributing rows: one means the file is sorted
 
@@ -190,7 +195,7 @@ class _RollingFile:
         s = o.settings
         self.writer = pq.ParquetWriter(
             self.sink,
-            o.arrow_schema,
+            o.parquet_schema,
             compression=s.compression,
             compression_level=s.compression_level,
             data_page_size=s.page_bytes,
@@ -248,10 +253,24 @@ class _RollingFile:
                 column = pc.struct_field(column, name)
             n = pc.sum(pc.is_nan(column)).as_py() or 0
             self.nan_counts[fid] = self.nan_counts.get(fid, 0) + n
+        for fid, path, geography in self.owner.geo_columns:
+            column = table.column(path[0])
+            for name in path[1:]:
+                column = pc.struct_field(column, name)
+            if fid not in self.geo_bounds:
+                self.geo_bounds[fid] = GeoBounds(geography)
+            values, nulls = self.geo_counts.get(fid, (0, 0))
+            self.geo_counts[fid] = (values + len(column), nulls + column.null_count)
+            try:
+                self.geo_bounds[fid].add(column)
+            except FrazilError as e:
+                raise type(e)(f"column {'.'.join(path)}: {e}") from None
         if self.writer is None:
             self._create()
         assert self.writer is not None
         if isinstance(self.writer, pq.ParquetWriter):
+            if self.owner.geo_columns:
+                table = _with_schema(table, self.owner.parquet_schema)
             self.writer.write_table(table, row_group_size=self.owner.settings.row_group_rows)
         else:
             self.writer.write_table(table)
@@ -334,6 +353,8 @@ class DataFileWriter:
         self._done: list[DataFile] = []
         self.arrow_schema: pa.Schema = pa.schema([])
         self.nan_columns: list[tuple[int, list[str]]] = []
+        self.geo_columns: list[tuple[int, list[str], bool]] = []
+        self.parquet_schema: pa.Schema = pa.schema([])
 
     def next_file_count(self) -> int:
         self._file_count += 1
@@ -372,6 +393,8 @@ class DataFileWriter:
         conformed = conform(in_schema, self.schema, downcast_ns_timestamp_to_us=self.downcast)
         self.arrow_schema = conformed.arrow_schema
         self.nan_columns = self._float_columns()
+        self.geo_columns = self._geo_columns()
+        self.parquet_schema = _parquet_schema(self.arrow_schema, self.schema)
         if whole:
             # In memory already: check and convert everything before the first file.
             converted = [conformed.convert(b) for b in batches]
@@ -430,6 +453,24 @@ class DataFileWriter:
                     if mode.kind != "none":
                         out.append((f.field_id, [*prefix, f.name]))
                 elif hasattr(t, "fields") and not isinstance(t, (ListType, MapType)):
+                    visit(t.fields, [*prefix, f.name])
+
+        visit(self.schema.fields, [])
+        return out
+
+    def _geo_columns(self) -> list[tuple[int, list[str], bool]]:
+        """Geometry and geography columns outside lists and maps whose metrics mode keeps
+        bounds: their boxes are computed while writing (spec: geo bounds)."""
+        out: list[tuple[int, list[str], bool]] = []
+
+        def visit(fields: Any, prefix: list[str]) -> None:
+            for f in fields:
+                t = f.field_type
+                if is_geo(t):
+                    mode = self.metrics_config.mode(self.schema.find_column_name(f.field_id))
+                    if mode.truncate_length > 0:
+                        out.append((f.field_id, [*prefix, f.name], isinstance(t, GeographyType)))
+                elif isinstance(t, StructType):
                     visit(t.fields, [*prefix, f.name])
 
         visit(self.schema.fields, [])
@@ -533,8 +574,59 @@ class DataFileWriter:
             spec_id=rf.key.spec_id,
             nan_value_counts=dict(rf.nan_counts) if self.nan_columns else None,
             sort_order_id=sort_order_id,
-            **metrics.data_file_fields(),
+            **_with_geo_metrics(metrics.data_file_fields(), rf.geo_bounds, rf.geo_counts),
         )
+
+
+def _with_geo_metrics(
+    fields: dict[str, Any], geo: dict[int, Any], counts: dict[int, tuple[int, int]]
+) -> dict[str, Any]:
+    """Data file fields with the geo columns' bounds and counts (pyarrow keeps no min/max or
+    null-count statistics for GEOMETRY / GEOGRAPHY columns)."""
+    if not geo:
+        return fields
+    lower, upper = dict(fields["lower_bounds"]), dict(fields["upper_bounds"])
+    value_counts, null_counts = dict(fields["value_counts"]), dict(fields["null_value_counts"])
+    for fid, (n, nulls) in counts.items():
+        value_counts.setdefault(fid, n)
+        null_counts.setdefault(fid, nulls)
+    for fid, acc in geo.items():
+        lower.pop(fid, None)
+        upper.pop(fid, None)
+        box = acc.bounds()
+        if box is not None:
+            lower[fid], upper[fid] = box
+    return {
+        **fields,
+        "lower_bounds": lower,
+        "upper_bounds": upper,
+        "value_counts": value_counts,
+        "null_value_counts": null_counts,
+    }
+
+
+def _parquet_schema(arrow_schema: pa.Schema, schema: Schema) -> pa.Schema:
+    """``arrow_schema`` with geo columns (outside lists and maps) as ``geoarrow.wkb``, which
+    pyarrow writes as Parquet's GEOMETRY / GEOGRAPHY logical types."""
+
+    def convert(f: pa.Field, t: Any) -> pa.Field:
+        if is_geo(t):
+            return f.with_type(geo_parquet_type(t, f.type))
+        if isinstance(t, StructType) and pa.types.is_struct(f.type):
+            kids = [convert(f.type.field(c.name), c.field_type) for c in t.fields]
+            return f.with_type(pa.struct(kids))
+        return f
+
+    fields = {f.name: f.field_type for f in schema.fields}
+    return pa.schema(
+        [convert(f, fields.get(f.name)) for f in arrow_schema], metadata=arrow_schema.metadata
+    )
+
+
+def _with_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    if table.schema == schema:
+        return table
+    return table.cast(schema)
 
 
 def _take(table: pa.Table, order: pa.Array) -> pa.Table:
