@@ -8,6 +8,7 @@ __all__ = [
     "DeletePlan",
     "DeletionVector",
     "EqualityDeleteSet",
+    "GeoBounds",
     "LenientTransform",
     "MetricsEvaluator",
     "PlannedManifest",
@@ -23,6 +24,8 @@ __all__ = [
     "avro_data_schema",
     "build_profile",
     "deletes_group_positions",
+    "geo_bounds_intersect",
+    "geo_intersects_box",
     "inspect_readable_metrics",
     "manifest_read",
     "manifest_read_list",
@@ -273,3 +276,28 @@ def value_from_json(json_text: str, type_json: str) -> Any: ...
 def value_parse_date_literal(text: str) -> int: ...
 def value_parse_time_literal(text: str) -> int: ...
 def value_parse_timestamp_literal(text: str, with_zone: bool) -> int: ...
+
+# geo (frazil_values::geo)
+@final
+class GeoBounds:
+    def __new__(cls, geography: bool) -> GeoBounds: ...
+    def add(self, values: object) -> None: ...
+    def add_box(
+        self,
+        xmin: float,
+        ymin: float,
+        xmax: float,
+        ymax: float,
+        zmin: float | None = None,
+        zmax: float | None = None,
+        mmin: float | None = None,
+        mmax: float | None = None,
+    ) -> None: ...
+    def bounds(self) -> tuple[bytes, bytes] | None: ...
+
+def geo_bounds_intersect(
+    lower: bytes, upper: bytes, other_lower: bytes, other_upper: bytes, geography: bool
+) -> bool: ...
+def geo_intersects_box(
+    values: object, lower: bytes, upper: bytes, geography: bool
+) -> ArrowArrayExport: ...

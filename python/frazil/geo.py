@@ -12,8 +12,10 @@ GEOMETRY / GEOGRAPHY logical types, and bounding-box bounds (the twin of Rust
   no bounds. Geography boxes of points use the antimeridian rule (``xmin > xmax`` wraps); a
   geography file holding values with edges keeps no bounds (its spherical edges can leave the
   box of its vertices). A curved WKB type gives no bounds for its file.
-- :class:`BoundingBox` and :func:`bounds_intersect` serve file pruning for
-  :func:`frazil.expressions.st_intersects` / :func:`frazil.expressions.st_disjoint`.
+- Spatial filtering by box (:func:`plan_intersecting`, :func:`read_intersecting`): files whose
+  bounds cannot intersect a query :class:`BoundingBox` are skipped, and rows are kept when
+  their value's box intersects it. The expressions spec defines no spatial predicate, so this
+  sits beside the expression tree rather than in it.
 """
 
 from __future__ import annotations
@@ -21,11 +23,17 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from frazil import _native
+from frazil.exceptions import FrazilError, InvalidArgumentError
 from frazil.types import DEFAULT_CRS, GeographyType, GeometryType, IcebergType
+
+if TYPE_CHECKING:
+    from frazil.table.scan import DataScan
+    from frazil.table.tasks import FileScanTask
 
 __all__ = [
     "BoundingBox",
@@ -34,6 +42,8 @@ __all__ = [
     "bounds_intersect",
     "is_geo",
     "parquet_type",
+    "plan_intersecting",
+    "read_intersecting",
     "type_from_wkb_extension",
 ]
 
@@ -47,7 +57,7 @@ def is_geo(t: IcebergType) -> bool:
     return isinstance(t, (GeometryType, GeographyType))
 
 
-class WkbType(pa.ExtensionType):
+class WkbType(pa.ExtensionType):  # type: ignore[misc]  # pyarrow ships no stubs
     """The ``geoarrow.wkb`` extension type over binary storage. Deliberately not registered
     (geoarrow-pyarrow registers its own): frazil only builds it to hand pyarrow's Parquet
     writer, which recognizes the name."""
@@ -65,12 +75,16 @@ class WkbType(pa.ExtensionType):
 
 
 def parquet_type(t: GeometryType | GeographyType, storage: pa.DataType) -> pa.DataType:
-    """The Arrow type that makes pyarrow write ``t``'s Parquet logical type."""
+    """The Arrow type that makes pyarrow write ``t``'s Parquet logical type. pyarrow 26 writes
+    GEOGRAPHY only with spherical edges: a geography of another algorithm (vincenty, thomas,
+    andoyer, karney) is written as plain binary WKB (its type lives in the table schema)."""
     meta: dict[str, str] = {}
     if t.crs is not None and t.crs != DEFAULT_CRS:
         meta["crs"] = t.crs
     if isinstance(t, GeographyType):
-        meta["edges"] = t.algorithm or "spherical"
+        if t.algorithm not in (None, "spherical"):
+            return storage
+        meta["edges"] = "spherical"
     return WkbType(storage, json.dumps(meta).encode())
 
 
@@ -109,3 +123,59 @@ def bounds_intersect(
     """Whether a file's geo bounds may share a point with ``box`` (the rule is native)."""
     lo, hi = box.bounds()
     return bool(_native.geo_bounds_intersect(lower, upper, lo, hi, geography))
+
+
+def _field(scan: DataScan, column: str) -> tuple[int, bool]:
+    schema = scan.table_schema()
+    try:
+        f = schema.find_field(column, case_sensitive=scan.case_sensitive)
+    except FrazilError:
+        raise InvalidArgumentError(f"no column {column!r} in the table") from None
+    if not is_geo(f.field_type):
+        raise InvalidArgumentError(
+            f"column {column!r} is {f.field_type}, not a geometry or geography column"
+        )
+    return f.field_id, isinstance(f.field_type, GeographyType)
+
+
+def plan_intersecting(
+    scan: DataScan, column: str, box: BoundingBox
+) -> tuple[list[FileScanTask], int]:
+    """The tasks of ``scan`` whose files may hold a ``column`` value whose box intersects
+    ``box``, and how many were skipped by their geo bounds (files without bounds are kept)."""
+    fid, geography = _field(scan, column)
+    lo, hi = box.bounds()
+    kept: list[FileScanTask] = []
+    skipped = 0
+    for task in scan.include_column_stats(True).plan_files():
+        lower = (task.file.lower_bounds or {}).get(fid)
+        upper = (task.file.upper_bounds or {}).get(fid)
+        if lower is not None and upper is not None:
+            try:
+                hit = _native.geo_bounds_intersect(lower, upper, lo, hi, geography)
+            except FrazilError:
+                hit = True  # an unreadable bound never prunes
+            if not hit:
+                skipped += 1
+                continue
+        kept.append(task)
+    return kept, skipped
+
+
+def read_intersecting(scan: DataScan, column: str, box: BoundingBox) -> pa.Table:
+    """The rows of ``scan`` whose ``column`` value has a box intersecting ``box`` (the
+    bounding-box test DuckDB calls ``st_intersects_extent``; a geography value with edges,
+    whose box is unknown, is kept), reading only the files :func:`plan_intersecting` keeps.
+    ``column`` must be among the scan's selected columns."""
+    _, geography = _field(scan, column)
+    lo, hi = box.bounds()
+    tasks, _ = plan_intersecting(scan, column, box)
+    read = scan._task_reader()
+    schema = scan.arrow_schema()
+    out: list[pa.RecordBatch] = []
+    for task in tasks:
+        for batch in read(task):
+            values = batch.column(column)
+            mask = pa.array(_native.geo_intersects_box(values, lo, hi, geography))
+            out.append(batch.filter(mask))
+    return scan._out(pa.Table.from_batches(out, schema=schema))

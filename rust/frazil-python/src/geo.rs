@@ -72,6 +72,32 @@ impl GeoBounds {
         .py()
     }
 
+    /// Adds a box (e.g. a Parquet column chunk's geospatial statistics); `None` for a
+    /// dimension without values. A geography box may wrap (`xmin > xmax`).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (xmin, ymin, xmax, ymax, zmin=None, zmax=None, mmin=None, mmax=None))]
+    fn add_box(
+        &mut self,
+        xmin: f64,
+        ymin: f64,
+        xmax: f64,
+        ymax: f64,
+        zmin: Option<f64>,
+        zmax: Option<f64>,
+        mmin: Option<f64>,
+        mmax: Option<f64>,
+    ) {
+        self.acc.add_box(&BoundingBox {
+            xmin,
+            ymin,
+            xmax,
+            ymax,
+            z: zmin.zip(zmax),
+            m: mmin.zip(mmax),
+        });
+        self.acc.compact();
+    }
+
     /// The (lower, upper) bound points (Appendix D), or `None` without a box.
     fn bounds<'py>(&self, py: Python<'py>) -> Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         let (lo, hi) = self.acc.finish()?.to_bounds();

@@ -340,7 +340,7 @@ impl Reader<'_> {
             _ => return Err(Error::invalid(format!("unknown WKB geometry type {raw}"))),
         }
         let dims = 2 + z as usize + m as usize;
-        let mut coord = |r: &mut Self, acc: &mut BoundsAccumulator| -> Result<()> {
+        let coord = |r: &mut Self, acc: &mut BoundsAccumulator| -> Result<()> {
             let mut c = [f64::NAN; 4];
             c[0] = r.f64(le)?;
             c[1] = r.f64(le)?;

@@ -36,14 +36,14 @@ from frazil.arrow_schema import FIELD_ID_KEY, field_id_of, type_to_arrow
 from frazil.exceptions import FrazilError, InvalidArgumentError, ValidationError
 from frazil.types import (
     BinaryType,
-    GeographyType,
-    GeometryType,
     BooleanType,
     DateType,
     DecimalType,
     DoubleType,
     FixedType,
     FloatType,
+    GeographyType,
+    GeometryType,
     IcebergType,
     IntegerType,
     ListType,

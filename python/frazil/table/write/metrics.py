@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 from frazil import _native
 from frazil.arrow_schema import field_id_of
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
+from frazil.geo import GeoBounds, is_geo
 from frazil.name_mapping import (
     DEFAULT_NAME_MAPPING_PROPERTY,
     MappedField,
@@ -58,6 +59,7 @@ from frazil.types import (
     DoubleType,
     FixedType,
     FloatType,
+    GeographyType,
     IcebergType,
     IntegerType,
     ListType,
@@ -628,6 +630,12 @@ def parquet_metrics(
     value_counts, null_value_counts, lower_bounds, upper_bounds = _counts_and_bounds(
         stats, modes, {fid: c is not None for fid, c in converters.items()}
     )
+    for fid, i in index_of.items():
+        s = stats[fid]
+        if is_geo(s.iceberg_type) and not s.repeated and modes[fid].truncate_length > 0:
+            box = _footer_geo_bounds(file_metadata, i, isinstance(s.iceberg_type, GeographyType))
+            if box is not None:
+                lower_bounds[fid], upper_bounds[fid] = box
 
     return ParquetMetrics(
         record_count=file_metadata.num_rows,
@@ -639,6 +647,24 @@ def parquet_metrics(
         split_offsets=split_offsets(file_metadata),
         stats=stats,
     )
+
+
+def _footer_geo_bounds(
+    file_metadata: pq.FileMetaData, column: int, geography: bool
+) -> tuple[bytes, bytes] | None:
+    """Geo bounds from the column chunks' Parquet geospatial statistics (merged natively, as
+    the writer's boxes are); none unless every chunk with values has an X/Y box."""
+    acc = GeoBounds(geography)
+    for r in range(file_metadata.num_row_groups):
+        chunk = file_metadata.row_group(r).column(column)
+        st = chunk.geo_statistics if chunk.is_geo_stats_set else None
+        if st is None or st.xmin is None or st.ymin is None:
+            nulls = chunk.statistics.null_count if chunk.is_stats_set else None
+            if nulls is not None and nulls == chunk.num_values:
+                continue  # only nulls: nothing to bound
+            return None
+        acc.add_box(st.xmin, st.ymin, st.xmax, st.ymax, st.zmin, st.zmax, st.mmin, st.mmax)
+    return acc.bounds()
 
 
 def _counts_and_bounds(

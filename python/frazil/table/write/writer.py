@@ -39,6 +39,8 @@ import pyarrow.parquet as pq
 
 from frazil.content_file import DataFile, FileFormat, partition_arrow_type
 from frazil.exceptions import FrazilError, InvalidArgumentError, UnsupportedError, io_error
+from frazil.geo import GeoBounds, is_geo
+from frazil.geo import parquet_type as geo_parquet_type
 from frazil.io import property_bool
 from frazil.partitioning import UnknownTransform, is_void
 from frazil.sorting import NullOrder, SortDirection
@@ -47,15 +49,13 @@ from frazil.table.write.conform import ArrowData, conform, input_batches
 from frazil.table.write.formats import AvroWriter, OrcWriter, file_format
 from frazil.table.write.locations import data_file_name, location_provider, partition_to_path
 from frazil.table.write.metrics import ArrowMetrics, MetricsConfig, parquet_metrics
-from frazil.geo import GeoBounds, is_geo
-from frazil.geo import parquet_type as geo_parquet_type
 from frazil.types import DoubleType, FloatType, GeographyType, ListType, MapType, StructType
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
-    from frazil.schema import Schema
     from frazil.metadata import TableMetadata
     from frazil.partitioning import PartitionSpec
+    from frazil.schema import Schema
     from frazil.table.transaction import Transaction
     from frazil.table.update import TableUpdate
 
