@@ -15,6 +15,7 @@ mod puffin;
 mod scan;
 mod transforms;
 mod values;
+mod variant;
 
 use pyo3::prelude::*;
 
@@ -49,5 +50,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     scan::register(m)?;
     transforms::register(m)?;
     values::register(m)?;
+    variant::register(m)?;
     Ok(())
 }

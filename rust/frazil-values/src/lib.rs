@@ -10,6 +10,7 @@ pub mod json;
 pub mod literal;
 pub mod temporal;
 pub mod types;
+pub mod variant;
 
 pub use error::{Error, ErrorKind, Result};
 pub use literal::Literal;

@@ -1,0 +1,94 @@
+"""``variant`` columns (spec v3 "Semi-structured Types"; Parquet's Variant encoding v1), the
+twin of Rust ``frazil_values::variant``, which encodes and decodes the bytes.
+
+- In Arrow a variant column is ``struct<metadata: binary not null, value: binary not null>``
+  (the unshredded Parquet layout; the spec gives the two fields no field ids).
+- :func:`from_json` and :func:`to_json` turn JSON text into variant columns and back (see the
+  Rust module for how types JSON lacks print: dates, timestamps, uuids, binary).
+- Reading Parquet: a VARIANT group is read unshredded; a shredded column (DuckDB writes one)
+  whose ``typed_value`` is a primitive is merged back into ``value`` natively; shredded
+  objects and arrays are refused with an :class:`~frazil.exceptions.UnsupportedError`.
+- Writing Parquet: pyarrow 26 cannot annotate a group with the VARIANT logical type, so the
+  column is written as a plain group of the two binaries; readers that follow the table
+  schema (frazil, and engines that resolve columns by field id) read it as variant.
+- No bounds are kept for variant columns (the spec's variant bounds are optional).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from frazil import _native
+from frazil.exceptions import UnsupportedError, ValidationError
+
+__all__ = ["VARIANT_ARROW_TYPE", "from_json", "read_column", "to_json"]
+
+VARIANT_ARROW_TYPE = pa.struct(
+    [pa.field("metadata", pa.binary(), nullable=False), pa.field("value", pa.binary(), False)]
+)
+
+
+def _array(values: Any) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        return values.combine_chunks()
+    return values if isinstance(values, pa.Array) else pa.array(values)
+
+
+def from_json(json_text: Any) -> pa.StructArray:
+    """A variant column from JSON text (a string array, or a list of strings / ``None``)."""
+    arr = _array(json_text)
+    if pa.types.is_null(arr.type):
+        arr = arr.cast(pa.string())
+    return pa.array(_native.variant_from_json(arr))
+
+
+def to_json(values: Any) -> pa.StringArray:
+    """The JSON text of a variant column (``struct<metadata, value>``), null where it is."""
+    arr = _array(values)
+    if isinstance(arr.type, pa.BaseExtensionType):
+        arr = arr.storage
+    return pa.array(_native.variant_to_json(arr))
+
+
+def read_column(arr: pa.Array, where: str) -> pa.Array:
+    """A variant column of a data file as :data:`VARIANT_ARROW_TYPE` (see the module docs)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if isinstance(arr.type, pa.BaseExtensionType):
+        arr = arr.storage
+    if arr.type == VARIANT_ARROW_TYPE:
+        return arr
+    if not pa.types.is_struct(arr.type):
+        raise ValidationError(f"{where}: a variant column must be a group, found {arr.type}")
+    names = {arr.type.field(i).name for i in range(arr.type.num_fields)}
+    if "metadata" not in names or not ({"value", "typed_value"} & names):
+        raise ValidationError(f"{where}: a variant group needs metadata and value fields")
+    metadata = arr.field("metadata").cast(pa.binary())
+    value = arr.field("value").cast(pa.binary()) if "value" in names else None
+    if "typed_value" in names:
+        typed = arr.field("typed_value")
+        if typed.null_count < len(typed):
+            if pa.types.is_struct(typed.type) or pa.types.is_list(typed.type):
+                raise UnsupportedError(
+                    f"{where}: shredded variant objects and arrays are not read yet"
+                )
+            try:
+                encoded = pa.array(_native.variant_encode_typed(typed))
+            except UnsupportedError as e:
+                raise UnsupportedError(f"{where}: {e}") from None
+            value = encoded if value is None else pc.if_else(value.is_null(), encoded, value)
+    assert value is not None
+    valid = arr.is_valid()
+    if value.null_count:
+        # A row with neither value nor typed_value is a missing (SQL null) variant.
+        valid = pc.and_(valid, value.is_valid())
+        value = value.fill_null(b"\x00")
+    mask = pc.invert(valid) if not pc.all(valid).as_py() else None
+    return pa.StructArray.from_arrays(
+        [metadata.fill_null(b"\x01\x00\x00"), value],
+        fields=list(VARIANT_ARROW_TYPE),
+        mask=mask,
+    )
