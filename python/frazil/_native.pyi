@@ -54,6 +54,9 @@ __all__ = [
     "value_parse_timestamp_literal",
     "value_to_bytes",
     "value_to_json",
+    "variant_encode_typed",
+    "variant_from_json",
+    "variant_to_json",
 ]
 
 __version__: str
@@ -301,3 +304,8 @@ def geo_bounds_intersect(
 def geo_intersects_box(
     values: object, lower: bytes, upper: bytes, geography: bool
 ) -> ArrowArrayExport: ...
+
+# variant (frazil_values::variant)
+def variant_from_json(json: object) -> ArrowArrayExport: ...
+def variant_to_json(values: object) -> ArrowArrayExport: ...
+def variant_encode_typed(typed: object) -> ArrowArrayExport: ...

@@ -35,7 +35,6 @@ import pyarrow.compute as pc
 from frazil.arrow_schema import FIELD_ID_KEY, field_id_of, type_to_arrow
 from frazil.exceptions import FrazilError, InvalidArgumentError, ValidationError
 from frazil.types import (
-    VariantType,
     BinaryType,
     BooleanType,
     DateType,
@@ -60,6 +59,7 @@ from frazil.types import (
     TimeType,
     UnknownType,
     UUIDType,
+    VariantType,
 )
 
 if TYPE_CHECKING:
