@@ -289,3 +289,44 @@ def test_geography_pruning_across_the_antimeridian(catalog: Any) -> None:
     assert got.column("id").to_pylist() == [2]
     _, skipped = plan_intersecting(t.scan(), "p", BoundingBox(-1.0, -1.0, 1.0, 1.0))
     assert skipped == 1
+
+
+@pytest.mark.parametrize("fmt", ["orc", "avro"])
+def test_geo_bounds_in_other_formats(catalog: Any, fmt: str) -> None:
+    schema = Schema(NestedField(1, "id", LongType(), True), NestedField(2, "g", GeometryType()))
+    props = {"format-version": "3", "write.format.default": fmt}
+    t = catalog.create_table(f"db.{fmt}", schema, properties=props)
+    vals = [point(4, -1), None, linestring([(0, 2), (9, 3)])]
+    t.append(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "g": pa.array(vals)}))
+    t = catalog.load_table(f"db.{fmt}")
+    assert t.scan().to_arrow().sort_by("id").column("g").to_pylist() == vals
+    (f,) = files(t)
+    assert (f.lower_bounds[2], f.upper_bounds[2]) == expected_bounds(vals)
+
+
+def test_nested_geometry_and_evolution(catalog: Any) -> None:
+    from frazil.types import StructType, TimestampNanoType
+
+    t = make(catalog, "evo")
+    t.append(pa.table({"id": pa.array([1], pa.int64())}))
+    with t.update_schema() as u:
+        u.add_column(
+            "s",
+            StructType(
+                NestedField(10, "inner", GeometryType()), NestedField(11, "n", TimestampNanoType())
+            ),
+        )
+    t = catalog.load_table("db.evo")
+    s_type = pa.struct([("inner", pa.binary()), ("n", pa.timestamp("ns"))])
+    row = {"inner": point(5, 6), "n": 1}
+    t.append(pa.table({"id": pa.array([2], pa.int64()), "s": pa.array([row], s_type)}))
+    t = catalog.load_table("db.evo")
+    got = t.scan().to_arrow().sort_by("id").to_pylist()
+    assert got[0]["s"] is None and got[1]["s"]["inner"] == point(5, 6)
+    assert got[1]["s"]["n"].value == 1  # nanoseconds kept
+    new = [
+        f for f in files(t) if f.record_count == 1 and f.lower_bounds.get(1) == b"\2" + b"\0" * 7
+    ]
+    (f,) = new
+    inner = t.schema().find_field("s.inner").field_id
+    assert (f.lower_bounds[inner], f.upper_bounds[inner]) == expected_bounds([point(5, 6)])

@@ -154,3 +154,12 @@ def test_bad_input_errors() -> None:
     )
     with pytest.raises(DecodeError, match="row 0: invalid variant"):
         variant.to_json(corrupt)
+
+
+@pytest.mark.parametrize("fmt", ["orc", "avro"])
+def test_variant_needs_parquet(catalog: Any, fmt: str) -> None:
+    props = {"format-version": "3", "write.format.default": fmt}
+    t = catalog.create_table(f"db.{fmt}", schema(), properties=props)
+    data = pa.table({"id": pa.array([1], pa.int64()), "v": variant.from_json(["1"])})
+    with pytest.raises(UnsupportedError, match="Parquet data files only"):
+        t.append(data)

@@ -74,6 +74,7 @@ from frazil.types import (
     TimestamptzType,
     TimeType,
     UUIDType,
+    VariantType,
 )
 
 if TYPE_CHECKING:
@@ -753,6 +754,7 @@ class ArrowMetrics:
         self.rows = 0
         self.stats: dict[int, ColumnStats] = {}
         self.modes: dict[int, MetricsMode] = {}
+        self.geo: dict[int, Any] = {}  # field id -> native GeoBounds
 
     def add(self, table: pa.Table) -> None:
         """Counts the rows of ``table`` (the table schema's Arrow columns)."""
@@ -775,6 +777,13 @@ class ArrowMetrics:
         s.null_count = (s.null_count or 0) + column.null_count
         if self.modes[fid].truncate_length <= 0 or len(column) == column.null_count:
             return
+        if isinstance(t, VariantType):
+            return  # no variant bounds
+        if is_geo(t):
+            if fid not in self.geo:
+                self.geo[fid] = GeoBounds(isinstance(t, GeographyType))
+            self.geo[fid].add(column)
+            return
         lo, hi = _arrow_min_max(column, t)
         if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
             return
@@ -786,7 +795,12 @@ class ArrowMetrics:
 
     def metrics(self) -> ParquetMetrics:
         usable = dict.fromkeys(self.stats, True)
+        usable.update(dict.fromkeys(self.geo, False))
         counts, nulls, lower, upper = _counts_and_bounds(self.stats, self.modes, usable)
+        for fid, acc in self.geo.items():
+            box = acc.bounds()
+            if box is not None:
+                lower[fid], upper[fid] = box
         return ParquetMetrics(self.rows, {}, counts, nulls, lower, upper, (), self.stats)
 
 

@@ -49,7 +49,15 @@ from frazil.table.write.conform import ArrowData, conform, input_batches
 from frazil.table.write.formats import AvroWriter, OrcWriter, file_format
 from frazil.table.write.locations import data_file_name, location_provider, partition_to_path
 from frazil.table.write.metrics import ArrowMetrics, MetricsConfig, parquet_metrics
-from frazil.types import DoubleType, FloatType, GeographyType, ListType, MapType, StructType
+from frazil.types import (
+    DoubleType,
+    FloatType,
+    GeographyType,
+    ListType,
+    MapType,
+    StructType,
+    VariantType,
+)
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
@@ -394,6 +402,11 @@ class DataFileWriter:
         self.arrow_schema = conformed.arrow_schema
         self.nan_columns = self._float_columns()
         self.geo_columns = self._geo_columns()
+        if self.file_format != FileFormat.PARQUET and _has_variant(self.schema.fields):
+            # pyarrow's ORC writer and the native Avro writer give every field an id.
+            raise UnsupportedError(
+                f"variant columns are written to Parquet data files only, not {self.file_format}"
+            )
         self.parquet_schema = _parquet_schema(self.arrow_schema, self.schema)
         if whole:
             # In memory already: check and convert everything before the first file.
@@ -576,6 +589,21 @@ class DataFileWriter:
             sort_order_id=sort_order_id,
             **_with_geo_metrics(metrics.data_file_fields(), rf.geo_bounds, rf.geo_counts),
         )
+
+
+def _has_variant(fields: Any) -> bool:
+    def holds(t: Any) -> bool:
+        if isinstance(t, VariantType):
+            return True
+        if isinstance(t, StructType):
+            return any(holds(f.field_type) for f in t.fields)
+        if isinstance(t, ListType):
+            return holds(t.element_type)
+        if isinstance(t, MapType):
+            return holds(t.key_type) or holds(t.value_type)
+        return False
+
+    return any(holds(f.field_type) for f in fields)
 
 
 def _with_geo_metrics(
