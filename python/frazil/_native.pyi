@@ -54,9 +54,9 @@ __all__ = [
     "value_parse_timestamp_literal",
     "value_to_bytes",
     "value_to_json",
-    "variant_encode_typed",
     "variant_from_json",
     "variant_to_json",
+    "variant_unshred",
 ]
 
 __version__: str
@@ -308,4 +308,4 @@ def geo_intersects_box(
 # variant (frazil_values::variant)
 def variant_from_json(json: object) -> ArrowArrayExport: ...
 def variant_to_json(values: object) -> ArrowArrayExport: ...
-def variant_encode_typed(typed: object) -> ArrowArrayExport: ...
+def variant_unshred(group: object) -> ArrowArrayExport: ...

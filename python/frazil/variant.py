@@ -5,9 +5,9 @@ twin of Rust ``frazil_values::variant``, which encodes and decodes the bytes.
   (the unshredded Parquet layout; the spec gives the two fields no field ids).
 - :func:`from_json` and :func:`to_json` turn JSON text into variant columns and back (see the
   Rust module for how types JSON lacks print: dates, timestamps, uuids, binary).
-- Reading Parquet: a VARIANT group is read unshredded; a shredded column (DuckDB writes one)
-  whose ``typed_value`` is a primitive is merged back into ``value`` natively; shredded
-  objects and arrays are refused with an :class:`~frazil.exceptions.UnsupportedError`.
+- Reading Parquet: a VARIANT group is read as is; a shredded one (DuckDB writes them: a
+  ``typed_value`` primitive, object or array beside ``value``) is unshredded natively, per
+  Parquet's VariantShredding (typed object fields merged with a partially shredded object).
 - Writing Parquet: pyarrow 26 cannot annotate a group with the VARIANT logical type, so the
   column is written as a plain group of the two binaries; readers that follow the table
   schema (frazil, and engines that resolve columns by field id) read it as variant.
@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil import _native
-from frazil.exceptions import UnsupportedError, ValidationError
+from frazil.exceptions import FrazilError, ValidationError
 
 __all__ = ["VARIANT_ARROW_TYPE", "from_json", "read_column", "to_json"]
 
@@ -67,20 +67,13 @@ def read_column(arr: pa.Array, where: str) -> pa.Array:
     if "metadata" not in names or not ({"value", "typed_value"} & names):
         raise ValidationError(f"{where}: a variant group needs metadata and value fields")
     metadata = arr.field("metadata").cast(pa.binary())
-    value = arr.field("value").cast(pa.binary()) if "value" in names else None
     if "typed_value" in names:
-        typed = arr.field("typed_value")
-        if typed.null_count < len(typed):
-            if pa.types.is_struct(typed.type) or pa.types.is_list(typed.type):
-                raise UnsupportedError(
-                    f"{where}: shredded variant objects and arrays are not read yet"
-                )
-            try:
-                encoded = pa.array(_native.variant_encode_typed(typed))
-            except UnsupportedError as e:
-                raise UnsupportedError(f"{where}: {e}") from None
-            value = encoded if value is None else pc.if_else(value.is_null(), encoded, value)
-    assert value is not None
+        try:
+            value = pa.array(_native.variant_unshred(arr))
+        except FrazilError as e:
+            raise type(e)(f"{where}: {e}") from None
+    else:
+        value = arr.field("value").cast(pa.binary())
     valid = arr.is_valid()
     if value.null_count:
         # A row with neither value nor typed_value is a missing (SQL null) variant.

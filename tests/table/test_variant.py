@@ -132,17 +132,38 @@ def test_duckdb_written_shredded_file(catalog: Any, tmp_path: Path) -> None:
     assert parsed(variant.to_json(got.column("v")).to_pylist()) == expected
 
 
-def test_shredded_objects_are_refused_by_name(tmp_path: Path, catalog: Any) -> None:
+SHREDDED_DOCS = [
+    # Objects of one shape (DuckDB shreds them into typed_value groups), with arrays, a
+    # field missing in some rows, nulls, and a row of another type.
+    '{"a": 1, "b": "x", "c": [1, 2, 3], "d": {"e": 2.5}}',
+    '{"a": 2, "b": "y", "c": [], "d": {"e": -1.0}}',
+    '{"a": 3, "c": [4], "d": {"e": 0.0, "f": true}}',
+    '{"a": null, "b": "z", "c": [5, 6], "d": {"e": 1.5}}',
+    '{"a": 4, "b": "w", "c": [7], "d": {"e": 3.0}, "extra": [1, {"k": "v"}]}',
+    "[1, 2]",
+]
+
+
+@pytest.mark.parametrize("docs", [SHREDDED_DOCS, SHREDDED_DOCS[:5]])
+def test_duckdb_shredded_objects_and_arrays(tmp_path: Path, catalog: Any, docs: list[str]) -> None:
     path = tmp_path / "obj.parquet"
     con = duckdb.connect()
+    con.register("docs", pa.table({"id": range(len(docs)), "j": docs}))
     con.execute(
-        "COPY (SELECT i::BIGINT AS id, ('{\"a\": ' || i || '}')::JSON::VARIANT AS v "
-        f"FROM range(3) t(i)) TO '{path}' (FIELD_IDS {{id: 1, v: 2}})"
+        "COPY (SELECT id::BIGINT AS id, j::JSON::VARIANT AS v FROM docs) "
+        f"TO '{path}' (FIELD_IDS {{id: 1, v: 2}})"
     )
+    typed = pq.read_schema(path).field("v").type
+    assert typed.get_field_index("typed_value") >= 0
+    expected = [
+        json.loads(j)
+        for (j,) in con.execute(f"SELECT v::JSON FROM '{path}' ORDER BY id").fetchall()
+    ]
+    assert expected == [json.loads(d) for d in docs]
     t = catalog.create_table("db.o", schema(False), properties={"format-version": "3"})
     t.add_files([str(path)])
-    with pytest.raises(UnsupportedError, match=r"obj\.parquet.*shredded variant objects"):
-        catalog.load_table("db.o").scan().to_arrow()
+    got = catalog.load_table("db.o").scan().to_arrow().sort_by("id")
+    assert parsed(variant.to_json(got.column("v")).to_pylist()) == expected
 
 
 def test_bad_input_errors() -> None:

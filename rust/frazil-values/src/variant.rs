@@ -266,6 +266,138 @@ pub fn encode_primitive(p: Primitive<'_>) -> Vec<u8> {
     out
 }
 
+/// The value bytes of an array of encoded values.
+pub fn encode_array(items: &[Vec<u8>]) -> Vec<u8> {
+    let body: usize = items.iter().map(Vec::len).sum();
+    let large = items.len() > 255;
+    let w = width(body);
+    let mut out = vec![((((large as u8) << 2) | (w - 1) as u8) << 2) | 3];
+    put(&mut out, items.len(), if large { 4 } else { 1 });
+    let mut offset = 0;
+    put(&mut out, 0, w);
+    for item in items {
+        offset += item.len();
+        put(&mut out, offset, w);
+    }
+    for item in items {
+        out.extend_from_slice(item);
+    }
+    out
+}
+
+/// The value bytes of an object of `(key, dictionary id, encoded value)` fields; the keys must
+/// be unique (fields are ordered by key, as the encoding requires).
+pub fn encode_object(fields: &mut [(&str, usize, Vec<u8>)]) -> Vec<u8> {
+    fields.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let body: usize = fields.iter().map(|f| f.2.len()).sum();
+    let large = fields.len() > 255;
+    let id_w = width(fields.iter().map(|f| f.1).max().unwrap_or(0));
+    let w = width(body);
+    let header = ((large as u8) << 4) | (((id_w - 1) as u8) << 2) | (w - 1) as u8;
+    let mut out = vec![(header << 2) | 2];
+    put(&mut out, fields.len(), if large { 4 } else { 1 });
+    for f in fields.iter() {
+        put(&mut out, f.1, id_w);
+    }
+    let mut offset = 0;
+    put(&mut out, 0, w);
+    for f in fields.iter() {
+        offset += f.2.len();
+        put(&mut out, offset, w);
+    }
+    for f in fields.iter() {
+        out.extend_from_slice(&f.2);
+    }
+    out
+}
+
+/// The fields of an encoded object as `(dictionary id, value bytes)`.
+pub fn object_fields(v: &[u8]) -> Result<Vec<(usize, &[u8])>> {
+    let head = *v.first().ok_or_else(|| bad("empty value"))?;
+    if head & 3 != 2 {
+        return Err(bad("a partially shredded object's value is not an object"));
+    }
+    let header = head >> 2;
+    let large = header >> 4 & 1 == 1;
+    let (id_w, off_w) = ((header >> 2 & 3) as usize + 1, (header & 3) as usize + 1);
+    let count_w = if large { 4 } else { 1 };
+    let n = uint(v, 1, count_w)?;
+    let ids_at = 1 + count_w;
+    let offsets_at = ids_at + n * id_w;
+    let body_at = offsets_at + (n + 1) * off_w;
+    if body_at > v.len() {
+        return Err(bad("element count exceeds the value's length"));
+    }
+    (0..n)
+        .map(|i| {
+            let id = uint(v, ids_at + i * id_w, id_w)?;
+            let start = body_at + uint(v, offsets_at + i * off_w, off_w)?;
+            let item = v
+                .get(start..)
+                .ok_or_else(|| bad("field offset out of range"))?;
+            Ok((id, &item[..size_of(item)?]))
+        })
+        .collect()
+}
+
+/// The length in bytes of the encoded value at the start of `v`.
+pub fn size_of(v: &[u8]) -> Result<usize> {
+    let head = *v.first().ok_or_else(|| bad("empty value"))?;
+    let header = head >> 2;
+    let len = match head & 3 {
+        0 => match header {
+            0..=2 => 1,
+            3 => 2,
+            4 => 3,
+            5 | 11 | 14 => 5,
+            6 | 7 | 12 | 13 | 17 | 18 | 19 => 9,
+            8 => 6,
+            9 => 10,
+            10 => 18,
+            15 | 16 => 5 + u32::from_le_bytes(fixed(v, 1)?) as usize,
+            20 => 17,
+            other => {
+                return Err(Error::unsupported(format!(
+                    "variant primitive type {other}"
+                )))
+            }
+        },
+        1 => 1 + header as usize,
+        basic => {
+            let (large, id_w, off_w) = if basic == 2 {
+                (
+                    header >> 4 & 1 == 1,
+                    (header >> 2 & 3) as usize + 1,
+                    (header & 3) as usize + 1,
+                )
+            } else {
+                (header >> 2 & 1 == 1, 0, (header & 3) as usize + 1)
+            };
+            let count_w = if large { 4 } else { 1 };
+            let n = uint(v, 1, count_w)?;
+            let offsets_at = 1 + count_w + n * id_w;
+            let body_at = offsets_at + (n + 1) * off_w;
+            body_at + uint(v, offsets_at + n * off_w, off_w)?
+        }
+    };
+    if len > v.len() {
+        return Err(bad("value ends early"));
+    }
+    Ok(len)
+}
+
+/// The dictionary id of `key` in a variant's metadata.
+pub fn key_id(metadata: &[u8], key: &str) -> Result<usize> {
+    dictionary(metadata)?
+        .iter()
+        .position(|k| *k == key)
+        .ok_or_else(|| {
+            bad(format!(
+                "shredded field {key:?} is not in the metadata dictionary"
+            ))
+        })
+}
+
 // ---------------------------------------------------------------------------------------------
 // Decoding
 
@@ -616,6 +748,21 @@ mod tests {
         check(&[8 << 2, 2, 0x39, 0x30, 0, 0], "123.45");
         check(&[8 << 2, 3, 0xF6, 0xFF, 0xFF, 0xFF], "-0.010");
         check(&[15 << 2, 3, 0, 0, 0, b'a', b'b', b'c'], "\"YWJj\"");
+    }
+
+    #[test]
+    fn builders_and_sizes() {
+        let (m, _) = from_json("{\"a\":0,\"b\":0}").unwrap();
+        let one = from_json("1").unwrap().1;
+        let s = from_json("\"s\"").unwrap().1;
+        let arr = encode_array(&[one.clone(), s.clone()]);
+        let obj = encode_object(&mut [("b", 1, arr.clone()), ("a", 0, one.clone())]);
+        assert_eq!(to_json(&m, &obj).unwrap(), "{\"a\":1,\"b\":[1,\"s\"]}");
+        assert_eq!(size_of(&obj).unwrap(), obj.len());
+        let fields = object_fields(&obj).unwrap();
+        assert_eq!(fields, vec![(0, &one[..]), (1, &arr[..])]);
+        assert_eq!(key_id(&m, "b").unwrap(), 1);
+        assert!(key_id(&m, "zz").is_err());
     }
 
     #[test]
