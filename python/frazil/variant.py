@@ -8,9 +8,9 @@ twin of Rust ``frazil_values::variant``, which encodes and decodes the bytes.
 - Reading Parquet: a VARIANT group is read as is; a shredded one (DuckDB writes them: a
   ``typed_value`` primitive, object or array beside ``value``) is unshredded natively, per
   Parquet's VariantShredding (typed object fields merged with a partially shredded object).
-- Writing Parquet: pyarrow 26 cannot annotate a group with the VARIANT logical type, so the
-  column is written as a plain group of the two binaries; readers that follow the table
-  schema (frazil, and engines that resolve columns by field id) read it as variant.
+- Writing Parquet: the column is a group of the two binaries annotated with the VARIANT
+  logical type; pyarrow 26 cannot annotate a group, so :class:`VariantFooterSink` adds the
+  annotation to the footer as the file is closed (natively, ``frazil_values::parquet_variant``).
 - No bounds are kept for variant columns (the spec's variant bounds are optional).
 """
 
@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from frazil import _native
 from frazil.exceptions import FrazilError, ValidationError
 
-__all__ = ["VARIANT_ARROW_TYPE", "from_json", "read_column", "to_json"]
+__all__ = ["VARIANT_ARROW_TYPE", "VariantFooterSink", "from_json", "read_column", "to_json"]
 
 VARIANT_ARROW_TYPE = pa.struct(
     [pa.field("metadata", pa.binary(), nullable=False), pa.field("value", pa.binary(), False)]
@@ -85,3 +85,58 @@ def read_column(arr: pa.Array, where: str) -> pa.Array:
         fields=list(VARIANT_ARROW_TYPE),
         mask=mask,
     )
+
+
+class VariantFooterSink:
+    """An output stream for pyarrow's Parquet writer that annotates variant groups: it passes
+    data through, holds back what the writer writes when closing (the footer), and writes
+    the footer with the VARIANT logical type on the groups of ``field_ids`` (natively; pyarrow
+    26 cannot annotate a group). Call :meth:`hold` before closing the writer, :meth:`finish`
+    after."""
+
+    def __init__(self, sink: Any, field_ids: list[int]) -> None:
+        self._sink = sink
+        self._ids = field_ids
+        self._pos = 0
+        self._held: bytearray | None = None
+        self.closed = False
+
+    def write(self, data: Any) -> int:
+        n = len(memoryview(data))
+        if self._held is not None:
+            self._held += data
+        else:
+            self._sink.write(data)
+        self._pos += n
+        return n
+
+    def tell(self) -> int:
+        return self._pos
+
+    def flush(self) -> None:
+        if self._held is None and hasattr(self._sink, "flush"):
+            self._sink.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    def hold(self) -> None:
+        self._held = bytearray()
+
+    def finish(self) -> None:
+        tail = bytes(self._held or b"")
+        self._held = None
+        n = int.from_bytes(tail[-8:-4], "little") if len(tail) >= 8 else -1
+        if tail[-4:] != b"PAR1" or not 0 <= n <= len(tail) - 8:
+            raise ValidationError("the Parquet writer's footer is not where it was expected")
+        footer = tail[len(tail) - 8 - n : -8]
+        patched = _native.parquet_annotate_variants(footer, self._ids)
+        self._sink.write(tail[: len(tail) - 8 - n])
+        self._sink.write(patched + len(patched).to_bytes(4, "little") + b"PAR1")
+        self._pos += len(patched) - n
+
+    def close(self) -> None:
+        # pyarrow may close its stream while the footer is held: the real close comes later.
+        if self._held is None and not self.closed:
+            self.closed = True
+            self._sink.close()

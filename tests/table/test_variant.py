@@ -71,13 +71,63 @@ def test_duckdb_reads_frazil_variants(catalog: Any) -> None:
     group = pq.read_metadata(task.file.file_path).schema.to_arrow_schema().field("v")
     assert [f.metadata for f in group.type] == [None, None]
 
+    # The group carries Parquet's VARIANT logical type, so DuckDB reads a VARIANT column.
+    assert "optional group field_id=2 v (Variant(1))" in str(
+        pq.read_metadata(task.file.file_path).schema
+    )
     con = duckdb.connect()
     rows = con.execute(
-        "SELECT id, v IS NULL, variant_bytes_to_variant(v.metadata || v.value)::JSON "
-        f"FROM '{task.file.file_path}' ORDER BY id"
+        f"SELECT id, typeof(v), v IS NULL, v::JSON FROM '{task.file.file_path}' ORDER BY id"
     ).fetchall()
-    assert [r[1] for r in rows] == [d is None for d in DOCS]
-    assert [None if r[1] else json.loads(r[2]) for r in rows] == parsed(DOCS)
+    assert {r[1] for r in rows} == {"VARIANT"}
+    # DuckDB reads a variant null (the JSON null) as SQL NULL too.
+    assert [r[2] for r in rows] == [d is None or d == "null" for d in DOCS]
+    assert [None if r[2] else json.loads(r[3]) for r in rows] == parsed(DOCS)
+    # DuckDB's own decoder of the raw bytes agrees too.
+    raw = pq.read_table(task.file.file_path).sort_by("id").column("v").to_pylist()
+    for cell, doc in zip(raw, DOCS, strict=True):
+        if cell is not None:
+            (text,) = con.execute(
+                "SELECT variant_bytes_to_variant(?)::JSON", [cell["metadata"] + cell["value"]]
+            ).fetchone()
+            assert json.loads(text) == json.loads(doc or "null")
+
+
+def test_duckdb_iceberg_scan_reads_variant_and_geometry(catalog: Any) -> None:
+    import struct
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "interop"))
+    from duckdb_peer import duckdb_with_iceberg
+
+    from frazil.types import GeometryType
+
+    con = duckdb_with_iceberg()
+    s = Schema(
+        NestedField(1, "id", LongType(), True),
+        NestedField(2, "v", VariantType()),
+        NestedField(3, "g", GeometryType()),
+    )
+    t = catalog.create_table("db.ice", s, properties={"format-version": "3"})
+    wkb = struct.pack("<BIdd", 1, 1, 1.5, -2.0)
+    t.append(
+        pa.table(
+            {
+                "id": pa.array(range(3), pa.int64()),
+                "v": variant.from_json(DOCS[:3]),
+                "g": pa.array([wkb, None, wkb]),
+            }
+        )
+    )
+    location = catalog.load_table("db.ice").metadata_location
+    rows = con.execute(
+        f"SELECT id, v::JSON, st_astext(g) FROM iceberg_scan('{location}') ORDER BY id"
+    ).fetchall()
+    assert [json.loads(r[1]) if r[1] is not None else None for r in rows][::2] == [
+        json.loads(DOCS[0]),
+        json.loads(DOCS[2]),
+    ]
+    assert [r[2] for r in rows] == ["POINT (1.5 -2)", None, "POINT (1.5 -2)"]
 
 
 def test_frazil_decodes_duckdb_bytes() -> None:

@@ -10,6 +10,7 @@ use arrow_schema::{DataType, Field, Fields};
 use frazil_values::variant;
 use frazil_values::{Error, Result};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::arrow::{export, import_array, ArrowArrayExport};
 use crate::error::IntoPyResult;
@@ -320,7 +321,19 @@ fn variant_to_json(py: Python<'_>, values: &Bound<'_, PyAny>) -> PyResult<ArrowA
     Ok(export(out, Arc::new(field)))
 }
 
+/// A Parquet footer (`FileMetaData` bytes) with the groups of `field_ids` annotated VARIANT.
+#[pyfunction]
+fn parquet_annotate_variants<'py>(
+    py: Python<'py>,
+    footer: &[u8],
+    field_ids: Vec<i32>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let out = frazil_values::parquet_variant::annotate_variant_groups(footer, &field_ids).py()?;
+    Ok(PyBytes::new(py, &out))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parquet_annotate_variants, m)?)?;
     m.add_function(wrap_pyfunction!(variant_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(variant_to_json, m)?)?;
     m.add_function(wrap_pyfunction!(variant_unshred, m)?)?;

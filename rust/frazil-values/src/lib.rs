@@ -8,6 +8,7 @@ pub mod error;
 pub mod geo;
 pub mod json;
 pub mod literal;
+pub mod parquet_variant;
 pub mod temporal;
 pub mod types;
 pub mod variant;

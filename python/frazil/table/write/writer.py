@@ -58,6 +58,7 @@ from frazil.types import (
     StructType,
     VariantType,
 )
+from frazil.variant import VariantFooterSink
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
@@ -201,6 +202,8 @@ class _RollingFile:
             self.arrow_metrics = ArrowMetrics(o.schema, o.metrics_config)
             return
         s = o.settings
+        if o.variant_ids:
+            self.sink = VariantFooterSink(self.sink, o.variant_ids)
         self.writer = pq.ParquetWriter(
             self.sink,
             o.parquet_schema,
@@ -304,7 +307,12 @@ class _RollingFile:
         if self.writer is None:
             self._reset()
             return None
+        held = isinstance(self.sink, VariantFooterSink)
+        if held:
+            self.sink.hold()
         self.writer.close()
+        if held:
+            self.sink.finish()
         size = self._size()
         self.sink.close()
         if self.flushed_mem:
@@ -362,6 +370,7 @@ class DataFileWriter:
         self.arrow_schema: pa.Schema = pa.schema([])
         self.nan_columns: list[tuple[int, list[str]]] = []
         self.geo_columns: list[tuple[int, list[str], bool]] = []
+        self.variant_ids: list[int] = []
         self.parquet_schema: pa.Schema = pa.schema([])
 
     def next_file_count(self) -> int:
@@ -402,7 +411,8 @@ class DataFileWriter:
         self.arrow_schema = conformed.arrow_schema
         self.nan_columns = self._float_columns()
         self.geo_columns = self._geo_columns()
-        if self.file_format != FileFormat.PARQUET and _has_variant(self.schema.fields):
+        self.variant_ids = _variant_ids(self.schema.fields)
+        if self.file_format != FileFormat.PARQUET and self.variant_ids:
             # pyarrow's ORC writer and the native Avro writer give every field an id.
             raise UnsupportedError(
                 f"variant columns are written to Parquet data files only, not {self.file_format}"
@@ -591,19 +601,24 @@ class DataFileWriter:
         )
 
 
-def _has_variant(fields: Any) -> bool:
-    def holds(t: Any) -> bool:
-        if isinstance(t, VariantType):
-            return True
-        if isinstance(t, StructType):
-            return any(holds(f.field_type) for f in t.fields)
-        if isinstance(t, ListType):
-            return holds(t.element_type)
-        if isinstance(t, MapType):
-            return holds(t.key_type) or holds(t.value_type)
-        return False
+def _variant_ids(fields: Any) -> list[int]:
+    """The field ids of every variant field (their Parquet groups get the VARIANT type)."""
+    out: list[int] = []
 
-    return any(holds(f.field_type) for f in fields)
+    def visit(fid: int, t: Any) -> None:
+        if isinstance(t, VariantType):
+            out.append(fid)
+        elif isinstance(t, StructType):
+            for f in t.fields:
+                visit(f.field_id, f.field_type)
+        elif isinstance(t, ListType):
+            visit(t.element_id, t.element_type)
+        elif isinstance(t, MapType):
+            visit(t.value_id, t.value_type)
+
+    for f in fields:
+        visit(f.field_id, f.field_type)
+    return out
 
 
 def _with_geo_metrics(
