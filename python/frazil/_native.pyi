@@ -26,6 +26,7 @@ __all__ = [
     "deletes_group_positions",
     "geo_bounds_intersect",
     "geo_intersects_box",
+    "geo_prune",
     "inspect_readable_metrics",
     "manifest_read",
     "manifest_read_list",
@@ -302,6 +303,9 @@ class GeoBounds:
 def geo_bounds_intersect(
     lower: bytes, upper: bytes, other_lower: bytes, other_upper: bytes, geography: bool
 ) -> bool: ...
+def geo_prune(
+    data_files: object, field_id: int, lower: bytes, upper: bytes, geography: bool
+) -> ArrowArrayExport: ...
 def geo_intersects_box(
     values: object, lower: bytes, upper: bytes, geography: bool
 ) -> ArrowArrayExport: ...

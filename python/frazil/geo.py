@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from frazil import _native
 from frazil.exceptions import FrazilError, InvalidArgumentError
@@ -142,24 +143,22 @@ def plan_intersecting(
     scan: DataScan, column: str, box: BoundingBox
 ) -> tuple[list[FileScanTask], int]:
     """The tasks of ``scan`` whose files may hold a ``column`` value whose box intersects
-    ``box``, and how many were skipped by their geo bounds (files without bounds are kept)."""
+    ``box``, and how many were skipped by their geo bounds (files without bounds are kept).
+    The plan stays Arrow until then: bounds are compared natively
+    (``frazil_scan::geo_evaluator``) and task objects are made for the kept files only."""
     fid, geography = _field(scan, column)
     lo, hi = box.bounds()
-    kept: list[FileScanTask] = []
-    skipped = 0
-    for task in scan.include_column_stats(True).plan_files():
-        lower = (task.file.lower_bounds or {}).get(fid)
-        upper = (task.file.upper_bounds or {}).get(fid)
-        if lower is not None and upper is not None:
-            try:
-                hit = _native.geo_bounds_intersect(lower, upper, lo, hi, geography)
-            except FrazilError:
-                hit = True  # an unreadable bound never prunes
-            if not hit:
-                skipped += 1
-                continue
-        kept.append(task)
-    return kept, skipped
+    plan = scan.include_column_stats(True).plan_files_arrow()
+    tasks = plan.tasks
+    if tasks.num_rows == 0:
+        return [], 0
+    files = pa.StructArray.from_arrays(
+        [tasks.column(n).combine_chunks() for n in ("lower_bounds", "upper_bounds")],
+        names=["lower_bounds", "upper_bounds"],
+    )
+    keep = pa.array(_native.geo_prune(files, fid, lo, hi, geography))
+    rows = pc.indices_nonzero(keep).to_pylist()
+    return plan.file_scan_tasks(rows), tasks.num_rows - len(rows)
 
 
 def read_intersecting(scan: DataScan, column: str, box: BoundingBox) -> pa.Table:

@@ -209,6 +209,11 @@ def test_geography_antimeridian_and_edges(catalog: Any) -> None:
     # A spherical edge leaves its vertices' box (here it crosses the antimeridian and bulges
     # north of 60): no bounds rather than wrong ones.
     assert 3 not in f.lower_bounds and 3 not in f.upper_bounds
+    # Without bounds a file is never pruned.
+    assert (
+        plan_intersecting(catalog.load_table("db.geog").scan(), "l", BoundingBox(0, 0, 1, 1))[1]
+        == 0
+    )
     logical = pq.read_metadata(f.file_path).schema
     assert logical.column(1).logical_type.to_json() == '{"Type":"Geography"}'
     # pyarrow 26 writes GEOGRAPHY with spherical edges only: karney stays plain binary.

@@ -164,9 +164,39 @@ fn geo_intersects_box(
     Ok(export(Arc::new(out), field))
 }
 
+/// Per data file of a `data_file` struct array (`lower_bounds`, `upper_bounds` maps): whether
+/// it may hold a value of `field_id` whose box intersects the query box.
+#[pyfunction]
+fn geo_prune(
+    py: Python<'_>,
+    data_files: &Bound<'_, PyAny>,
+    field_id: i32,
+    lower: &[u8],
+    upper: &[u8],
+    geography: bool,
+) -> PyResult<ArrowArrayExport> {
+    let query = BoundingBox::from_bounds(lower, upper).py()?;
+    let imported = import_array(data_files)?;
+    let array = imported.array;
+    let keep = py
+        .detach(|| {
+            let s = array.as_struct_opt().ok_or_else(|| {
+                frazil_values::Error::invalid("data files must be a struct array")
+            })?;
+            frazil_scan::geo_evaluator::may_intersect(s, field_id, &query, geography)
+        })
+        .py()?;
+    let out = BooleanArray::from(keep);
+    Ok(export(
+        Arc::new(out),
+        Arc::new(Field::new("keep", DataType::Boolean, false)),
+    ))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GeoBounds>()?;
     m.add_function(wrap_pyfunction!(geo_bounds_intersect, m)?)?;
     m.add_function(wrap_pyfunction!(geo_intersects_box, m)?)?;
+    m.add_function(wrap_pyfunction!(geo_prune, m)?)?;
     Ok(())
 }
