@@ -23,16 +23,19 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil import _native
 from frazil.exceptions import FrazilError, InvalidArgumentError
-from frazil.types import DEFAULT_CRS, GeographyType, GeometryType, IcebergType
+from frazil.types import DEFAULT_CRS, GeographyType, GeometryType, IcebergType, StructType
 
 if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+
+    from frazil.schema import Schema
     from frazil.table.scan import DataScan
     from frazil.table.tasks import FileScanTask
 
@@ -178,3 +181,76 @@ def read_intersecting(scan: DataScan, column: str, box: BoundingBox) -> pa.Table
             mask = pa.array(_native.geo_intersects_box(values, lo, hi, geography))
             out.append(batch.filter(mask))
     return scan._out(pa.Table.from_batches(out, schema=schema))
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing: Parquet types and bounds of a data file
+
+
+def with_geo_metrics(
+    fields: dict[str, Any], geo: dict[int, Any], counts: dict[int, tuple[int, int]]
+) -> dict[str, Any]:
+    """Data file fields with the geo columns' bounds and counts (pyarrow keeps no min/max or
+    null-count statistics for GEOMETRY / GEOGRAPHY columns)."""
+    if not geo:
+        return fields
+    lower, upper = dict(fields["lower_bounds"]), dict(fields["upper_bounds"])
+    value_counts, null_counts = dict(fields["value_counts"]), dict(fields["null_value_counts"])
+    for fid, (n, nulls) in counts.items():
+        value_counts.setdefault(fid, n)
+        null_counts.setdefault(fid, nulls)
+    for fid, acc in geo.items():
+        lower.pop(fid, None)
+        upper.pop(fid, None)
+        box = acc.bounds()
+        if box is not None:
+            lower[fid], upper[fid] = box
+    return {
+        **fields,
+        "lower_bounds": lower,
+        "upper_bounds": upper,
+        "value_counts": value_counts,
+        "null_value_counts": null_counts,
+    }
+
+
+def parquet_schema(arrow_schema: pa.Schema, schema: Schema) -> pa.Schema:
+    """``arrow_schema`` with geo columns (outside lists and maps) as ``geoarrow.wkb``, which
+    pyarrow writes as Parquet's GEOMETRY / GEOGRAPHY logical types."""
+
+    def convert(f: pa.Field, t: Any) -> pa.Field:
+        if is_geo(t):
+            return f.with_type(parquet_type(t, f.type))
+        if isinstance(t, StructType) and pa.types.is_struct(f.type):
+            kids = [convert(f.type.field(c.name), c.field_type) for c in t.fields]
+            return f.with_type(pa.struct(kids))
+        return f
+
+    fields = {f.name: f.field_type for f in schema.fields}
+    return pa.schema(
+        [convert(f, fields.get(f.name)) for f in arrow_schema], metadata=arrow_schema.metadata
+    )
+
+
+def with_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    if table.schema == schema:
+        return table
+    return table.cast(schema)
+
+
+def footer_bounds(
+    file_metadata: pq.FileMetaData, column: int, geography: bool
+) -> tuple[bytes, bytes] | None:
+    """Geo bounds from the column chunks' Parquet geospatial statistics (merged natively, as
+    the writer's boxes are); none unless every chunk with values has an X/Y box."""
+    acc = GeoBounds(geography)
+    for r in range(file_metadata.num_row_groups):
+        chunk = file_metadata.row_group(r).column(column)
+        st = chunk.geo_statistics if chunk.is_geo_stats_set else None
+        if st is None or st.xmin is None or st.ymin is None:
+            nulls = chunk.statistics.null_count if chunk.is_stats_set else None
+            if nulls is not None and nulls == chunk.num_values:
+                continue  # only nulls: nothing to bound
+            return None
+        acc.add_box(st.xmin, st.ymin, st.xmax, st.ymax, st.zmin, st.zmax, st.mmin, st.mmax)
+    return acc.bounds()

@@ -23,8 +23,16 @@ import pyarrow.compute as pc
 
 from frazil import _native
 from frazil.exceptions import FrazilError, ValidationError
+from frazil.types import ListType, MapType, StructType, VariantType
 
-__all__ = ["VARIANT_ARROW_TYPE", "VariantFooterSink", "from_json", "read_column", "to_json"]
+__all__ = [
+    "VARIANT_ARROW_TYPE",
+    "VariantFooterSink",
+    "from_json",
+    "read_column",
+    "to_json",
+    "variant_field_ids",
+]
 
 VARIANT_ARROW_TYPE = pa.struct(
     [pa.field("metadata", pa.binary(), nullable=False), pa.field("value", pa.binary(), False)]
@@ -140,3 +148,23 @@ class VariantFooterSink:
         if self._held is None and not self.closed:
             self.closed = True
             self._sink.close()
+
+
+def variant_field_ids(fields: Any) -> list[int]:
+    """The field ids of every variant field (their Parquet groups get the VARIANT type)."""
+    out: list[int] = []
+
+    def visit(fid: int, t: Any) -> None:
+        if isinstance(t, VariantType):
+            out.append(fid)
+        elif isinstance(t, StructType):
+            for f in t.fields:
+                visit(f.field_id, f.field_type)
+        elif isinstance(t, ListType):
+            visit(t.element_id, t.element_type)
+        elif isinstance(t, MapType):
+            visit(t.value_id, t.value_type)
+
+    for f in fields:
+        visit(f.field_id, f.field_type)
+    return out

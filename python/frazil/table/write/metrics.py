@@ -43,7 +43,7 @@ import pyarrow.compute as pc
 from frazil import _native
 from frazil.arrow_schema import field_id_of
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
-from frazil.geo import GeoBounds, is_geo
+from frazil.geo import GeoBounds, footer_bounds, is_geo
 from frazil.name_mapping import (
     DEFAULT_NAME_MAPPING_PROPERTY,
     MappedField,
@@ -631,11 +631,10 @@ def parquet_metrics(
     value_counts, null_value_counts, lower_bounds, upper_bounds = _counts_and_bounds(
         stats, modes, {fid: c is not None for fid, c in converters.items()}
     )
-    for fid, i in index_of.items():
+    for fid, i in index_of.items():  # geo bounds: from Parquet's geospatial statistics
         s = stats[fid]
         if is_geo(s.iceberg_type) and not s.repeated and modes[fid].truncate_length > 0:
-            box = _footer_geo_bounds(file_metadata, i, isinstance(s.iceberg_type, GeographyType))
-            if box is not None:
+            if box := footer_bounds(file_metadata, i, isinstance(s.iceberg_type, GeographyType)):
                 lower_bounds[fid], upper_bounds[fid] = box
 
     return ParquetMetrics(
@@ -648,24 +647,6 @@ def parquet_metrics(
         split_offsets=split_offsets(file_metadata),
         stats=stats,
     )
-
-
-def _footer_geo_bounds(
-    file_metadata: pq.FileMetaData, column: int, geography: bool
-) -> tuple[bytes, bytes] | None:
-    """Geo bounds from the column chunks' Parquet geospatial statistics (merged natively, as
-    the writer's boxes are); none unless every chunk with values has an X/Y box."""
-    acc = GeoBounds(geography)
-    for r in range(file_metadata.num_row_groups):
-        chunk = file_metadata.row_group(r).column(column)
-        st = chunk.geo_statistics if chunk.is_geo_stats_set else None
-        if st is None or st.xmin is None or st.ymin is None:
-            nulls = chunk.statistics.null_count if chunk.is_stats_set else None
-            if nulls is not None and nulls == chunk.num_values:
-                continue  # only nulls: nothing to bound
-            return None
-        acc.add_box(st.xmin, st.ymin, st.xmax, st.ymax, st.zmin, st.zmax, st.mmin, st.mmax)
-    return acc.bounds()
 
 
 def _counts_and_bounds(
@@ -780,9 +761,7 @@ class ArrowMetrics:
         if isinstance(t, VariantType):
             return  # no variant bounds
         if is_geo(t):
-            if fid not in self.geo:
-                self.geo[fid] = GeoBounds(isinstance(t, GeographyType))
-            self.geo[fid].add(column)
+            self.geo.setdefault(fid, GeoBounds(isinstance(t, GeographyType))).add(column)
             return
         lo, hi = _arrow_min_max(column, t)
         if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):

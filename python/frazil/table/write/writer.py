@@ -39,8 +39,7 @@ import pyarrow.parquet as pq
 
 from frazil.content_file import DataFile, FileFormat, partition_arrow_type
 from frazil.exceptions import FrazilError, InvalidArgumentError, UnsupportedError, io_error
-from frazil.geo import GeoBounds, is_geo
-from frazil.geo import parquet_type as geo_parquet_type
+from frazil.geo import GeoBounds, is_geo, parquet_schema, with_geo_metrics, with_schema
 from frazil.io import property_bool
 from frazil.partitioning import UnknownTransform, is_void
 from frazil.sorting import NullOrder, SortDirection
@@ -56,15 +55,13 @@ from frazil.types import (
     ListType,
     MapType,
     StructType,
-    VariantType,
 )
-from frazil.variant import VariantFooterSink
+from frazil.variant import VariantFooterSink, variant_field_ids
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
     from frazil.metadata import TableMetadata
     from frazil.partitioning import PartitionSpec
-    from frazil.schema import Schema
     from frazil.table.transaction import Transaction
     from frazil.table.update import TableUpdate
 
@@ -281,7 +278,7 @@ class _RollingFile:
         assert self.writer is not None
         if isinstance(self.writer, pq.ParquetWriter):
             if self.owner.geo_columns:
-                table = _with_schema(table, self.owner.parquet_schema)
+                table = with_schema(table, self.owner.parquet_schema)
             self.writer.write_table(table, row_group_size=self.owner.settings.row_group_rows)
         else:
             self.writer.write_table(table)
@@ -411,13 +408,13 @@ class DataFileWriter:
         self.arrow_schema = conformed.arrow_schema
         self.nan_columns = self._float_columns()
         self.geo_columns = self._geo_columns()
-        self.variant_ids = _variant_ids(self.schema.fields)
+        self.variant_ids = variant_field_ids(self.schema.fields)
         if self.file_format != FileFormat.PARQUET and self.variant_ids:
             # pyarrow's ORC writer and the native Avro writer give every field an id.
             raise UnsupportedError(
                 f"variant columns are written to Parquet data files only, not {self.file_format}"
             )
-        self.parquet_schema = _parquet_schema(self.arrow_schema, self.schema)
+        self.parquet_schema = parquet_schema(self.arrow_schema, self.schema)
         if whole:
             # In memory already: check and convert everything before the first file.
             converted = [conformed.convert(b) for b in batches]
@@ -597,79 +594,8 @@ class DataFileWriter:
             spec_id=rf.key.spec_id,
             nan_value_counts=dict(rf.nan_counts) if self.nan_columns else None,
             sort_order_id=sort_order_id,
-            **_with_geo_metrics(metrics.data_file_fields(), rf.geo_bounds, rf.geo_counts),
+            **with_geo_metrics(metrics.data_file_fields(), rf.geo_bounds, rf.geo_counts),
         )
-
-
-def _variant_ids(fields: Any) -> list[int]:
-    """The field ids of every variant field (their Parquet groups get the VARIANT type)."""
-    out: list[int] = []
-
-    def visit(fid: int, t: Any) -> None:
-        if isinstance(t, VariantType):
-            out.append(fid)
-        elif isinstance(t, StructType):
-            for f in t.fields:
-                visit(f.field_id, f.field_type)
-        elif isinstance(t, ListType):
-            visit(t.element_id, t.element_type)
-        elif isinstance(t, MapType):
-            visit(t.value_id, t.value_type)
-
-    for f in fields:
-        visit(f.field_id, f.field_type)
-    return out
-
-
-def _with_geo_metrics(
-    fields: dict[str, Any], geo: dict[int, Any], counts: dict[int, tuple[int, int]]
-) -> dict[str, Any]:
-    """Data file fields with the geo columns' bounds and counts (pyarrow keeps no min/max or
-    null-count statistics for GEOMETRY / GEOGRAPHY columns)."""
-    if not geo:
-        return fields
-    lower, upper = dict(fields["lower_bounds"]), dict(fields["upper_bounds"])
-    value_counts, null_counts = dict(fields["value_counts"]), dict(fields["null_value_counts"])
-    for fid, (n, nulls) in counts.items():
-        value_counts.setdefault(fid, n)
-        null_counts.setdefault(fid, nulls)
-    for fid, acc in geo.items():
-        lower.pop(fid, None)
-        upper.pop(fid, None)
-        box = acc.bounds()
-        if box is not None:
-            lower[fid], upper[fid] = box
-    return {
-        **fields,
-        "lower_bounds": lower,
-        "upper_bounds": upper,
-        "value_counts": value_counts,
-        "null_value_counts": null_counts,
-    }
-
-
-def _parquet_schema(arrow_schema: pa.Schema, schema: Schema) -> pa.Schema:
-    """``arrow_schema`` with geo columns (outside lists and maps) as ``geoarrow.wkb``, which
-    pyarrow writes as Parquet's GEOMETRY / GEOGRAPHY logical types."""
-
-    def convert(f: pa.Field, t: Any) -> pa.Field:
-        if is_geo(t):
-            return f.with_type(geo_parquet_type(t, f.type))
-        if isinstance(t, StructType) and pa.types.is_struct(f.type):
-            kids = [convert(f.type.field(c.name), c.field_type) for c in t.fields]
-            return f.with_type(pa.struct(kids))
-        return f
-
-    fields = {f.name: f.field_type for f in schema.fields}
-    return pa.schema(
-        [convert(f, fields.get(f.name)) for f in arrow_schema], metadata=arrow_schema.metadata
-    )
-
-
-def _with_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:
-    if table.schema == schema:
-        return table
-    return table.cast(schema)
 
 
 def _take(table: pa.Table, order: pa.Array) -> pa.Table:
