@@ -335,3 +335,24 @@ def test_nested_geometry_and_evolution(catalog: Any) -> None:
     (f,) = new
     inner = t.schema().find_field("s.inner").field_id
     assert (f.lower_bounds[inner], f.upper_bounds[inner]) == expected_bounds([point(5, 6)])
+
+
+def test_geoarrow_input_types_and_box_helper(catalog: Any) -> None:
+    from frazil.arrow_schema import type_from_arrow
+    from frazil.geo import WkbType, bounds_intersect
+
+    ext = WkbType(pa.binary(), b'{"crs": "srid:3857"}')
+    assert type_from_arrow(ext) == GeometryType("srid:3857")
+    assert type_from_arrow(WkbType(pa.binary(), b'{"edges": "spherical"}')) == GeographyType()
+    t = make(catalog, "ext", NestedField(2, "g", GeometryType()))
+    arr = pa.ExtensionArray.from_storage(ext, pa.array([point(1, 1), None], pa.binary()))
+    t.append(pa.table({"id": pa.array([1, 2], pa.int64()), "g": arr}))
+    t = catalog.load_table("db.ext")
+    assert t.scan().to_arrow().sort_by("id").column("g").to_pylist() == [point(1, 1), None]
+    (f,) = files(t)
+    lo, hi = f.lower_bounds[2], f.upper_bounds[2]
+    assert bounds_intersect(lo, hi, BoundingBox(0, 0, 2, 2))
+    assert not bounds_intersect(lo, hi, BoundingBox(2, 2, 3, 3))
+    west, east = struct.pack("<2d", 170, 0), struct.pack("<2d", -170, 1)
+    assert bounds_intersect(west, east, BoundingBox(175, 0, 176, 1), geography=True)
+    assert not bounds_intersect(west, east, BoundingBox(0, 0, 1, 1), geography=True)

@@ -59,3 +59,80 @@ pub fn may_intersect(
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::builder::{BinaryBuilder, Int32Builder, MapBuilder};
+    use arrow_array::ArrayRef;
+    use arrow_schema::{Field, Fields};
+
+    use super::*;
+
+    fn point(x: f64, y: f64) -> Vec<u8> {
+        [x.to_le_bytes(), y.to_le_bytes()].concat()
+    }
+
+    fn bounds(rows: &[Option<Vec<u8>>]) -> ArrayRef {
+        let mut b = MapBuilder::new(None, Int32Builder::new(), BinaryBuilder::new());
+        for r in rows {
+            if let Some(v) = r {
+                b.keys().append_value(7);
+                b.values().append_value(v);
+            }
+            b.append(true).unwrap();
+        }
+        Arc::new(b.finish())
+    }
+
+    #[test]
+    fn prunes_by_box_and_keeps_unknowns() {
+        let lower = bounds(&[
+            Some(point(0.0, 0.0)),
+            Some(point(10.0, 10.0)),
+            None,
+            Some(vec![1, 2, 3]),
+            Some(point(170.0, 0.0)),
+        ]);
+        let upper = bounds(&[
+            Some(point(1.0, 1.0)),
+            Some(point(11.0, 11.0)),
+            None,
+            Some(vec![1, 2, 3]),
+            Some(point(-170.0, 1.0)),
+        ]);
+        let fields = Fields::from(vec![
+            Field::new("lower_bounds", lower.data_type().clone(), true),
+            Field::new("upper_bounds", upper.data_type().clone(), true),
+        ]);
+        let files = StructArray::new(fields, vec![lower, upper], None);
+        let query = BoundingBox {
+            xmin: 0.5,
+            ymin: 0.5,
+            xmax: 2.0,
+            ymax: 2.0,
+            z: None,
+            m: None,
+        };
+        // A box that does not wrap misses the wrapping file's span [170, 180] ∪ [-180, -170].
+        assert_eq!(
+            may_intersect(&files, 7, &query, true).unwrap(),
+            vec![true, false, true, true, false]
+        );
+        let across = BoundingBox {
+            xmin: 175.0,
+            xmax: 176.0,
+            ..query
+        };
+        assert_eq!(
+            may_intersect(&files, 7, &across, true).unwrap(),
+            vec![false, false, true, true, true]
+        );
+        // Another field: no bounds, nothing pruned.
+        assert_eq!(
+            may_intersect(&files, 8, &query, false).unwrap(),
+            vec![true; 5]
+        );
+    }
+}
