@@ -226,10 +226,20 @@ def parquet_schema(arrow_schema: pa.Schema, schema: Schema) -> pa.Schema:
             return f.with_type(pa.struct(kids))
         return f
 
+    if not any(is_geo(t) for t in _primitive_types(schema.fields)):
+        return arrow_schema
     fields = {f.name: f.field_type for f in schema.fields}
     return pa.schema(
         [convert(f, fields.get(f.name)) for f in arrow_schema], metadata=arrow_schema.metadata
     )
+
+
+def _primitive_types(fields: Any) -> list[IcebergType]:
+    out: list[IcebergType] = []
+    for f in fields:
+        t = f.field_type
+        out.extend(_primitive_types(t.fields) if isinstance(t, StructType) else [t])
+    return out
 
 
 def with_schema(table: pa.Table, schema: pa.Schema) -> pa.Table:

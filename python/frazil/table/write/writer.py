@@ -277,7 +277,7 @@ class _RollingFile:
             self._create()
         assert self.writer is not None
         if isinstance(self.writer, pq.ParquetWriter):
-            if self.owner.geo_columns:
+            if self.owner.parquet_schema is not self.owner.arrow_schema:  # geo columns
                 table = with_schema(table, self.owner.parquet_schema)
             self.writer.write_table(table, row_group_size=self.owner.settings.row_group_rows)
         else:
@@ -366,9 +366,21 @@ class DataFileWriter:
         self._done: list[DataFile] = []
         self.arrow_schema: pa.Schema = pa.schema([])
         self.nan_columns: list[tuple[int, list[str]]] = []
-        self.geo_columns: list[tuple[int, list[str], bool]] = []
-        self.variant_ids: list[int] = []
-        self.parquet_schema: pa.Schema = pa.schema([])
+        # Geo columns get boxes and Parquet geo types, variant groups the VARIANT annotation.
+        self.geo_columns = self._geo_columns()
+        self.variant_ids = variant_field_ids(self.schema.fields)
+        self._parquet_schemas: dict[pa.Schema, pa.Schema] = {}
+
+    @property
+    def parquet_schema(self) -> pa.Schema:
+        """The Parquet writer's schema: :attr:`arrow_schema` with geo columns typed for
+        Parquet's GEOMETRY / GEOGRAPHY (subclasses may set :attr:`arrow_schema` themselves)."""
+        out = self._parquet_schemas.get(self.arrow_schema)
+        if out is None:
+            out = self._parquet_schemas[self.arrow_schema] = parquet_schema(
+                self.arrow_schema, self.schema
+            )
+        return out
 
     def next_file_count(self) -> int:
         self._file_count += 1
@@ -407,14 +419,11 @@ class DataFileWriter:
         conformed = conform(in_schema, self.schema, downcast_ns_timestamp_to_us=self.downcast)
         self.arrow_schema = conformed.arrow_schema
         self.nan_columns = self._float_columns()
-        self.geo_columns = self._geo_columns()
-        self.variant_ids = variant_field_ids(self.schema.fields)
         if self.file_format != FileFormat.PARQUET and self.variant_ids:
             # pyarrow's ORC writer and the native Avro writer give every field an id.
             raise UnsupportedError(
                 f"variant columns are written to Parquet data files only, not {self.file_format}"
             )
-        self.parquet_schema = parquet_schema(self.arrow_schema, self.schema)
         if whole:
             # In memory already: check and convert everything before the first file.
             converted = [conformed.convert(b) for b in batches]
