@@ -8,6 +8,7 @@ __all__ = [
     "DeletePlan",
     "DeletionVector",
     "EqualityDeleteSet",
+    "GeoBounds",
     "LenientTransform",
     "MetricsEvaluator",
     "PlannedManifest",
@@ -24,6 +25,9 @@ __all__ = [
     "avro_data_schema",
     "build_profile",
     "deletes_group_positions",
+    "geo_bounds_intersect",
+    "geo_intersects_box",
+    "geo_prune",
     "inspect_readable_metrics",
     "manifest_read",
     "manifest_read_list",
@@ -31,6 +35,7 @@ __all__ = [
     "manifest_summarize",
     "manifest_write",
     "manifest_write_list",
+    "parquet_annotate_variants",
     "puffin_read_blob",
     "puffin_read_metadata",
     "puffin_write",
@@ -52,6 +57,9 @@ __all__ = [
     "value_parse_timestamp_literal",
     "value_to_bytes",
     "value_to_json",
+    "variant_from_json",
+    "variant_to_json",
+    "variant_unshred",
 ]
 
 __version__: str
@@ -280,3 +288,37 @@ def value_from_json(json_text: str, type_json: str) -> Any: ...
 def value_parse_date_literal(text: str) -> int: ...
 def value_parse_time_literal(text: str) -> int: ...
 def value_parse_timestamp_literal(text: str, with_zone: bool) -> int: ...
+
+# geo (frazil_values::geo)
+@final
+class GeoBounds:
+    def __new__(cls, geography: bool) -> GeoBounds: ...
+    def add(self, values: object) -> None: ...
+    def add_box(
+        self,
+        xmin: float,
+        ymin: float,
+        xmax: float,
+        ymax: float,
+        zmin: float | None = None,
+        zmax: float | None = None,
+        mmin: float | None = None,
+        mmax: float | None = None,
+    ) -> None: ...
+    def bounds(self) -> tuple[bytes, bytes] | None: ...
+
+def geo_bounds_intersect(
+    lower: bytes, upper: bytes, other_lower: bytes, other_upper: bytes, geography: bool
+) -> bool: ...
+def geo_prune(
+    data_files: object, field_id: int, lower: bytes, upper: bytes, geography: bool
+) -> ArrowArrayExport: ...
+def geo_intersects_box(
+    values: object, lower: bytes, upper: bytes, geography: bool
+) -> ArrowArrayExport: ...
+
+# variant (frazil_values::variant)
+def variant_from_json(json: object) -> ArrowArrayExport: ...
+def variant_to_json(values: object) -> ArrowArrayExport: ...
+def variant_unshred(group: object) -> ArrowArrayExport: ...
+def parquet_annotate_variants(footer: bytes, field_ids: list[int]) -> bytes: ...

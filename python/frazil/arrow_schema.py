@@ -15,6 +15,10 @@ uuid                             pyarrow's ``arrow.uuid`` extension type (what
                                  :mod:`frazil.manifest` decodes uuid partition values to)
 fixed[L]                         ``fixed_size_binary(L)``
 unknown                          ``null``
+geometry, geography              ``large_binary`` of WKB (``binary`` with
+                                 ``large_types=False``); see :mod:`frazil.geo`
+variant                          ``struct<metadata: binary, value: binary>``; see
+                                 :mod:`frazil.variant`
 list, map, struct                ``large_list`` (``list`` with ``large_types=False``),
                                  ``map``, ``struct``
 ===============================  =======================================================
@@ -46,6 +50,8 @@ from frazil.types import (
     DoubleType,
     FixedType,
     FloatType,
+    GeographyType,
+    GeometryType,
     IcebergType,
     IntegerType,
     ListType,
@@ -61,6 +67,7 @@ from frazil.types import (
     TimeType,
     UnknownType,
     UUIDType,
+    VariantType,
 )
 
 if TYPE_CHECKING:
@@ -134,8 +141,12 @@ def type_to_arrow(t: IcebergType, *, large_types: bool = True) -> pa.DataType:
         return pa.binary(t.length)
     if isinstance(t, StringType):
         return pa.large_string() if large_types else pa.string()
-    if isinstance(t, BinaryType):
+    if isinstance(t, (BinaryType, GeometryType, GeographyType)):
         return pa.large_binary() if large_types else pa.binary()
+    if isinstance(t, VariantType):
+        from frazil.variant import VARIANT_ARROW_TYPE
+
+        return VARIANT_ARROW_TYPE
     arrow = _PRIMITIVES.get(type(t))
     if arrow is None:
         raise UnsupportedError(f"Iceberg type {t} has no Arrow type in frazil")
@@ -184,6 +195,10 @@ def type_from_arrow(t: pa.DataType, path: str = "") -> IcebergType:
     if isinstance(t, pa.BaseExtensionType):
         if t.extension_name == "arrow.uuid":
             return UUIDType()
+        if t.extension_name == "geoarrow.wkb":
+            from frazil.geo import type_from_wkb_extension
+
+            return type_from_wkb_extension(t.__arrow_ext_serialize__())
         return type_from_arrow(t.storage_type, path)
     if pa.types.is_boolean(t):
         return BooleanType()
@@ -244,10 +259,31 @@ def _is_list(t: pa.DataType) -> bool:
     )
 
 
+def is_variant_field(f: pa.Field) -> bool:
+    """A file's variant column: a group with a field id of ``metadata`` (binary) and ``value``
+    and/or ``typed_value`` children without field ids (Parquet's VARIANT layout; pyarrow's
+    Arrow schema drops the group's VARIANT annotation, so the shape tells)."""
+    t = f.type
+    if isinstance(t, pa.BaseExtensionType):
+        t = t.storage_type
+    if field_id_of(f) is None or not isinstance(t, pa.StructType):
+        return False
+    kids = {c.name: c for c in _children(t)}
+    meta = kids.get("metadata")
+    return (
+        meta is not None
+        and (pa.types.is_binary(meta.type) or pa.types.is_large_binary(meta.type))
+        and set(kids) <= {"metadata", "value", "typed_value"}
+        and len(kids) >= 2
+        and all(field_id_of(c) is None for c in kids.values())
+    )
+
+
 def _walk(fields: list[pa.Field]) -> Iterator[pa.Field]:
     for f in fields:
         yield f
-        yield from _walk(_children(f.type))
+        if not is_variant_field(f):
+            yield from _walk(_children(f.type))
 
 
 class _Ids:
@@ -307,9 +343,8 @@ def _convert_fields(
     out = []
     for f, path, fid, sub in assigned:
         doc = f.metadata.get(_DOC_KEY).decode() if f.metadata and _DOC_KEY in f.metadata else None
-        out.append(
-            NestedField(fid, f.name, _convert_type(f.type, ids, sub, path), not f.nullable, doc=doc)
-        )
+        t = VariantType() if is_variant_field(f) else _convert_type(f.type, ids, sub, path)
+        out.append(NestedField(fid, f.name, t, not f.nullable, doc=doc))
     return out
 
 

@@ -79,6 +79,7 @@ from frazil.types import (
     TimeType,
     UnknownType,
     UUIDType,
+    VariantType,
 )
 
 if TYPE_CHECKING:
@@ -325,6 +326,10 @@ def _cast(arr: pa.Array, target: pa.DataType, t: IcebergType, where: str) -> pa.
         )
     if isinstance(t, UnknownType):
         return pa.nulls(len(arr), target)
+    if isinstance(t, VariantType):
+        from frazil.variant import read_column
+
+        return read_column(arr, where)
     if arr.type == target:
         return arr
     if isinstance(t, UUIDType):

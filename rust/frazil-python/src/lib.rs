@@ -7,6 +7,7 @@ mod avro;
 mod deletes;
 mod equality_delete;
 mod error;
+mod geo;
 mod inspect;
 mod manifest;
 mod metrics_evaluator;
@@ -15,6 +16,7 @@ mod scan;
 mod statistics;
 mod transforms;
 mod values;
+mod variant;
 
 use pyo3::prelude::*;
 
@@ -41,6 +43,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     avro::register(m)?;
     deletes::register(m)?;
     equality_delete::register(m)?;
+    geo::register(m)?;
     inspect::register(m)?;
     manifest::register(m)?;
     metrics_evaluator::register(m)?;
@@ -49,5 +52,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     statistics::register(m)?;
     transforms::register(m)?;
     values::register(m)?;
+    variant::register(m)?;
     Ok(())
 }

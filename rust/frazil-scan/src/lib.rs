@@ -56,6 +56,7 @@
 
 pub mod delete_file_index;
 pub mod expr;
+pub mod geo_evaluator;
 pub mod inspect;
 mod leaf;
 pub mod manifest_evaluator;

@@ -39,7 +39,7 @@ pub struct MetricsColumns {
     upper_values: Column,
 }
 
-fn map_col(s: &StructArray, name: &str) -> Result<Option<MapArray>> {
+pub(crate) fn map_col(s: &StructArray, name: &str) -> Result<Option<MapArray>> {
     match s.column_by_name(name) {
         None => Ok(None),
         Some(c) if *c.data_type() == DataType::Null => Ok(None),
@@ -52,7 +52,7 @@ fn map_col(s: &StructArray, name: &str) -> Result<Option<MapArray>> {
 }
 
 /// For each row, the index into the map's values of key `id`.
-fn lookup(map: &Option<MapArray>, id: i32, n: usize) -> Result<Vec<Option<u32>>> {
+pub(crate) fn lookup(map: &Option<MapArray>, id: i32, n: usize) -> Result<Vec<Option<u32>>> {
     let Some(map) = map else {
         return Ok(vec![None; n]);
     };

@@ -5,10 +5,13 @@ pub mod binary;
 pub mod bound;
 pub mod decimal;
 pub mod error;
+pub mod geo;
 pub mod json;
 pub mod literal;
+pub mod parquet_variant;
 pub mod temporal;
 pub mod types;
+pub mod variant;
 
 pub use error::{Error, ErrorKind, Result};
 pub use literal::Literal;

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from frazil.arrow_schema import field_id_of, schema_from_arrow, type_to_arrow
 from frazil.content_file import DataFile, FileFormat, ManifestEntryStatus, partition_arrow_type
 from frazil.exceptions import FrazilError, ValidationError
+from frazil.geo import is_geo
 from frazil.manifest import read_manifest, read_manifest_list, read_manifests
 from frazil.name_mapping import NameMapping, create_mapping_from_schema
 from frazil.partitioning import PartitionField, PartitionSpec, is_void
@@ -35,6 +36,7 @@ from frazil.schema import Schema
 from frazil.table.write.metrics import ColumnStats, MetricsConfig, parquet_metrics
 from frazil.transforms import Transform
 from frazil.types import (
+    BinaryType,
     DateType,
     DecimalType,
     DoubleType,
@@ -246,6 +248,10 @@ def _compatible(file_type: IcebergType, table_type: IcebergType) -> bool:
     if isinstance(file_type, DateType) and isinstance(
         table_type, (TimestampType, TimestampNanoType)
     ):
+        return True
+    # pyarrow reads Parquet GEOMETRY / GEOGRAPHY columns as binary WKB (without a registered
+    # geoarrow.wkb extension type), so a binary column may hold a table's geo values.
+    if isinstance(file_type, BinaryType) and is_geo(table_type):
         return True
     # Parquet's UUID logical type reads as a plain fixed_size_binary(16) without extensions.
     return (

@@ -42,6 +42,8 @@ from frazil.types import (
     DoubleType,
     FixedType,
     FloatType,
+    GeographyType,
+    GeometryType,
     IcebergType,
     IntegerType,
     ListType,
@@ -57,6 +59,7 @@ from frazil.types import (
     TimeType,
     UnknownType,
     UUIDType,
+    VariantType,
 )
 
 if TYPE_CHECKING:
@@ -265,6 +268,13 @@ def _primitive_target(src: pa.DataType, ice: IcebergType, path: str) -> pa.DataT
         if pa.types.is_binary(t) or pa.types.is_large_binary(t):
             return t
         ok = pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t)
+    elif isinstance(ice, (GeometryType, GeographyType)):
+        # WKB: plain binary, or GeoArrow's geoarrow.wkb extension over binary.
+        if isinstance(t, pa.BaseExtensionType) and t.extension_name == "geoarrow.wkb":
+            t = t.storage_type
+        if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+            return t
+        ok = pa.types.is_binary_view(t)
     elif isinstance(ice, FixedType):
         ok = pa.types.is_fixed_size_binary(t) and t.byte_width == ice.length
     elif isinstance(ice, UUIDType):
@@ -273,6 +283,14 @@ def _primitive_target(src: pa.DataType, ice: IcebergType, path: str) -> pa.DataT
         )
     elif isinstance(ice, UnknownType):
         ok = True  # checked to be all null when converting
+    elif isinstance(ice, VariantType):
+        # Variant bytes: struct<metadata, value> of binaries (frazil.variant.from_json).
+        if isinstance(t, pa.BaseExtensionType):
+            t = t.storage_type
+        names = [t.field(i).name for i in range(t.num_fields)] if pa.types.is_struct(t) else []
+        ok = sorted(names) == ["metadata", "value"] and all(
+            pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type) for f in t
+        )
     if not ok:
         raise _incompatible(path, src, ice)
     return type_to_arrow(ice)
@@ -402,6 +420,8 @@ def _plan_type(ice: IcebergType, required: bool, src: pa.DataType, path: str) ->
             pa.field("value", value.target, not ice.value_required, metadata=_meta(ice.value_id)),
         )
         return _Plan(None, ice, required, path, target, src, [(key, 0), (value, 1)])
+    if isinstance(ice, VariantType):  # a struct of binaries in Arrow
+        return _Plan(None, ice, required, path, _primitive_target(src, ice, path), src, [])
     if isinstance(t, (pa.StructType, pa.MapType)) or _list_like(t):
         raise _incompatible(path, src, ice)
     return _Plan(None, ice, required, path, _primitive_target(src, ice, path), src, [])
@@ -447,6 +467,9 @@ def _cast(arr: pa.Array, target: pa.DataType, p: _Plan, downcast: bool) -> pa.Ar
     src = arr.type
     if isinstance(p.ice, UUIDType) and pa.types.is_fixed_size_binary(src):
         return pa.ExtensionArray.from_storage(target, arr)
+    if isinstance(src, pa.BaseExtensionType) and not isinstance(p.ice, UUIDType):
+        # geoarrow.wkb (geo) or a variant extension: their storage is what is written.
+        return _cast(arr.storage, target, p, downcast)
     try:
         if (
             pa.types.is_timestamp(src)

@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 from frazil import _native
 from frazil.arrow_schema import field_id_of
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
+from frazil.geo import GeoBounds, footer_bounds, is_geo
 from frazil.name_mapping import (
     DEFAULT_NAME_MAPPING_PROPERTY,
     MappedField,
@@ -58,6 +59,7 @@ from frazil.types import (
     DoubleType,
     FixedType,
     FloatType,
+    GeographyType,
     IcebergType,
     IntegerType,
     ListType,
@@ -72,6 +74,7 @@ from frazil.types import (
     TimestamptzType,
     TimeType,
     UUIDType,
+    VariantType,
 )
 
 if TYPE_CHECKING:
@@ -628,6 +631,11 @@ def parquet_metrics(
     value_counts, null_value_counts, lower_bounds, upper_bounds = _counts_and_bounds(
         stats, modes, {fid: c is not None for fid, c in converters.items()}
     )
+    for fid, i in index_of.items():  # geo bounds: from Parquet's geospatial statistics
+        s = stats[fid]
+        if is_geo(s.iceberg_type) and not s.repeated and modes[fid].truncate_length > 0:
+            if box := footer_bounds(file_metadata, i, isinstance(s.iceberg_type, GeographyType)):
+                lower_bounds[fid], upper_bounds[fid] = box
 
     return ParquetMetrics(
         record_count=file_metadata.num_rows,
@@ -727,6 +735,7 @@ class ArrowMetrics:
         self.rows = 0
         self.stats: dict[int, ColumnStats] = {}
         self.modes: dict[int, MetricsMode] = {}
+        self.geo: dict[int, Any] = {}  # field id -> native GeoBounds
 
     def add(self, table: pa.Table) -> None:
         """Counts the rows of ``table`` (the table schema's Arrow columns)."""
@@ -749,6 +758,11 @@ class ArrowMetrics:
         s.null_count = (s.null_count or 0) + column.null_count
         if self.modes[fid].truncate_length <= 0 or len(column) == column.null_count:
             return
+        if isinstance(t, VariantType):
+            return  # no variant bounds
+        if is_geo(t):
+            self.geo.setdefault(fid, GeoBounds(isinstance(t, GeographyType))).add(column)
+            return
         lo, hi = _arrow_min_max(column, t)
         if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
             return
@@ -760,7 +774,12 @@ class ArrowMetrics:
 
     def metrics(self) -> ParquetMetrics:
         usable = dict.fromkeys(self.stats, True)
+        usable.update(dict.fromkeys(self.geo, False))
         counts, nulls, lower, upper = _counts_and_bounds(self.stats, self.modes, usable)
+        for fid, acc in self.geo.items():
+            box = acc.bounds()
+            if box is not None:
+                lower[fid], upper[fid] = box
         return ParquetMetrics(self.rows, {}, counts, nulls, lower, upper, (), self.stats)
 
 

@@ -39,6 +39,7 @@ import pyarrow.parquet as pq
 
 from frazil.content_file import DataFile, FileFormat, partition_arrow_type
 from frazil.exceptions import FrazilError, InvalidArgumentError, UnsupportedError, io_error
+from frazil.geo import GeoBounds, is_geo, parquet_schema, with_geo_metrics, with_schema
 from frazil.io import property_bool
 from frazil.partitioning import UnknownTransform, is_void
 from frazil.sorting import NullOrder, SortDirection
@@ -47,7 +48,15 @@ from frazil.table.write.conform import ArrowData, conform, input_batches
 from frazil.table.write.formats import AvroWriter, OrcWriter, file_format
 from frazil.table.write.locations import data_file_name, location_provider, partition_to_path
 from frazil.table.write.metrics import ArrowMetrics, MetricsConfig, parquet_metrics
-from frazil.types import DoubleType, FloatType, ListType, MapType
+from frazil.types import (
+    DoubleType,
+    FloatType,
+    GeographyType,
+    ListType,
+    MapType,
+    StructType,
+)
+from frazil.variant import VariantFooterSink, variant_field_ids
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
@@ -168,6 +177,8 @@ class _RollingFile:
         self.arrow_metrics: ArrowMetrics | None = None  # ORC and Avro: metrics from the rows
         self.rows = 0
         self.nan_counts: dict[int, int] = {}
+        self.geo_bounds: dict[int, Any] = {}  # field id -> native GeoBounds of this file
+        self.geo_counts: dict[int, tuple[int, int]] = {}  # field id -> (values, nulls)
         self.flushed_mem = 0  # in-memory bytes of the row groups written
         self.sorted_runs = 0  # input chunks contributing rows: one means the file is sorted
 
@@ -188,9 +199,11 @@ class _RollingFile:
             self.arrow_metrics = ArrowMetrics(o.schema, o.metrics_config)
             return
         s = o.settings
+        if o.variant_ids:
+            self.sink = VariantFooterSink(self.sink, o.variant_ids)
         self.writer = pq.ParquetWriter(
             self.sink,
-            o.arrow_schema,
+            o.parquet_schema,
             compression=s.compression,
             compression_level=s.compression_level,
             data_page_size=s.page_bytes,
@@ -248,10 +261,24 @@ class _RollingFile:
                 column = pc.struct_field(column, name)
             n = pc.sum(pc.is_nan(column)).as_py() or 0
             self.nan_counts[fid] = self.nan_counts.get(fid, 0) + n
+        for fid, path, geography in self.owner.geo_columns:
+            column = table.column(path[0])
+            for name in path[1:]:
+                column = pc.struct_field(column, name)
+            if fid not in self.geo_bounds:
+                self.geo_bounds[fid] = GeoBounds(geography)
+            values, nulls = self.geo_counts.get(fid, (0, 0))
+            self.geo_counts[fid] = (values + len(column), nulls + column.null_count)
+            try:
+                self.geo_bounds[fid].add(column)
+            except FrazilError as e:
+                raise type(e)(f"column {'.'.join(path)}: {e}") from None
         if self.writer is None:
             self._create()
         assert self.writer is not None
         if isinstance(self.writer, pq.ParquetWriter):
+            if self.owner.parquet_schema is not self.owner.arrow_schema:  # geo columns
+                table = with_schema(table, self.owner.parquet_schema)
             self.writer.write_table(table, row_group_size=self.owner.settings.row_group_rows)
         else:
             self.writer.write_table(table)
@@ -277,7 +304,12 @@ class _RollingFile:
         if self.writer is None:
             self._reset()
             return None
+        held = isinstance(self.sink, VariantFooterSink)
+        if held:
+            self.sink.hold()
         self.writer.close()
+        if held:
+            self.sink.finish()
         size = self._size()
         self.sink.close()
         if self.flushed_mem:
@@ -334,6 +366,21 @@ class DataFileWriter:
         self._done: list[DataFile] = []
         self.arrow_schema: pa.Schema = pa.schema([])
         self.nan_columns: list[tuple[int, list[str]]] = []
+        # Geo columns get boxes and Parquet geo types, variant groups the VARIANT annotation.
+        self.geo_columns = self._geo_columns()
+        self.variant_ids = variant_field_ids(self.schema.fields)
+        self._parquet_schemas: dict[pa.Schema, pa.Schema] = {}
+
+    @property
+    def parquet_schema(self) -> pa.Schema:
+        """The Parquet writer's schema: :attr:`arrow_schema` with geo columns typed for
+        Parquet's GEOMETRY / GEOGRAPHY (subclasses may set :attr:`arrow_schema` themselves)."""
+        out = self._parquet_schemas.get(self.arrow_schema)
+        if out is None:
+            out = self._parquet_schemas[self.arrow_schema] = parquet_schema(
+                self.arrow_schema, self.schema
+            )
+        return out
 
     def next_file_count(self) -> int:
         self._file_count += 1
@@ -372,6 +419,11 @@ class DataFileWriter:
         conformed = conform(in_schema, self.schema, downcast_ns_timestamp_to_us=self.downcast)
         self.arrow_schema = conformed.arrow_schema
         self.nan_columns = self._float_columns()
+        if self.file_format != FileFormat.PARQUET and self.variant_ids:
+            # pyarrow's ORC writer and the native Avro writer give every field an id.
+            raise UnsupportedError(
+                f"variant columns are written to Parquet data files only, not {self.file_format}"
+            )
         if whole:
             # In memory already: check and convert everything before the first file.
             converted = [conformed.convert(b) for b in batches]
@@ -430,6 +482,24 @@ class DataFileWriter:
                     if mode.kind != "none":
                         out.append((f.field_id, [*prefix, f.name]))
                 elif hasattr(t, "fields") and not isinstance(t, (ListType, MapType)):
+                    visit(t.fields, [*prefix, f.name])
+
+        visit(self.schema.fields, [])
+        return out
+
+    def _geo_columns(self) -> list[tuple[int, list[str], bool]]:
+        """Geometry and geography columns outside lists and maps whose metrics mode keeps
+        bounds: their boxes are computed while writing (spec: geo bounds)."""
+        out: list[tuple[int, list[str], bool]] = []
+
+        def visit(fields: Any, prefix: list[str]) -> None:
+            for f in fields:
+                t = f.field_type
+                if is_geo(t):
+                    mode = self.metrics_config.mode(self.schema.find_column_name(f.field_id))
+                    if mode.truncate_length > 0:
+                        out.append((f.field_id, [*prefix, f.name], isinstance(t, GeographyType)))
+                elif isinstance(t, StructType):
                     visit(t.fields, [*prefix, f.name])
 
         visit(self.schema.fields, [])
@@ -533,7 +603,7 @@ class DataFileWriter:
             spec_id=rf.key.spec_id,
             nan_value_counts=dict(rf.nan_counts) if self.nan_columns else None,
             sort_order_id=sort_order_id,
-            **metrics.data_file_fields(),
+            **with_geo_metrics(metrics.data_file_fields(), rf.geo_bounds, rf.geo_counts),
         )
 
 
