@@ -98,6 +98,7 @@ fn write_options(
         format_version,
         codec: Codec::parse(codec).py()?,
         metadata,
+        table_location: None,
     })
 }
 

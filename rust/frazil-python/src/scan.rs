@@ -254,6 +254,7 @@ fn load(data: &[u8], options: &ReadOptions, what: &Load) -> frazil_values::Resul
         columns: (!what.column_stats).then(frazil_manifest::manifest::without_column_stats),
         threads: Some(what.threads),
         stats_field_ids: what.stats_field_ids.as_deref().map(Arc::from),
+        table_location: None,
         ..options.clone()
     };
     frazil_manifest::read_manifest(data, &options)
