@@ -58,6 +58,7 @@ from frazil.exceptions import (
     ViewAlreadyExistsError,
     io_error,
 )
+from frazil.paths import table_location_from_metadata
 from frazil.metadata import TableMetadata
 
 if TYPE_CHECKING:
@@ -572,7 +573,8 @@ class Catalog(abc.ABC):
             data = self._table_io(None, location).read(location)
         except OSError as e:
             raise io_error(e, "reading table metadata", location) from e
-        return TableMetadata.from_json(data)
+        # v4 metadata may omit its location: the table lies where its metadata file does
+        return TableMetadata.from_json(data, location=table_location_from_metadata(location))
 
     @staticmethod
     def _metadata_suffix(metadata: TableMetadata) -> tuple[str, bool]:

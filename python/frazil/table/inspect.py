@@ -233,7 +233,9 @@ class InspectTable:
         m = self._metadata
         if snapshot.manifest_list is not None:
             path = m.resolve(snapshot.manifest_list)
-            return read_manifest_list(self._read_all([path], "manifest list")[0], path=path)
+            return read_manifest_list(
+                self._read_all([path], "manifest list")[0], path=path, location=m.paths_location
+            )
         inline = list(snapshot.manifests or ())
         datas = self._read_all([m.resolve(p) for p in inline], "manifest")
         return inline_manifest_list(
@@ -260,7 +262,7 @@ class InspectTable:
                 datas = pending.result()
                 if k + 1 < len(runs):
                     pending = ex.submit(read, runs[k + 1])
-                tables = read_manifests(datas, run, columns=columns)
+                tables = read_manifests(datas, run, columns=columns, location=m.paths_location)
                 del datas
                 yield from zip(run, tables, strict=True)
 

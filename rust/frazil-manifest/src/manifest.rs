@@ -190,8 +190,18 @@ pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> 
     }
 }
 
+/// The `format-version` a manifest (list) header names (1 when absent, as v1 writers omitted it).
+pub(crate) fn header_version(batch: &RecordBatch) -> u8 {
+    batch
+        .schema()
+        .metadata()
+        .get("format-version")
+        .and_then(|v| v.parse::<u8>().ok())
+        .unwrap_or(1)
+}
+
 /// `data_file` with v4 `content_stats` turned into the stats maps (and the column dropped,
-/// whatever the version) and, for a v4 manifest, its paths resolved against the table location.
+/// whatever the version) and, in a v4 table (`location` given), its paths as v4 reads them.
 fn finish_v4(
     batch: RecordBatch,
     keep: Option<&KeySet>,
@@ -203,19 +213,14 @@ fn finish_v4(
     let Some(df) = batch.column(i).as_struct_opt() else {
         return Ok(batch);
     };
-    let v4 = batch
-        .schema()
-        .metadata()
-        .get("format-version")
-        .and_then(|v| v.parse::<u8>().ok())
-        .is_some_and(|v| v >= 4);
+    let version = header_version(&batch);
     let mut df = content_stats::to_maps(df, keep)?;
-    if let (true, Some(location)) = (v4, location) {
+    if let Some(location) = location {
         let mut fields: Vec<Field> = df.fields().iter().map(|f| f.as_ref().clone()).collect();
         let mut columns = df.columns().to_vec();
         for (k, f) in fields.iter_mut().enumerate() {
             if f.name() == "file_path" || f.name() == "referenced_data_file" {
-                columns[k] = paths::resolve_column(&columns[k], location)
+                columns[k] = paths::read_column(&columns[k], version, location)
                     .map_err(|e| Error::decode(format!("data_file.{}: {}", f.name(), e.message)))?;
             }
         }

@@ -70,6 +70,32 @@ pub fn relativize(path: &str, location: &str) -> String {
     }
 }
 
+/// A path of a v1-v3 file read into a v4 table: absolute even without a scheme, and a local
+/// path without one gets `file://` (spec "Reading v3 or prior metadata for v4": "prepend a
+/// scheme component consistent with v4 absolute paths").
+pub fn qualify(path: &str) -> String {
+    if !has_scheme(path) && path.starts_with('/') {
+        format!("file://{path}")
+    } else {
+        path.to_string()
+    }
+}
+
+/// A column of paths of a v1-v3 file qualified for a v4 table ([`qualify`]).
+pub fn qualify_column(a: &ArrayRef) -> Result<ArrayRef> {
+    map_strings(a, |p| Ok(qualify(p)))
+}
+
+/// Paths as a v4 table reads them from a file of `version`: resolved against `location` from
+/// v4, qualified before.
+pub fn read_column(a: &ArrayRef, version: u8, location: &str) -> Result<ArrayRef> {
+    if version >= 4 {
+        resolve_column(a, location)
+    } else {
+        qualify_column(a)
+    }
+}
+
 /// A string column with every value mapped by `f` (nulls kept).
 fn map_strings(a: &ArrayRef, mut f: impl FnMut(&str) -> Result<String>) -> Result<ArrayRef> {
     if a.data_type() != &DataType::Utf8 {

@@ -327,7 +327,9 @@ def _manifest_paths(
         if data is None:
             logger.info("manifest list %s is already gone", location)
             continue
-        column = read_manifest_list(data, path=location).column("manifest_path")
+        column = read_manifest_list(
+            data, path=location, location=metadata.paths_location
+        ).column("manifest_path")
         paths.update(metadata.resolve(p) for p in column.to_pylist())
     return paths
 
@@ -344,7 +346,9 @@ def _content_file_paths(
     live ones (added or existing; a deleted entry's file is not part of its snapshot)."""
     datas = [d for d in io.read_many(manifests, missing_ok=missing_ok) if d is not None]
     out: set[str] = set()
-    for table in read_manifests(datas, columns=["status", "data_file.file_path"]):
+    for table in read_manifests(
+        datas, columns=["status", "data_file.file_path"], location=metadata.paths_location
+    ):
         paths = table.column("data_file").combine_chunks().field("file_path")
         if live_only:
             paths = paths.filter(pc.not_equal(table.column("status").combine_chunks(), DELETED))

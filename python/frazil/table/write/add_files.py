@@ -341,13 +341,18 @@ def referenced_data_files(
         return set()
     columns = ["status", "data_file.file_path"]
     if snapshot.manifest_list is not None:
-        manifests = read_manifest_list(io.read(metadata.resolve(snapshot.manifest_list)))
+        manifests = read_manifest_list(
+            io.read(metadata.resolve(snapshot.manifest_list)), location=metadata.paths_location
+        )
         rows = [m for m in manifests.to_pylist() if m.get("content", 0) == 0]
         datas = io.read_many([metadata.resolve(m["manifest_path"]) for m in rows])
-        tables = read_manifests(datas, rows, columns=columns)
+        tables = read_manifests(datas, rows, columns=columns, location=metadata.paths_location)
     else:  # v1 snapshots may list their manifests inline
         locations = [metadata.resolve(p) for p in snapshot.manifests or ()]
-        tables = [read_manifest(d, columns=columns) for d in io.read_many(locations)]
+        tables = [
+            read_manifest(d, columns=columns, location=metadata.paths_location)
+            for d in io.read_many(locations)
+        ]
     found: set[str] = set()
     for t in tables:
         statuses = t.column("status").to_pylist()
