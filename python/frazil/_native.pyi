@@ -30,6 +30,8 @@ __all__ = [
     "manifest_summarize",
     "manifest_write",
     "manifest_write_list",
+    "path_relativize",
+    "path_resolve",
     "puffin_read_blob",
     "puffin_read_metadata",
     "puffin_write",

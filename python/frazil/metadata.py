@@ -33,9 +33,9 @@ from frazil.partitioning import (
     PartitionSpec,
     fields_from_json,
 )
+from frazil.paths import relativize_path, resolve_path
 from frazil.schema import Schema
 from frazil.sorting import UNSORTED_SORT_ORDER, UNSORTED_SORT_ORDER_ID, SortOrder
-from frazil.paths import relativize_path, resolve_path
 
 __all__ = [
     "MAIN_BRANCH",

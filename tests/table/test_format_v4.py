@@ -22,6 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from peers import import_peer
 
 from frazil import manifest as fm
 from frazil.catalog import load_catalog
@@ -29,7 +30,6 @@ from frazil.exceptions import DecodeError, FrazilError, InvalidArgumentError, Un
 from frazil.metadata import TableMetadata
 from frazil.table import Table
 from frazil.types import LongType, StringType
-from peers import import_peer
 
 fastavro = import_peer("fastavro")
 
@@ -105,7 +105,9 @@ def manifests_of(t: Table) -> Iterator[tuple[str, bytes]]:
     md = t.metadata
     snap = md.current_snapshot()
     assert snap is not None and snap.manifest_list is not None
-    listed = fm.read_manifest_list(t.io.read(md.resolve(snap.manifest_list)), location=md.paths_location)
+    listed = fm.read_manifest_list(
+        t.io.read(md.resolve(snap.manifest_list)), location=md.paths_location
+    )
     for p in listed.column("manifest_path").to_pylist():
         yield p, t.io.read(p)
 
@@ -161,9 +163,9 @@ def test_moved_v4_table_reads_identically_without_rewrites(tmp_path: Path) -> No
     assert rows(moved) == before
     assert rows(moved, snapshot_id=first) == before_first
     assert rows(moved, row_filter="id >= 60") == [r for r in before if r["id"] >= 60]
-    assert {str(Path(local(task.file.file_path)).parent.parent) for task in moved.scan().plan_files()} == {
-        str(new_root)
-    }
+    assert {
+        str(Path(local(task.file.file_path)).parent.parent) for task in moved.scan().plan_files()
+    } == {str(new_root)}
     assert tree(new_root) == files  # read and registered; no file written or changed
 
     # and a commit at the new place writes there, still relative
@@ -178,9 +180,8 @@ def test_moved_v4_table_reads_from_s3(tmp_path: Path) -> None:
     """The same table copied from the local file system to an S3 bucket (moto's server): the
     other URI scheme, registered by its s3:// metadata path."""
     import_peer("moto")
-    from test_io import _free_port  # type: ignore[import-not-found]
-
     from moto.server import ThreadedMotoServer
+    from test_io import _free_port  # type: ignore[import-not-found]
 
     patch = pytest.MonkeyPatch()
     patch.setenv("AWS_EC2_METADATA_DISABLED", "true")
@@ -256,7 +257,9 @@ def test_upgraded_v3_table_keeps_reading_and_its_history(tmp_path: Path) -> None
     assert len(rows(t)) == 37
     assert len(rows(t, row_filter="id >= 35")) == 5
     # old v3 manifests and the new v4 one side by side in the current snapshot
-    versions = sorted(fastavro.reader(io.BytesIO(d)).metadata["format-version"] for _, d in manifests_of(t))
+    versions = sorted(
+        fastavro.reader(io.BytesIO(d)).metadata["format-version"] for _, d in manifests_of(t)
+    )
     assert versions[0] == "3" and versions[-1] == "4"
 
 
@@ -300,7 +303,9 @@ def test_relative_paths_never_leave_the_table_location(tmp_path: Path) -> None:
     entries = fm.read_manifest(v4_manifest(tmp_path, file_path="../escape/x.parquet"))
     assert entries.column("data_file")[0]["file_path"].as_py() == "../escape/x.parquet"
     with pytest.raises(FrazilError, match=r"file_path.*'\.\.'"):
-        fm.read_manifest(v4_manifest(tmp_path, file_path="../escape/x.parquet"), location="s3://b/t")
+        fm.read_manifest(
+            v4_manifest(tmp_path, file_path="../escape/x.parquet"), location="s3://b/t"
+        )
 
 
 # ---------------------------------------------------------------- content_stats
@@ -310,14 +315,19 @@ def v4_manifest(tmp_path: Path, file_path: str = "data/a.parquet") -> bytes:
     cat = sql_catalog(tmp_path, f"m{uuid.uuid4().hex[:6]}")
     t = cat.create_table(f"db.t{uuid.uuid4().hex[:6]}", SCHEMA, properties={"format-version": "3"})
     t.append(batch(0, 4))
-    (_, data), = manifests_of(t)
+    ((_, data),) = manifests_of(t)
     entries = fm.read_manifest(data)
     df = entries.column("data_file").combine_chunks()
     df = pa.StructArray.from_arrays(
-        [pa.array([file_path] * len(df)) if n == "file_path" else df.field(n) for n in df.type.names],
+        [
+            pa.array([file_path] * len(df)) if n == "file_path" else df.field(n)
+            for n in df.type.names
+        ],
         fields=list(df.type),
     )
-    entries = entries.set_column(entries.schema.get_field_index("data_file"), entries.schema.field("data_file"), df)
+    entries = entries.set_column(
+        entries.schema.get_field_index("data_file"), entries.schema.field("data_file"), df
+    )
     return fm.write_manifest(
         entries,
         format_version=4,
@@ -349,7 +359,13 @@ def _metrics(entries: pa.Table) -> list[dict[str, Any]]:
         out.append(
             {
                 k: dict(df[k] or [])
-                for k in ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
+                for k in (
+                    "value_counts",
+                    "null_value_counts",
+                    "nan_value_counts",
+                    "lower_bounds",
+                    "upper_bounds",
+                )
             }
             | {"record_count": df["record_count"]}
         )
@@ -417,7 +433,10 @@ def test_v4_manifests_hold_the_v3_metrics_as_typed_content_stats(tmp_path: Path)
             by_name[name] = inner
         assert set(by_name) == set(types)
         # typed bounds: Avro types of the field's type (int for int/date, fixed decimal, ...)
-        lb = {n: next(c for c in t["fields"] if c["name"] == "lower_bound")["type"] for n, t in by_name.items()}
+        lb = {
+            n: next(c for c in t["fields"] if c["name"] == "lower_bound")["type"]
+            for n, t in by_name.items()
+        }
         assert lb["id"] == ["null", "long"] and lb["n"] == ["null", "int"]
         assert lb["d"][1] == {"type": "int", "logicalType": "date"}
         assert lb["dec"][1]["logicalType"] == "decimal" and lb["dec"][1]["type"] == "fixed"

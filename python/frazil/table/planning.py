@@ -360,9 +360,7 @@ def plan_manifests(
     if snapshot.manifest_list is not None:
         list_path = metadata.resolve(snapshot.manifest_list)
         listed = _read_all(io, [list_path], "manifest list")[0]
-        manifest_list = read_manifest_list(
-            listed, path=list_path, location=metadata.paths_location
-        )
+        manifest_list = read_manifest_list(listed, path=list_path, location=metadata.paths_location)
     else:  # a v1 snapshot listing its manifests inline
         list_path = f"the manifests of snapshot {snapshot.snapshot_id}"
         inline = list(snapshot.manifests or ())

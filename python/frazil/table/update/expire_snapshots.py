@@ -327,9 +327,9 @@ def _manifest_paths(
         if data is None:
             logger.info("manifest list %s is already gone", location)
             continue
-        column = read_manifest_list(
-            data, path=location, location=metadata.paths_location
-        ).column("manifest_path")
+        column = read_manifest_list(data, path=location, location=metadata.paths_location).column(
+            "manifest_path"
+        )
         paths.update(metadata.resolve(p) for p in column.to_pylist())
     return paths
 

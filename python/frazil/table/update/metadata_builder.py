@@ -21,7 +21,6 @@ from frazil.metadata import (
     SnapshotRefType,
     TableMetadata,
 )
-from frazil.paths import qualify_location
 from frazil.partitioning import (
     PARTITION_FIELD_ID_START,
     UNPARTITIONED_PARTITION_SPEC,
@@ -30,6 +29,7 @@ from frazil.partitioning import (
     is_void,
     validate_spec,
 )
+from frazil.paths import qualify_location
 from frazil.schema import MAX_FIELD_ID, Schema, assign_fresh_schema_ids, validate_identifier_fields
 from frazil.sorting import (
     UNSORTED_SORT_ORDER,
@@ -622,7 +622,9 @@ def new_table_metadata(
     return TableMetadata(
         format_version=format_version,
         table_uuid=table_uuid or uuid_mod.uuid4(),
-        location=qualify_location(location.rstrip("/")) if format_version >= 4 else location.rstrip("/"),
+        location=qualify_location(location.rstrip("/"))
+        if format_version >= 4
+        else location.rstrip("/"),
         last_updated_ms=_now_ms(),
         last_column_id=last_column_id,
         schemas=(fresh,),

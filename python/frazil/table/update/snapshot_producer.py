@@ -37,7 +37,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil import manifest as fm
-from frazil.paths import resolve_path
 from frazil.content_file import (
     DataFile,
     DataFileContent,
@@ -54,6 +53,7 @@ from frazil.metadata import (
     SnapshotRefType,
     TableMetadata,
 )
+from frazil.paths import resolve_path
 from frazil.table.step import TransactionStep
 from frazil.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate, TableUpdate
 from frazil.table.update.manifest_merge import MergeSettings, merge_plan
@@ -356,9 +356,7 @@ class _SnapshotProducer(TransactionStep):
     def _entries(self, rows: Sequence[Mapping[str, Any]]) -> list[pa.Table]:
         datas = self._read([r["manifest_path"] for r in rows])
         return [
-            fm.read_manifest(
-                d, r, path=r["manifest_path"], location=self._location
-            )
+            fm.read_manifest(d, r, path=r["manifest_path"], location=self._location)
             for d, r in zip(datas, rows, strict=True)
         ]
 
