@@ -63,6 +63,10 @@ def batch(start: int, n: int) -> pa.Table:
     )
 
 
+# merge-on-read: the delete writes a deletion vector, whose referenced_data_file is a path too
+V4_MOR = {"format-version": "4", "write.delete.mode": "merge-on-read"}
+
+
 def sql_catalog(tmp: Path, name: str = "c", **props: str) -> Any:
     cat = load_catalog(name, type="sql", uri=f"sqlite:///{tmp}/{name}.db", warehouse=f"{tmp}/wh")
     if props:
@@ -117,7 +121,7 @@ def manifests_of(t: Table) -> Iterator[tuple[str, bytes]]:
 
 def test_v4_metadata_is_relative_and_has_no_location(tmp_path: Path) -> None:
     cat = sql_catalog(tmp_path)
-    t = write_history(cat.create_table("db.t", SCHEMA, properties={"format-version": "4"}))
+    t = write_history(cat.create_table("db.t", SCHEMA, properties=V4_MOR))
     loc = t.metadata.location
     assert loc == f"file://{tmp_path}/wh/db/t"
     raw = json.loads(Path(local(t.metadata_location)).read_text())
@@ -126,7 +130,7 @@ def test_v4_metadata_is_relative_and_has_no_location(tmp_path: Path) -> None:
         assert s["manifest-list"].startswith("metadata/snap-"), s
     assert all(e["metadata-file"].startswith("metadata/") for e in raw["metadata-log"])
     # the raw manifest files: every path relative (fastavro, no frazil decoding)
-    seen = 0
+    seen = dvs = 0
     snap = t.metadata.current_snapshot()
     assert snap is not None and snap.manifest_list is not None
     listed = list(fastavro.reader(io.BytesIO(t.io.read(t.metadata.resolve(snap.manifest_list)))))
@@ -135,15 +139,17 @@ def test_v4_metadata_is_relative_and_has_no_location(tmp_path: Path) -> None:
         for e in fastavro.reader(io.BytesIO(t.io.read(f"{loc}/{m['manifest_path']}"))):
             df = e["data_file"]
             assert df["file_path"].startswith("data/"), df["file_path"]
-            if df.get("referenced_data_file"):
+            if df["content"] == 1:
+                assert df["file_path"].endswith(".puffin")
                 assert df["referenced_data_file"].startswith("data/")
+                dvs += 1
             seen += 1
-    assert seen >= 3
+    assert seen >= 3 and dvs == 1
 
 
 def test_moved_v4_table_reads_identically_without_rewrites(tmp_path: Path) -> None:
     cat = sql_catalog(tmp_path)
-    t = write_history(cat.create_table("db.t", SCHEMA, properties={"format-version": "4"}))
+    t = write_history(cat.create_table("db.t", SCHEMA, properties=V4_MOR))
     before = rows(t)
     first = t.metadata.snapshots[0].snapshot_id
     before_first = rows(t, snapshot_id=first)
@@ -208,7 +214,7 @@ def test_moved_v4_table_reads_from_s3(tmp_path: Path) -> None:
         )
         client.create_bucket(Bucket="bucket")
         cat = sql_catalog(tmp_path)
-        t = write_history(cat.create_table("db.t", SCHEMA, properties={"format-version": "4"}))
+        t = write_history(cat.create_table("db.t", SCHEMA, properties=V4_MOR))
         before = rows(t)
         root = Path(local(t.metadata.location or ""))
         prefix = f"moved/{uuid.uuid4().hex}"
