@@ -569,3 +569,27 @@ def test_colliding_content_stats_ids_are_refused(tmp_path: Path) -> None:
         with pytest.raises(DecodeError, match=message):
             fm.read_manifest(rewrite(mutate))
     assert fm.read_manifest(good).num_rows == 1
+
+
+def test_v4_maintenance_follows_relative_paths(tmp_path: Path) -> None:
+    """Expiry, old-metadata cleanup, metadata tables and purge resolve the relative paths."""
+    cat = sql_catalog(tmp_path)
+    props = {
+        **V4_MOR,
+        "write.metadata.delete-after-commit.enabled": "true",
+        "write.metadata.previous-versions-max": "1",
+    }
+    t = write_history(cat.create_table("db.t", SCHEMA, properties=props))
+    root = Path(local(t.metadata.location or ""))
+    metadata_files = sorted(p.name for p in (root / "metadata").glob("*.metadata.json"))
+    assert len(metadata_files) == 2  # the current one and one previous; older ones deleted
+    log = t.inspect.metadata_log_entries().column("file").to_pylist()
+    assert all(p.startswith(f"file://{root}/metadata/") for p in log), log
+    before = rows(t)
+    files = sum(1 for p in root.rglob("*") if p.is_file())
+    t.maintenance.expire_snapshots().expire_older_than(10**14).commit()
+    t = cat.load_table("db.t")
+    assert len(t.metadata.snapshots) == 1 and rows(t) == before
+    assert sum(1 for p in root.rglob("*") if p.is_file()) < files
+    cat.drop_table("db.t", purge=True)
+    assert [p for p in root.rglob("*") if p.is_file()] == []

@@ -744,8 +744,12 @@ class Catalog(abc.ABC):
         if current is not None and _bool_property(
             new.properties, METADATA_DELETE_AFTER_COMMIT, False
         ):
-            kept = {e.metadata_file for e in new.metadata_log}
-            dropped = [e.metadata_file for e in current.metadata_log if e.metadata_file not in kept]
+            kept = {new.resolve(e.metadata_file) for e in new.metadata_log}
+            dropped = [
+                p
+                for p in (current.resolve(e.metadata_file) for e in current.metadata_log)
+                if p not in kept
+            ]
             # A metadata log may name any file; only the table's own are its to delete.
             dropped = _io.under_location(dropped, new.location, f"{name}: old metadata cleanup")
             if dropped:

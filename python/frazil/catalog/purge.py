@@ -70,7 +70,7 @@ def reachable_files(
         data_files.update(metadata.resolve(p) for p in paths)
     stats = [metadata.resolve(f.statistics_path) for f in metadata.statistics]
     stats += [metadata.resolve(f.statistics_path) for f in metadata.partition_statistics]
-    meta = [e.metadata_file for e in metadata.metadata_log]
+    meta = [metadata.resolve(e.metadata_file) for e in metadata.metadata_log]
     if metadata_location is not None:
         meta.append(metadata_location)
     return {

@@ -363,7 +363,7 @@ class InspectTable:
         from frazil.table.scan import snapshot_as_of_timestamp
 
         m = self._metadata
-        log = [(e.timestamp_ms, e.metadata_file) for e in m.metadata_log]
+        log = [(e.timestamp_ms, m.resolve(e.metadata_file)) for e in m.metadata_log]
         log.append((m.last_updated_ms, self.tbl.metadata_location or ""))
         latest = [snapshot_as_of_timestamp(m, ts, True) for ts, _ in log]
         schema = pa.schema(

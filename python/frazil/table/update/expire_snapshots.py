@@ -373,8 +373,8 @@ def _clean_expired_files(
     lists_to_delete = sorted(
         {base.resolve(s.manifest_list) for s in expired if s.manifest_list} - retained_lists
     )
-    kept_stats = {f.statistics_path for f in committed.statistics} | {
-        f.statistics_path for f in committed.partition_statistics
+    kept_stats = {committed.resolve(f.statistics_path) for f in committed.statistics} | {
+        committed.resolve(f.statistics_path) for f in committed.partition_statistics
     }
     stats_files: tuple[StatisticsFile | PartitionStatisticsFile, ...] = (
         *base.statistics,
@@ -384,7 +384,7 @@ def _clean_expired_files(
         {
             base.resolve(f.statistics_path)
             for f in stats_files
-            if f.snapshot_id in expired_ids and f.statistics_path not in kept_stats
+            if f.snapshot_id in expired_ids and base.resolve(f.statistics_path) not in kept_stats
         }
     )
 
