@@ -947,3 +947,115 @@ mod tests {
         assert_eq!(got, format!("s3://elsewhere/t/{raw_path}"));
     }
 }
+
+#[cfg(test)]
+mod geo_tests {
+    use super::*;
+    use arrow_array::builder::{BinaryBuilder, Int32Builder, Int64Builder, MapBuilder};
+    use arrow_array::new_null_array;
+
+    fn point(c: &[f64]) -> Vec<u8> {
+        c.iter().flat_map(|v| v.to_le_bytes()).collect()
+    }
+
+    /// The spec's example: an optional geometry field 4 has stats ids 10_800, bounds 10_801 and
+    /// 10_802 with coordinates at offsets 10-13 and 14-17, no tight_bounds or NaN count.
+    #[test]
+    fn geo_bounds_use_the_spec_struct_ids_and_round_trip() {
+        let schema = r#"{"type":"struct","schema-id":0,"fields":[
+            {"id":4,"name":"location","required":false,"type":"geometry"}]}"#;
+        let fields = stats_fields(schema).unwrap();
+        assert_eq!(fields.len(), 1);
+        assert_eq!(fields[0].base, 10_800);
+        // three files: x:y, x:y:z, x:y:NaN:m
+        let lows = [
+            point(&[1.0, 2.0]),
+            point(&[1.0, 2.0, 3.0]),
+            point(&[1.0, 2.0, f64::NAN, 4.0]),
+        ];
+        let mut lower = MapBuilder::new(None, Int32Builder::new(), BinaryBuilder::new());
+        let mut upper = MapBuilder::new(None, Int32Builder::new(), BinaryBuilder::new());
+        let mut counts = MapBuilder::new(None, Int32Builder::new(), Int64Builder::new());
+        for low in &lows {
+            lower.keys().append_value(4);
+            lower.values().append_value(low);
+            lower.append(true).unwrap();
+            upper.keys().append_value(4);
+            upper.values().append_value(point(&[9.0, 8.0]));
+            upper.append(true).unwrap();
+            counts.keys().append_value(4);
+            counts.values().append_value(5);
+            counts.append(true).unwrap();
+        }
+        let (lower, upper, counts) = (lower.finish(), upper.finish(), counts.finish());
+        let df = StructArray::from(vec![
+            (
+                Arc::new(Field::new("value_counts", counts.data_type().clone(), true)),
+                Arc::new(counts.clone()) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("lower_bounds", lower.data_type().clone(), true)),
+                Arc::new(lower.clone()) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("upper_bounds", upper.data_type().clone(), true)),
+                Arc::new(upper.clone()) as ArrayRef,
+            ),
+        ]);
+        let cs = from_maps(&df, &fields).unwrap();
+        let loc = cs.column(0).as_struct();
+        let ids: Vec<i32> = loc.fields().iter().map(|f| field_id(f).unwrap()).collect();
+        assert_eq!(ids, [10_801, 10_802, 10_804, 10_805, 10_807]);
+        let lb = loc.column(0).as_struct();
+        let coord_ids: Vec<i32> = lb.fields().iter().map(|f| field_id(f).unwrap()).collect();
+        assert_eq!(coord_ids, [10_810, 10_811, 10_812, 10_813]);
+        let ub = loc.column(1).as_struct();
+        let coord_ids: Vec<i32> = ub.fields().iter().map(|f| field_id(f).unwrap()).collect();
+        assert_eq!(coord_ids, [10_814, 10_815, 10_816, 10_817]);
+        let z = lb.column(2).as_primitive::<Float64Type>();
+        assert!(z.is_null(0) && z.value(1) == 3.0 && z.is_null(2)); // NaN z means unset
+                                                                    // back to the maps: the same binary points
+        let with_stats = StructArray::from(vec![
+            (
+                Arc::new(Field::new("value_counts", counts.data_type().clone(), true)),
+                Arc::new(counts.clone()) as ArrayRef,
+            ),
+            (
+                Arc::new(Field::new("lower_bounds", lower.data_type().clone(), true)),
+                new_null_array(lower.data_type(), 3),
+            ),
+            (
+                Arc::new(Field::new("upper_bounds", upper.data_type().clone(), true)),
+                new_null_array(upper.data_type(), 3),
+            ),
+            (
+                Arc::new(Field::new("content_stats", cs.data_type().clone(), true)),
+                Arc::new(cs) as ArrayRef,
+            ),
+        ]);
+        let back = to_maps(&with_stats, None).unwrap();
+        assert!(back.column_by_name("content_stats").is_none());
+        let got = back.column_by_name("lower_bounds").unwrap().as_map();
+        for (row, low) in lows.iter().enumerate() {
+            let entry = got.value(row);
+            let v = entry.column(1).as_binary::<i32>();
+            let want = if row == 2 {
+                point(&[1.0, 2.0, f64::NAN, 4.0])
+            } else {
+                low.clone()
+            };
+            assert_eq!(v.value(0).len(), want.len(), "row {row}");
+            assert_eq!(&v.value(0)[..16], &want[..16]);
+            assert_eq!(&v.value(0)[want.len() - 8..], &want[want.len() - 8..]);
+        }
+        let counts_back = back.column_by_name("value_counts").unwrap().as_map();
+        assert_eq!(
+            counts_back
+                .value(1)
+                .column(1)
+                .as_primitive::<Int64Type>()
+                .value(0),
+            5
+        );
+    }
+}
