@@ -294,7 +294,13 @@ class InspectTable:
                 pa.array([s.snapshot_id for s in snaps], pa.int64()),
                 pa.array([s.parent_snapshot_id for s in snaps], pa.int64()),
                 pa.array([s.operation for s in snaps], pa.string()),
-                pa.array([s.manifest_list or "" for s in snaps], pa.string()),
+                pa.array(
+                    [
+                        self._metadata.resolve(s.manifest_list) if s.manifest_list else ""
+                        for s in snaps
+                    ],
+                    pa.string(),
+                ),
                 pa.array(summaries, pa.map_(pa.string(), pa.string())),
             ],
             schema=schema,

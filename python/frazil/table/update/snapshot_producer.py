@@ -215,7 +215,10 @@ class _SnapshotProducer(TransactionStep):
 
     def on_commit(self, committed: TableMetadata) -> None:
         snap = committed.snapshot_by_id(self._snapshot_id) if self._snapshot_id else None
-        used_list = snap.manifest_list if snap is not None else self._last_list
+        used_list = self._last_list
+        if snap is not None:
+            # v4 metadata (e.g. a REST response) may name the list relative to the location
+            used_list = committed.resolve(snap.manifest_list) if snap.manifest_list else None
         used = self._manifest_lists.get(used_list or "", set())
         io = self._io
         for path in self._written_manifests:
