@@ -670,8 +670,10 @@ class TableMetadata:
         return out
 
     def to_json(self, indent: int | None = None) -> str:
-        """The metadata file's text, byte for byte as the Java reference writes it (compact,
-        its field order and number format); ``indent`` pretty-prints it for people instead."""
+        """The metadata's text, byte for byte as the Java reference writes it (compact, its
+        field order and number format); ``indent`` pretty-prints it for people instead. Before
+        v4 this is the metadata file's text; a v4 file omits ``location`` (see
+        :meth:`to_json_bytes`)."""
         if indent is None:
             return _json_text.dumps(self.to_dict())
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
