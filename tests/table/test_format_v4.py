@@ -26,7 +26,13 @@ from peers import import_peer
 
 from frazil import manifest as fm
 from frazil.catalog import load_catalog
-from frazil.exceptions import DecodeError, FrazilError, InvalidArgumentError, UnsupportedError
+from frazil.exceptions import (
+    DecodeError,
+    FrazilError,
+    InvalidArgumentError,
+    ParseError,
+    UnsupportedError,
+)
 from frazil.metadata import TableMetadata
 from frazil.table import Table
 from frazil.types import LongType, StringType
@@ -593,3 +599,13 @@ def test_v4_maintenance_follows_relative_paths(tmp_path: Path) -> None:
     assert sum(1 for p in root.rglob("*") if p.is_file()) < files
     cat.drop_table("db.t", purge=True)
     assert [p for p in root.rglob("*") if p.is_file()] == []
+
+
+def test_v4_metadata_outside_a_metadata_directory_needs_a_location(tmp_path: Path) -> None:
+    cat = sql_catalog(tmp_path)
+    t = cat.create_table("db.t", SCHEMA, properties=V4_MOR)
+    t.append(batch(0, 3))
+    odd = tmp_path / "loose.metadata.json"
+    shutil.copy(local(t.metadata_location), odd)
+    with pytest.raises(ParseError, match="without a location, and none can be inferred"):
+        cat.register_table("db.loose", str(odd))

@@ -52,6 +52,7 @@ from frazil.exceptions import (
     NamespaceAlreadyExistsError,
     NoSuchTableError,
     NoSuchViewError,
+    ParseError,
     TableAlreadyExistsError,
     UnsupportedError,
     ValidationError,
@@ -574,7 +575,14 @@ class Catalog(abc.ABC):
         except OSError as e:
             raise io_error(e, "reading table metadata", location) from e
         # v4 metadata may omit its location: the table lies where its metadata file does
-        return TableMetadata.from_json(data, location=table_location_from_metadata(location))
+        metadata = TableMetadata.from_json(data, location=table_location_from_metadata(location))
+        if metadata.location is None:
+            raise ParseError(
+                f"table metadata {location}: format version {metadata.format_version} metadata "
+                "without a location, and none can be inferred (the file is not in a "
+                "'metadata' directory under the table location)"
+            )
+        return metadata
 
     @staticmethod
     def _metadata_suffix(metadata: TableMetadata) -> tuple[str, bool]:
