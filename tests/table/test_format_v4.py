@@ -430,8 +430,12 @@ def test_v4_manifests_hold_the_v3_metrics_as_typed_content_stats(tmp_path: Path)
         assert cs["field-id"] == 146
         cs_type = next(b for b in cs["type"] if b != "null")
         by_name = {}
+        reserved = {"_last_updated_sequence_number": 9000, "_row_id": 9200}
         for sf in cs_type["fields"]:
             name = sf["name"]
+            if name in reserved:  # row lineage: the spec's reserved stats ids
+                assert sf["field-id"] == reserved.pop(name)
+                continue
             base = 10_000 + 200 * field_ids[name]
             assert sf["field-id"] == base, name
             inner = next(b for b in sf["type"] if b != "null")
@@ -443,7 +447,7 @@ def test_v4_manifests_hold_the_v3_metrics_as_typed_content_stats(tmp_path: Path)
             assert ("nan_value_count" in got) == (name == "f"), name
             assert ("avg_value_size_in_bytes" in got) == (name == "s"), name
             by_name[name] = inner
-        assert set(by_name) == set(types)
+        assert set(by_name) == set(types) and not reserved
         # typed bounds: Avro types of the field's type (int for int/date, fixed decimal, ...)
         lb = {
             n: next(c for c in t["fields"] if c["name"] == "lower_bound")["type"]
@@ -459,6 +463,9 @@ def test_v4_manifests_hold_the_v3_metrics_as_typed_content_stats(tmp_path: Path)
         df = entry["data_file"]
         m = v3_by_count[df["record_count"]]
         for name, stats in df["content_stats"].items():
+            if name.startswith("_"):
+                assert stats is None  # no row lineage columns in these data files
+                continue
             fid = field_ids[name]
             assert stats["value_count"] == m["value_counts"][fid]
             if name != "id":
@@ -516,7 +523,10 @@ def test_schema_evolution_adapts_content_stats(tmp_path: Path) -> None:
         df_type = next(f for f in reader.writer_schema["fields"] if f["name"] == "data_file")
         cs = next(f for f in df_type["type"]["fields"] if f["name"] == "content_stats")
         inner = next(b for b in cs["type"] if b != "null")["fields"]
-        assert [f["name"] for f in inner] == ["id", "f", "n", "d", "dec", "extra"]
+        assert [f["name"] for f in inner] == [
+            *("id", "f", "n", "d", "dec", "extra"),
+            *("_last_updated_sequence_number", "_row_id"),
+        ]
         n_lower = next(c for c in inner[2]["type"][1]["fields"] if c["name"] == "lower_bound")
         assert n_lower["type"] == ["null", "long"]
         for e in reader:

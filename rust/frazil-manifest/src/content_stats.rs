@@ -121,7 +121,7 @@ fn avro_name(full: &str) -> String {
 }
 
 /// The fields of a table schema (its JSON) that get a stats struct: every primitive field,
-/// nested ones included, whose id has a stats range.
+/// nested ones included, whose id has a stats range, and the row lineage fields.
 pub fn stats_fields(schema_json: &str) -> Result<Vec<StatsField>> {
     let value: Value = serde_json::from_str(schema_json)
         .map_err(|e| Error::invalid(format!("manifest schema is not JSON: {e}")))?;
@@ -129,6 +129,22 @@ pub fn stats_fields(schema_json: &str) -> Result<Vec<StatsField>> {
         .map_err(|e| Error::invalid(format!("manifest schema: {}", e.message)))?;
     let mut out = Vec::new();
     walk(&ty, "", &mut out, None);
+    // the row lineage metadata columns, whose stats writers keep (optional longs; spec
+    // "Content Stats": reserved base ids 9000 and 9200)
+    for (id, name) in [
+        (2_147_483_539, "_last_updated_sequence_number"),
+        (2_147_483_540, "_row_id"),
+    ] {
+        if let Some(base) = stats_base_id(id) {
+            out.push(StatsField {
+                id,
+                base,
+                name: name.to_string(),
+                ty: PrimitiveType::Long,
+                optional: true,
+            });
+        }
+    }
     Ok(out)
 }
 
@@ -868,10 +884,23 @@ mod tests {
         assert_eq!(stats_base_id(999_950), None);
     }
 
-    /// Java's v2 manifest written as v4 and read back: the same metrics maps.
+    /// Java's manifests written as v4 and read back: the same metrics maps (the types file
+    /// has int, long, string, date, timestamp(tz), decimals, boolean, binary, float and double
+    /// columns with nulls, NaN and -0.0).
     #[test]
     fn v4_round_trip_keeps_the_metrics() {
-        let source = java("v2-data.avro");
+        for name in [
+            "v2-data.avro",
+            "v3-data.avro",
+            "types-data.avro",
+            "v3-deletes.avro",
+        ] {
+            round_trip(name);
+        }
+    }
+
+    fn round_trip(name: &str) {
+        let source = java(name);
         let bytes = as_v4(&source, None);
         let back = read_manifest(&bytes, &ReadOptions::default()).unwrap();
         let (a, b) = (
@@ -892,7 +921,15 @@ mod tests {
             );
             for row in 0..a.len() {
                 // the entries of a row, as text (the map arrays' layouts may differ)
-                let entries = |m: &ArrayRef| -> String { format!("{:?}", m.as_map().value(row)) };
+                let entries = |m: &ArrayRef| -> Vec<(i32, String)> {
+                    let e = m.as_map().value(row);
+                    let keys = e.column(0).as_primitive::<Int32Type>();
+                    let mut out: Vec<(i32, String)> = (0..e.len())
+                        .map(|j| (keys.value(j), format!("{:?}", e.column(1).slice(j, 1))))
+                        .collect();
+                    out.sort();
+                    out
+                };
                 if name == "file_path" {
                     assert_eq!(x.slice(row, 1).to_data(), y.slice(row, 1).to_data());
                 } else if x.is_valid(row) && x.as_map().value(row).len() > 0 {
@@ -965,7 +1002,8 @@ mod geo_tests {
         let schema = r#"{"type":"struct","schema-id":0,"fields":[
             {"id":4,"name":"location","required":false,"type":"geometry"}]}"#;
         let fields = stats_fields(schema).unwrap();
-        assert_eq!(fields.len(), 1);
+        assert_eq!(fields.len(), 3); // and the row lineage fields
+        assert_eq!((fields[1].base, fields[2].base), (9000, 9200));
         assert_eq!(fields[0].base, 10_800);
         // three files: x:y, x:y:z, x:y:NaN:m
         let lows = [
