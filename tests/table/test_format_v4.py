@@ -34,7 +34,7 @@ from frazil.exceptions import (
     UnsupportedError,
 )
 from frazil.metadata import TableMetadata
-from frazil.table import Table
+from frazil.table import StaticTable, Table
 from frazil.types import LongType, StringType
 
 fastavro = import_peer("fastavro")
@@ -178,6 +178,9 @@ def test_moved_v4_table_reads_identically_without_rewrites(tmp_path: Path) -> No
     assert {
         str(Path(local(task.file.file_path)).parent.parent) for task in moved.scan().plan_files()
     } == {str(new_root)}
+    # and without a catalog: the location inferred the same way
+    static = StaticTable.from_metadata(str(new_root / "metadata" / name))
+    assert rows(static) == before
     assert tree(new_root) == files  # read and registered; no file written or changed
 
     # and a commit at the new place writes there, still relative
@@ -619,3 +622,22 @@ def test_v4_metadata_outside_a_metadata_directory_needs_a_location(tmp_path: Pat
     shutil.copy(local(t.metadata_location), odd)
     with pytest.raises(ParseError, match="without a location, and none can be inferred"):
         cat.register_table("db.loose", str(odd))
+
+
+def test_v4_add_files_inside_and_outside_the_location(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    cat = sql_catalog(tmp_path)
+    t = cat.create_table("db.t", SCHEMA, properties=V4_MOR)
+    root = Path(local(t.metadata.location or ""))
+    (root / "data").mkdir(parents=True, exist_ok=True)
+    inside, outside = root / "data" / "added.parquet", tmp_path / "outside.parquet"
+    pq.write_table(batch(0, 3), inside)
+    pq.write_table(batch(3, 2), outside)
+    t.add_files([str(inside), str(outside)])
+    with pytest.raises(FrazilError, match="already referenced"):
+        t.add_files([str(outside)])
+    assert len(rows(t)) == 5
+    ((_, data),) = manifests_of(t)
+    stored = sorted(e["data_file"]["file_path"] for e in fastavro.reader(io.BytesIO(data)))
+    assert stored == ["data/added.parquet", f"file://{outside}"]

@@ -31,6 +31,7 @@ from frazil.exceptions import FrazilError, ValidationError
 from frazil.manifest import read_manifest, read_manifest_list, read_manifests
 from frazil.name_mapping import NameMapping, create_mapping_from_schema
 from frazil.partitioning import PartitionField, PartitionSpec, is_void
+from frazil.paths import qualify_location
 from frazil.schema import Schema
 from frazil.table.write.metrics import ColumnStats, MetricsConfig, parquet_metrics
 from frazil.transforms import Transform
@@ -55,7 +56,8 @@ from frazil.types import (
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
-    from frazil.metadata import TableMetadata
+    from frazil.paths import qualify_location
+from frazil.metadata import TableMetadata
 
 __all__ = ["data_files_from_parquet", "referenced_data_files"]
 
@@ -74,6 +76,9 @@ def data_files_from_parquet(
     current schema and default spec. With ``check_duplicate_files``, paths that live data files
     of the current snapshot already reference are a :class:`ValidationError`."""
     paths = list(file_paths)
+    if metadata.format_version >= 4:
+        # v4 paths are absolute with a scheme: a local path gets file://, as the table's own do
+        paths = [qualify_location(p) for p in paths]
     seen: set[str] = set()
     repeated = sorted({p for p in paths if p in seen or seen.add(p)})  # type: ignore[func-returns-value]
     if repeated:
