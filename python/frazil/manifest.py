@@ -18,6 +18,12 @@ inheritance. Decoding releases the GIL; :func:`read_manifests` decodes many on s
 Avro schema each format version prescribes (Appendix A, field ids included) and the required
 key-value metadata; :func:`summarize_manifest` computes what a manifest's manifest list entry
 says about it (file and row counts by status, partition field summaries).
+
+Format version 4 (experimental): manifests hold column stats in the typed ``content_stats``
+struct, which the reader returns as the same maps (so every version reads into one shape) and the
+writer builds from them; paths may be relative to the table location, resolved on read and
+relativized on write when the functions are given ``location`` (a v4 table's
+:attr:`~frazil.metadata.TableMetadata.paths_location`; ``None`` for older tables).
 """
 
 from __future__ import annotations
