@@ -67,6 +67,8 @@ def _relativize_fields(out: dict[str, Any], location: str) -> None:
     for snap in out.get("snapshots", ()):
         if snap.get("manifest-list"):
             snap["manifest-list"] = relativize_path(snap["manifest-list"], location)
+        if snap.get("manifests"):  # a v1 snapshot's inline manifests, kept by upgrades
+            snap["manifests"] = [relativize_path(m, location) for m in snap["manifests"]]
     for entry in out.get("metadata-log", ()):
         entry["metadata-file"] = relativize_path(entry["metadata-file"], location)
     for key in ("statistics", "partition-statistics"):
@@ -601,6 +603,10 @@ class TableMetadata:
         snapshots = tuple(
             dataclasses.replace(s, manifest_list=relativize_path(s.manifest_list, location))
             if s.manifest_list
+            else dataclasses.replace(
+                s, manifests=tuple(relativize_path(m, location) for m in s.manifests)
+            )
+            if s.manifests
             else s
             for s in self.snapshots
         )
