@@ -543,7 +543,7 @@ def test_writer_rejects_bad_arguments() -> None:
     with pytest.raises(UnsupportedError):
         fm.write_manifest(
             table,
-            format_version=4,
+            format_version=5,
             schema="{}",
             partition_spec="[]",
             schema_id=0,

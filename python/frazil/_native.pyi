@@ -36,6 +36,8 @@ __all__ = [
     "manifest_write",
     "manifest_write_list",
     "parquet_annotate_variants",
+    "path_relativize",
+    "path_resolve",
     "puffin_read_blob",
     "puffin_read_metadata",
     "puffin_write",
@@ -184,7 +186,13 @@ class MetricsEvaluator:
 
 @final
 class ScanPlanner:
-    def __new__(cls, schema_json: str, specs_json: str, filter_json: str) -> ScanPlanner: ...
+    def __new__(
+        cls,
+        schema_json: str,
+        specs_json: str,
+        filter_json: str,
+        table_location: str | None = None,
+    ) -> ScanPlanner: ...
     def prune_manifests(self, manifest_list: object) -> ArrowArrayExport: ...
     def partition_filter_json(self, spec_id: int) -> str: ...
     def plan_files(
@@ -224,7 +232,7 @@ class DeletePlan:
 def inspect_readable_metrics(
     data_files: object, columns: list[tuple[str, int, str]]
 ) -> ArrowArrayExport: ...
-def manifest_read_list(data: bytes) -> RecordBatchExport: ...
+def manifest_read_list(data: bytes, location: str | None = None) -> RecordBatchExport: ...
 
 @final
 class AvroDataWriter:
@@ -245,19 +253,31 @@ def manifest_read(
     data: bytes,
     inherit: tuple[int | None, int | None, int | None] | None = None,
     columns: list[str] | None = None,
+    location: str | None = None,
 ) -> RecordBatchExport: ...
 def manifest_read_many(
     datas: list[bytes],
     inherits: list[tuple[int | None, int | None, int | None] | None],
     columns: list[str] | None = None,
     threads: int | None = None,
+    location: str | None = None,
 ) -> list[RecordBatchExport]: ...
 def manifest_write(
-    entries: object, format_version: int, metadata: list[tuple[str, str]], codec: str = "deflate"
+    entries: object,
+    format_version: int,
+    metadata: list[tuple[str, str]],
+    codec: str = "deflate",
+    location: str | None = None,
 ) -> bytes: ...
 def manifest_write_list(
-    manifests: object, format_version: int, metadata: list[tuple[str, str]], codec: str = "deflate"
+    manifests: object,
+    format_version: int,
+    metadata: list[tuple[str, str]],
+    codec: str = "deflate",
+    location: str | None = None,
 ) -> bytes: ...
+def path_resolve(path: str, location: str) -> str: ...
+def path_relativize(path: str, location: str) -> str: ...
 def manifest_summarize(entries: object) -> dict[str, Any]: ...
 def transform_parse(text: str) -> str: ...
 

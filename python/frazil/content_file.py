@@ -180,7 +180,7 @@ def data_file_arrow_type(partition_type: pa.StructType | None) -> pa.StructType:
 
 
 def _check_version(files: Sequence[DataFile], format_version: int) -> None:
-    if format_version not in (1, 2, 3):
+    if format_version not in (1, 2, 3, 4):
         raise InvalidArgumentError(f"format version {format_version} manifests are not written")
     for f in files:
         if format_version == 1 and f.content != DataFileContent.DATA:

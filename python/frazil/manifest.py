@@ -18,6 +18,12 @@ inheritance. Decoding releases the GIL; :func:`read_manifests` decodes many on s
 Avro schema each format version prescribes (Appendix A, field ids included) and the required
 key-value metadata; :func:`summarize_manifest` computes what a manifest's manifest list entry
 says about it (file and row counts by status, partition field summaries).
+
+Format version 4 (experimental): manifests hold column stats in the typed ``content_stats``
+struct, which the reader returns as the same maps (so every version reads into one shape) and the
+writer builds from them; paths may be relative to the table location, resolved on read and
+relativized on write when the functions are given ``location`` (a v4 table's
+:attr:`~frazil.metadata.TableMetadata.paths_location`; ``None`` for older tables).
 """
 
 from __future__ import annotations
@@ -105,13 +111,17 @@ def _inherit(manifest_file: Mapping[str, Any] | None) -> _Inherit | None:
     )
 
 
-def read_manifest_list(data: bytes, *, path: str | None = None) -> pa.Table:
+def read_manifest_list(
+    data: bytes, *, path: str | None = None, location: str | None = None
+) -> pa.Table:
     """Decodes a manifest list into a table of ``manifest_file`` rows.
 
-    ``path`` only labels error messages.
+    ``path`` only labels error messages. ``location`` is a v4 table's location (see
+    :attr:`~frazil.metadata.TableMetadata.paths_location`): ``manifest_path``s are then read as
+    v4 reads them, relative ones resolved against it (spec "Paths in Metadata").
     """
     try:
-        return pa.table(_native.manifest_read_list(data))
+        return pa.table(_native.manifest_read_list(data, location))
     except FrazilError as e:
         _relabel(e, path)
 
@@ -122,6 +132,7 @@ def read_manifest(
     *,
     columns: Sequence[str] | None = None,
     path: str | None = None,
+    location: str | None = None,
 ) -> pa.Table:
     """Decodes a manifest into a table of ``manifest_entry`` rows.
 
@@ -130,12 +141,17 @@ def read_manifest(
     ``read_manifest_list(...).to_pylist()``); when given, null snapshot ids, sequence numbers and
     first row ids are inherited as the spec prescribes. ``columns`` selects dotted column paths
     (``"data_file.file_path"``) to skip decoding the rest, e.g. the metrics maps; the columns
-    inheritance needs are always decoded. ``path`` only labels error messages.
+    inheritance needs are always decoded. ``path`` only labels error messages. ``location``:
+    as for :func:`read_manifest_list`, for ``file_path`` and ``referenced_data_file``. v4
+    manifests' ``content_stats`` are returned as the stats maps v1-v3 manifests hold.
     """
     try:
         return pa.table(
             _native.manifest_read(
-                data, _inherit(manifest_file), None if columns is None else list(columns)
+                data,
+                _inherit(manifest_file),
+                None if columns is None else list(columns),
+                location,
             )
         )
     except FrazilError as e:
@@ -148,11 +164,12 @@ def read_manifests(
     *,
     columns: Sequence[str] | None = None,
     threads: int | None = None,
+    location: str | None = None,
 ) -> list[pa.Table]:
     """Decodes many manifests in parallel (``threads``, default all cores), GIL released."""
     inherits = [_inherit(m) for m in manifest_files] if manifest_files is not None else []
     exports = _native.manifest_read_many(
-        list(datas), inherits, None if columns is None else list(columns), threads
+        list(datas), inherits, None if columns is None else list(columns), threads, location
     )
     return [pa.table(e) for e in exports]
 
@@ -167,13 +184,17 @@ def write_manifest(
     partition_spec_id: int | None = None,
     content: str = "data",
     codec: str = "deflate",
+    location: str | None = None,
 ) -> bytes:
     """Encodes ``manifest_entry`` rows (a table shaped like :func:`read_manifest`'s) as a manifest.
 
     ``schema`` is the table schema's JSON and ``partition_spec`` the JSON array of the partition
     spec's fields (spec "Manifests"); the partition record's field ids come from the
     ``PARQUET:field_id`` metadata of the ``data_file.partition`` struct's fields. ``content`` is
-    ``"data"`` or ``"deletes"``. v2 and v3 need ``schema_id`` and ``partition_spec_id``.
+    ``"data"`` or ``"deletes"``. v2 and later need ``schema_id`` and ``partition_spec_id``.
+
+    Format version 4 (experimental) writes the stats maps as the typed ``content_stats`` struct
+    of ``schema``'s fields and, given the table ``location``, paths under it relative.
     """
     if content not in ("data", "deletes"):
         raise InvalidArgumentError(f"content must be 'data' or 'deletes', not {content!r}")
@@ -186,7 +207,7 @@ def write_manifest(
     metadata.append(("format-version", str(format_version)))
     if format_version >= 2:
         metadata.append(("content", content))
-    return _native.manifest_write(entries, format_version, metadata, codec)
+    return _native.manifest_write(entries, format_version, metadata, codec, location)
 
 
 def summarize_manifest(entries: Any) -> dict[str, Any]:
@@ -209,8 +230,10 @@ def write_manifest_list(
     sequence_number: int | None = None,
     first_row_id: int | None = None,
     codec: str = "deflate",
+    location: str | None = None,
 ) -> bytes:
-    """Encodes ``manifest_file`` rows (shaped like :func:`read_manifest_list`'s) as a list."""
+    """Encodes ``manifest_file`` rows (shaped like :func:`read_manifest_list`'s) as a list;
+    from v4, ``manifest_path``s under the table ``location`` are written relative."""
     metadata = [
         ("snapshot-id", str(snapshot_id)),
         ("parent-snapshot-id", "null" if parent_snapshot_id is None else str(parent_snapshot_id)),
@@ -222,7 +245,7 @@ def write_manifest_list(
     metadata.append(("format-version", str(format_version)))
     if format_version >= 3 and first_row_id is not None:
         metadata.append(("first-row-id", str(first_row_id)))
-    return _native.manifest_write_list(manifests, format_version, metadata, codec)
+    return _native.manifest_write_list(manifests, format_version, metadata, codec, location)
 
 
 def inline_manifest_list(manifests: Sequence[tuple[str, bytes]], *, snapshot_id: int) -> pa.Table:

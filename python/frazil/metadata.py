@@ -33,6 +33,7 @@ from frazil.partitioning import (
     PartitionSpec,
     fields_from_json,
 )
+from frazil.paths import relativize_path, resolve_path
 from frazil.schema import Schema
 from frazil.sorting import UNSORTED_SORT_ORDER, UNSORTED_SORT_ORDER_ID, SortOrder
 
@@ -61,12 +62,18 @@ MAIN_BRANCH = "main"
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
-def resolve_path(path: str, table_location: str | None) -> str:
-    """Spec "Path Resolution": a path with a URI scheme is absolute; any other is joined to the
-    table location with one ``/`` (no normalization of either part)."""
-    if _SCHEME.match(path) or table_location is None:
-        return path
-    return f"{table_location}/{path}"
+def _relativize_fields(out: dict[str, Any], location: str) -> None:
+    """Spec "Path Relativization" of the path fields of serialized v4 metadata."""
+    for snap in out.get("snapshots", ()):
+        if snap.get("manifest-list"):
+            snap["manifest-list"] = relativize_path(snap["manifest-list"], location)
+        if snap.get("manifests"):  # a v1 snapshot's inline manifests, kept by upgrades
+            snap["manifests"] = [relativize_path(m, location) for m in snap["manifests"]]
+    for entry in out.get("metadata-log", ()):
+        entry["metadata-file"] = relativize_path(entry["metadata-file"], location)
+    for key in ("statistics", "partition-statistics"):
+        for stats in out.get(key, ()):
+            stats["statistics-path"] = relativize_path(stats["statistics-path"], location)
 
 
 # Inflating gzip metadata is capped: deflate expands at most ~1032x, and no metadata file comes
@@ -576,12 +583,52 @@ class TableMetadata:
         text = self.properties.get(DEFAULT_NAME_MAPPING_PROPERTY)
         return None if text is None else parse_mapping_from_json(text)
 
+    @property
+    def paths_location(self) -> str | None:
+        """The location relative paths resolve against: the table location from format
+        version 4, ``None`` before (every path is absolute there)."""
+        return self.location if self.format_version >= 4 else None
+
     def resolve(self, path: str) -> str:
         """A location field resolved against the table location. Only v4+ has relative paths;
         before v4 every path is absolute, even one without a URI scheme (``/tmp/t/...``)."""
         if self.format_version < 4:
             return path
         return resolve_path(path, self.location)
+
+    def with_v4_paths(self, location: str) -> TableMetadata:
+        """This (pre-v4) metadata's path fields as v4 holds them for a table at ``location``
+        (spec "Reading v3 or prior metadata for v4": absolute, a missing scheme prepended; then
+        relative where under the location)."""
+        snapshots = tuple(
+            dataclasses.replace(s, manifest_list=relativize_path(s.manifest_list, location))
+            if s.manifest_list
+            else dataclasses.replace(
+                s, manifests=tuple(relativize_path(m, location) for m in s.manifests)
+            )
+            if s.manifests
+            else s
+            for s in self.snapshots
+        )
+        log = tuple(
+            dataclasses.replace(e, metadata_file=relativize_path(e.metadata_file, location))
+            for e in self.metadata_log
+        )
+        stats = tuple(
+            dataclasses.replace(f, statistics_path=relativize_path(f.statistics_path, location))
+            for f in self.statistics
+        )
+        part_stats = tuple(
+            dataclasses.replace(f, statistics_path=relativize_path(f.statistics_path, location))
+            for f in self.partition_statistics
+        )
+        return self.replace(
+            location=location,
+            snapshots=snapshots,
+            metadata_log=log,
+            statistics=stats,
+            partition_statistics=part_stats,
+        )
 
     def replace(self, **changes: Any) -> TableMetadata:
         return dataclasses.replace(self, **changes)
@@ -620,16 +667,27 @@ class TableMetadata:
     def to_dict(self) -> dict[str, Any]:
         return _serialize(self)
 
+    def to_file_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` as a metadata file holds it: from v4 without ``location`` (the
+        catalog supplies it, so the table can be moved without rewriting this file)."""
+        out = _serialize(self)
+        if self.format_version >= 4:
+            out.pop("location", None)
+        return out
+
     def to_json(self, indent: int | None = None) -> str:
-        """The metadata file's text, byte for byte as the Java reference writes it (compact,
-        its field order and number format); ``indent`` pretty-prints it for people instead."""
+        """The metadata's text, byte for byte as the Java reference writes it (compact, its
+        field order and number format); ``indent`` pretty-prints it for people instead. Before
+        v4 this is the metadata file's text; a v4 file omits ``location`` (see
+        :meth:`to_json_bytes`)."""
         if indent is None:
             return _json_text.dumps(self.to_dict())
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
     def to_json_bytes(self, compress: bool = False) -> bytes:
-        """UTF-8 JSON, gzip-compressed when ``compress`` (file name ``*.gz.metadata.json``)."""
-        data = self.to_json().encode("utf-8")
+        """The metadata file's bytes (:meth:`to_file_dict`): UTF-8 JSON, gzip-compressed when
+        ``compress`` (file name ``*.gz.metadata.json``)."""
+        data = _json_text.dumps(self.to_file_dict()).encode("utf-8")
         return gzip.compress(data, mtime=0) if compress else data
 
 
@@ -862,4 +920,6 @@ def _serialize(m: TableMetadata) -> dict[str, Any]:
     out["partition-statistics"] = [s.to_json() for s in m.partition_statistics]
     out["snapshot-log"] = [e.to_json() for e in m.snapshot_log]
     out["metadata-log"] = [e.to_json() for e in m.metadata_log]
+    if v >= 4 and m.location is not None:
+        _relativize_fields(out, m.location)
     return out

@@ -123,7 +123,7 @@ def test_new_table_assigns_fresh_ids() -> None:
 
 
 def test_new_table_refusals() -> None:
-    for version in (0, 4, 5):
+    for version in (0, 5, 6):
         with pytest.raises(UnsupportedError):
             table(version)
     with pytest.raises(ValidationError, match="needs format version 3"):
@@ -425,8 +425,11 @@ def test_upgrade_format_version() -> None:
     assert m2.format_version == 2 and m2.table_uuid is not None and m2.next_row_id is None
     m3 = apply(m2, UpgradeFormatVersionUpdate(3))
     assert m3.format_version == 3 and m3.next_row_id == 0
-    with pytest.raises(UnsupportedError, match="newest supported is 3"):
-        apply(m3, UpgradeFormatVersionUpdate(4))
+    # v4 (experimental) is the newest
+    m4 = apply(m3, UpgradeFormatVersionUpdate(4))
+    assert m4.format_version == 4 and m4.location is not None and "://" in m4.location
+    with pytest.raises(UnsupportedError, match="newest supported is 4"):
+        apply(m4, UpgradeFormatVersionUpdate(5))
     assert apply(m3, UpgradeFormatVersionUpdate(3)).format_version == 3
 
 

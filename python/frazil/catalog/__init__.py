@@ -52,6 +52,7 @@ from frazil.exceptions import (
     NamespaceAlreadyExistsError,
     NoSuchTableError,
     NoSuchViewError,
+    ParseError,
     TableAlreadyExistsError,
     UnsupportedError,
     ValidationError,
@@ -59,6 +60,7 @@ from frazil.exceptions import (
     io_error,
 )
 from frazil.metadata import TableMetadata
+from frazil.paths import table_location_from_metadata
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -572,7 +574,15 @@ class Catalog(abc.ABC):
             data = self._table_io(None, location).read(location)
         except OSError as e:
             raise io_error(e, "reading table metadata", location) from e
-        return TableMetadata.from_json(data)
+        # v4 metadata may omit its location: the table lies where its metadata file does
+        metadata = TableMetadata.from_json(data, location=table_location_from_metadata(location))
+        if metadata.location is None:
+            raise ParseError(
+                f"table metadata {location}: format version {metadata.format_version} metadata "
+                "without a location, and none can be inferred (the file is not in a "
+                "'metadata' directory under the table location)"
+            )
+        return metadata
 
     @staticmethod
     def _metadata_suffix(metadata: TableMetadata) -> tuple[str, bool]:
@@ -742,8 +752,12 @@ class Catalog(abc.ABC):
         if current is not None and _bool_property(
             new.properties, METADATA_DELETE_AFTER_COMMIT, False
         ):
-            kept = {e.metadata_file for e in new.metadata_log}
-            dropped = [e.metadata_file for e in current.metadata_log if e.metadata_file not in kept]
+            kept = {new.resolve(e.metadata_file) for e in new.metadata_log}
+            dropped = [
+                p
+                for p in (current.resolve(e.metadata_file) for e in current.metadata_log)
+                if p not in kept
+            ]
             # A metadata log may name any file; only the table's own are its to delete.
             dropped = _io.under_location(dropped, new.location, f"{name}: old metadata cleanup")
             if dropped:

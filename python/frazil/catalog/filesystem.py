@@ -18,6 +18,7 @@ catalog refuses a warehouse whose FileIO lacks ``supports_atomic_create``.
 What Java's HadoopCatalog does not support is refused with :class:`UnsupportedError`: namespace
 properties (other than the reported ``location``), renaming tables, registering tables,
 table locations other than the layout's, and views (the :class:`Catalog` defaults refuse them).
+Format version 4 tables are refused too: the spec removes this commit scheme in v4.
 """
 
 from __future__ import annotations
@@ -303,6 +304,13 @@ class FileSystemCatalog(Catalog):
     def _new_metadata_location(
         self, identifier: Identifier, metadata: TableMetadata, current_location: str | None
     ) -> str:
+        if metadata.format_version >= 4:
+            # Spec "File System Tables": the scheme is deprecated and removed in v4.
+            raise UnsupportedError(
+                f"table {'.'.join(identifier)}: the filesystem catalog cannot commit format "
+                f"version {metadata.format_version} metadata (the spec removes its commit "
+                "scheme in v4); use the SQL or REST catalog"
+            )
         version = 1 if current_location is None else (_version_of(current_location) or 0) + 1
         _, gz = self._metadata_suffix(metadata)
         return self._version_file(identifier, version, gz)

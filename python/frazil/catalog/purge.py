@@ -55,18 +55,22 @@ def reachable_files(
             manifests.add(metadata.resolve(m))
     lists = sorted(set(lists))
     for loc, data in _read_existing(io, lists):
-        table = read_manifest_list(data, path=loc)
+        table = read_manifest_list(data, path=loc, location=metadata.paths_location)
         manifests.update(metadata.resolve(p) for p in table.column("manifest_path").to_pylist())
     manifest_locations = sorted(manifests)
     data_files: set[str] = set()
     found = _read_existing(io, manifest_locations)
-    decoded = read_manifests([d for _, d in found], columns=["data_file.file_path"])
+    decoded = read_manifests(
+        [d for _, d in found],
+        columns=["data_file.file_path"],
+        location=metadata.paths_location,
+    )
     for t in decoded:
         paths = t.column("data_file").combine_chunks().field("file_path").to_pylist()
         data_files.update(metadata.resolve(p) for p in paths)
     stats = [metadata.resolve(f.statistics_path) for f in metadata.statistics]
     stats += [metadata.resolve(f.statistics_path) for f in metadata.partition_statistics]
-    meta = [e.metadata_file for e in metadata.metadata_log]
+    meta = [metadata.resolve(e.metadata_file) for e in metadata.metadata_log]
     if metadata_location is not None:
         meta.append(metadata_location)
     return {

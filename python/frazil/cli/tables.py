@@ -76,7 +76,7 @@ def _manifest_paths(io: Any, md: Any, snapshot: Snapshot) -> list[tuple[str, int
     if snapshot.manifest_list is None:  # v1: manifests listed inline, all data manifests
         return [(m, 0) for m in snapshot.manifests or ()]
     location = md.resolve(snapshot.manifest_list)
-    listed = read_manifest_list(io.read(location), path=location)
+    listed = read_manifest_list(io.read(location), path=location, location=md.paths_location)
     return list(
         zip(
             listed.column("manifest_path").to_pylist(),
@@ -101,7 +101,11 @@ def cmd_files(ctx: Context) -> None:
             for start in range(0, len(manifests), MANIFEST_BATCH):
                 batch = manifests[start : start + MANIFEST_BATCH]
                 datas = io.read_many([md.resolve(p) for p, _ in batch])
-                decoded = read_manifests(datas, columns=["status", "data_file.file_path"])
+                decoded = read_manifests(
+                    datas,
+                    columns=["status", "data_file.file_path"],
+                    location=md.paths_location,
+                )
                 for (path, content), t in zip(batch, decoded, strict=True):
                     paths = t.column("data_file").combine_chunks().field("file_path")
                     files = [

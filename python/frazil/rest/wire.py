@@ -272,15 +272,19 @@ class LoadTableResult:
     @classmethod
     def from_json(cls, obj: Any, path: str = "LoadTableResult") -> LoadTableResult:
         from frazil.metadata import TableMetadata
+        from frazil.paths import table_location_from_metadata
 
         f = Fields(obj, path)
         creds = []
         for i, c in enumerate(f.opt_list("storage-credentials") or []):
             cf = Fields(c, f"{f.at('storage-credentials')}[{i}]")
             creds.append((cf.str("prefix"), cf.opt_str_map("config")))
+        metadata_location = f.opt_str("metadata-location")
+        # v4 metadata may omit its location: then the table lies where its metadata file does
+        inferred = table_location_from_metadata(metadata_location) if metadata_location else None
         return cls(
-            f.opt_str("metadata-location"),
-            TableMetadata.from_dict(f.raw("metadata")),
+            metadata_location,
+            TableMetadata.from_dict(f.raw("metadata"), location=inferred),
             f.opt_str_map("config"),
             tuple(creds),
         )

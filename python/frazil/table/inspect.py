@@ -233,7 +233,9 @@ class InspectTable:
         m = self._metadata
         if snapshot.manifest_list is not None:
             path = m.resolve(snapshot.manifest_list)
-            return read_manifest_list(self._read_all([path], "manifest list")[0], path=path)
+            return read_manifest_list(
+                self._read_all([path], "manifest list")[0], path=path, location=m.paths_location
+            )
         inline = list(snapshot.manifests or ())
         datas = self._read_all([m.resolve(p) for p in inline], "manifest")
         return inline_manifest_list(
@@ -260,7 +262,7 @@ class InspectTable:
                 datas = pending.result()
                 if k + 1 < len(runs):
                     pending = ex.submit(read, runs[k + 1])
-                tables = read_manifests(datas, run, columns=columns)
+                tables = read_manifests(datas, run, columns=columns, location=m.paths_location)
                 del datas
                 yield from zip(run, tables, strict=True)
 
@@ -292,7 +294,13 @@ class InspectTable:
                 pa.array([s.snapshot_id for s in snaps], pa.int64()),
                 pa.array([s.parent_snapshot_id for s in snaps], pa.int64()),
                 pa.array([s.operation for s in snaps], pa.string()),
-                pa.array([s.manifest_list or "" for s in snaps], pa.string()),
+                pa.array(
+                    [
+                        self._metadata.resolve(s.manifest_list) if s.manifest_list else ""
+                        for s in snaps
+                    ],
+                    pa.string(),
+                ),
                 pa.array(summaries, pa.map_(pa.string(), pa.string())),
             ],
             schema=schema,
@@ -361,7 +369,7 @@ class InspectTable:
         from frazil.table.scan import snapshot_as_of_timestamp
 
         m = self._metadata
-        log = [(e.timestamp_ms, e.metadata_file) for e in m.metadata_log]
+        log = [(e.timestamp_ms, m.resolve(e.metadata_file)) for e in m.metadata_log]
         log.append((m.last_updated_ms, self.tbl.metadata_location or ""))
         latest = [snapshot_as_of_timestamp(m, ts, True) for ts, _ in log]
         schema = pa.schema(

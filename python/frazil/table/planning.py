@@ -187,7 +187,9 @@ class ManifestTasks:
             return None
         path = self.plan.metadata.resolve(self.manifest_path)
         data = _read_all(self.plan.io, [path], "manifest")[0]
-        entries = read_manifest(data, self.manifest_file, path=path)
+        entries = read_manifest(
+            data, self.manifest_file, path=path, location=self.plan.metadata.paths_location
+        )
         col = entries.column("data_file").take(self.positions)
         log.debug("decoded the column stats of %d tasks of %s", len(self), path)
         return col.combine_chunks()
@@ -296,7 +298,10 @@ def planner_for(
     """The native planner for a filter bound to ``schema`` and the table's specs."""
     specs = [s.to_json() for s in metadata.specs().values()]
     return _native.ScanPlanner(
-        json.dumps(schema.to_json()), json.dumps(specs), to_json_text(bound_filter)
+        json.dumps(schema.to_json()),
+        json.dumps(specs),
+        to_json_text(bound_filter),
+        metadata.paths_location,
     )
 
 
@@ -328,7 +333,9 @@ def snapshot_manifests(
     if snapshot.manifest_list is not None:
         list_path = metadata.resolve(snapshot.manifest_list)
         listed = _read_all(io, [list_path], "manifest list")[0]
-        return list_path, read_manifest_list(listed, path=list_path)
+        return list_path, read_manifest_list(
+            listed, path=list_path, location=metadata.paths_location
+        )
     list_path = f"the manifests of snapshot {snapshot.snapshot_id}"
     inline = list(snapshot.manifests or ())
     datas = _read_all(io, [metadata.resolve(p) for p in inline], "manifest")

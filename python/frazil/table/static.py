@@ -20,6 +20,7 @@ from typing import Any
 from frazil.exceptions import NoSuchTableError, UnsupportedError
 from frazil.io import FileIO, load_file_io, table_file_io_properties
 from frazil.metadata import TableMetadata
+from frazil.paths import table_location_from_metadata
 from frazil.table import Table
 
 __all__ = ["StaticTable"]
@@ -85,7 +86,9 @@ class StaticTable(Table):
         location = metadata_location
         if not location.rstrip("/").endswith(".metadata.json") and not location.endswith(".gz"):
             location = _find_metadata_file(io, location)
-        metadata = TableMetadata.from_json(io.read(location))
+        metadata = TableMetadata.from_json(
+            io.read(location), location=table_location_from_metadata(location)
+        )
         # The caller's properties configure storage; the file's own properties are untrusted.
         io = load_file_io(table_file_io_properties(props, metadata.properties), location)
         return cls(("static-table", location), metadata, location, io, _NoCatalog(location))  # type: ignore[arg-type]

@@ -113,6 +113,7 @@ fn main() {
         for ids in [&[1][..], &[2, 4]] {
             let projected = ReadOptions {
                 stats_field_ids: Some(ids.into()),
+                table_location: None,
                 threads: Some(1),
                 ..ReadOptions::default()
             };

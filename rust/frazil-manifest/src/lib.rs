@@ -4,9 +4,11 @@
 
 pub mod avro;
 pub mod columns;
+pub mod content_stats;
 pub mod inheritance;
 pub mod manifest;
 pub mod manifest_list;
+pub mod paths;
 mod read;
 
 pub use inheritance::ManifestFile;

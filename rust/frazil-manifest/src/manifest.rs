@@ -3,8 +3,12 @@
 
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
-use frazil_values::Result;
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch, StructArray};
+use arrow_schema::{Field, Schema};
+use frazil_values::{Error, Result};
+
+use crate::{content_stats, paths};
 
 use crate::columns::{project, KeySet, Presence as P, TField, TType as T};
 use crate::inheritance::{inherit, ManifestFile};
@@ -36,7 +40,7 @@ fn list(id: i32, name: &'static str, element_id: i32, element: T) -> TField {
     )
 }
 
-/// The `data_file` struct, v1 to v3 (the deprecated v1 `block_size_in_bytes`, `file_ordinal`
+/// The `data_file` struct, v1 to v4 (the deprecated v1 `block_size_in_bytes`, `file_ordinal`
 /// and `sort_columns` are skipped; `distinct_counts` is kept for old files).
 pub fn data_file() -> Vec<TField> {
     vec![
@@ -46,6 +50,8 @@ pub fn data_file() -> Vec<TField> {
         TField::new(102, "partition", T::Partition, P::Optional),
         TField::new(103, "record_count", T::Long, P::Required),
         TField::new(104, "file_size_in_bytes", T::Long, P::Required),
+        // v4: the writer's own stats struct, turned into the maps below after decoding
+        TField::new(146, "content_stats", T::Partition, P::Optional),
         map(108, "column_sizes", 117, 118, T::Long),
         map(109, "value_counts", 119, 120, T::Long),
         map(110, "null_value_counts", 121, 122, T::Long),
@@ -88,7 +94,8 @@ const INHERITANCE_COLUMNS: [&str; 7] = [
 
 /// The `data_file` fields that hold column stats (Java's `ContentFile.copyWithoutStats`
 /// drops the same).
-pub const COLUMN_STATS: [&str; 7] = [
+pub const COLUMN_STATS: [&str; 8] = [
+    "content_stats",
     "column_sizes",
     "value_counts",
     "null_value_counts",
@@ -120,7 +127,7 @@ fn project_stats(mut target: Vec<TField>, ids: &KeySet) -> Vec<TField> {
     for entry in &mut target {
         if let T::Struct(data_file) = &mut entry.ty {
             for f in data_file.iter_mut() {
-                if COLUMN_STATS.contains(&f.name) {
+                if COLUMN_STATS.contains(&f.name) && f.name != "content_stats" {
                     let map = std::mem::replace(&mut f.ty, T::Int);
                     f.ty = T::MapKeys(Box::new(map), ids.clone());
                 }
@@ -147,6 +154,9 @@ pub struct ReadOptions {
     /// projects stats to the filter's columns the same way. Applies to the stats maps that
     /// `columns` keeps (none after [`without_column_stats`]).
     pub stats_field_ids: Option<Arc<[i32]>>,
+    /// The table location: relative `file_path`s and `referenced_data_file`s of v4 manifests
+    /// are resolved against it (spec "Path Resolution"). Paths stay as written when `None`.
+    pub table_location: Option<Arc<str>>,
 }
 
 /// Decodes a manifest into one record batch of `manifest_entry` columns; the file's key-value
@@ -158,18 +168,75 @@ pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> 
         Some(paths) => {
             let mut paths = paths.clone();
             paths.extend(INHERITANCE_COLUMNS.iter().map(|s| s.to_string()));
+            // v4 stats maps come from content_stats
+            if paths.iter().any(|p| {
+                p == "data_file" || COLUMN_STATS.iter().any(|s| p == &format!("data_file.{s}"))
+            }) {
+                paths.push("data_file.content_stats".to_string());
+            }
             project(&manifest_entry(), &paths, "")
         }
     };
-    let target = match &options.stats_field_ids {
+    let keep = options.stats_field_ids.as_deref().map(KeySet::new);
+    let target = match &keep {
         None => target,
-        Some(ids) => project_stats(target, &KeySet::new(ids)),
+        Some(ids) => project_stats(target, ids),
     };
     let batch = read_container(data, &target, options.threads.unwrap_or(1))?;
+    let batch = finish_v4(batch, keep.as_ref(), options.table_location.as_deref())?;
     match &options.manifest_file {
         Some(m) => inherit(batch, m),
         None => Ok(batch),
     }
+}
+
+/// The `format-version` a manifest (list) header names (1 when absent, as v1 writers omitted it).
+pub(crate) fn header_version(batch: &RecordBatch) -> u8 {
+    batch
+        .schema()
+        .metadata()
+        .get("format-version")
+        .and_then(|v| v.parse::<u8>().ok())
+        .unwrap_or(1)
+}
+
+/// `data_file` with v4 `content_stats` turned into the stats maps (and the column dropped,
+/// whatever the version) and, in a v4 table (`location` given), its paths as v4 reads them.
+fn finish_v4(
+    batch: RecordBatch,
+    keep: Option<&KeySet>,
+    location: Option<&str>,
+) -> Result<RecordBatch> {
+    let Some(i) = batch.schema().index_of("data_file").ok() else {
+        return Ok(batch);
+    };
+    let Some(df) = batch.column(i).as_struct_opt() else {
+        return Ok(batch);
+    };
+    let version = header_version(&batch);
+    let mut df = content_stats::to_maps(df, keep)?;
+    if let Some(location) = location {
+        let mut fields: Vec<Field> = df.fields().iter().map(|f| f.as_ref().clone()).collect();
+        let mut columns = df.columns().to_vec();
+        for (k, f) in fields.iter_mut().enumerate() {
+            if f.name() == "file_path" || f.name() == "referenced_data_file" {
+                columns[k] = paths::read_column(&columns[k], version, location)
+                    .map_err(|e| Error::decode(format!("data_file.{}: {}", f.name(), e.message)))?;
+            }
+        }
+        df = StructArray::try_new(fields.into(), columns, df.nulls().cloned())
+            .map_err(|e| Error::decode(e.to_string()))?;
+    }
+    let schema = batch.schema();
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields[i] = fields[i].clone().with_data_type(df.data_type().clone());
+    let mut columns = batch.columns().to_vec();
+    columns[i] = Arc::new(df);
+    RecordBatch::try_new(
+        Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
+        columns,
+    )
+    .map_err(|e| Error::decode(e.to_string()))
 }
 
 /// Decodes many manifests on up to `threads` threads (all cores when `None`), in order; with

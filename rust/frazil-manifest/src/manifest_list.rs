@@ -53,3 +53,18 @@ pub fn manifest_file() -> Vec<TField> {
 pub fn read_manifest_list(data: &[u8]) -> Result<RecordBatch> {
     read_container(data, &manifest_file(), 1)
 }
+
+/// [`read_manifest_list`] for a v4 table at `location`: `manifest_path`s resolved (v4 lists)
+/// or qualified (older lists), as [`crate::paths::read_column`] does.
+pub fn read_manifest_list_at(data: &[u8], location: &str) -> Result<RecordBatch> {
+    let batch = read_manifest_list(data)?;
+    let version = crate::manifest::header_version(&batch);
+    let Ok(i) = batch.schema().index_of("manifest_path") else {
+        return Ok(batch);
+    };
+    let mut columns = batch.columns().to_vec();
+    columns[i] = crate::paths::read_column(&columns[i], version, location)
+        .map_err(|e| frazil_values::Error::decode(format!("manifest_path: {}", e.message)))?;
+    RecordBatch::try_new(batch.schema(), columns)
+        .map_err(|e| frazil_values::Error::decode(e.to_string()))
+}

@@ -118,6 +118,7 @@ mod tests {
             format_version: 2,
             codec,
             metadata,
+            table_location: None,
         };
         let batch = StructArray::from(source);
         let batches = vec![batch; copies];

@@ -5,6 +5,8 @@
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
+use std::sync::Arc;
+
 use arrow_array::{Array, ArrayRef, StructArray};
 use arrow_schema::{DataType, Field, TimeUnit};
 use frazil_values::{Error, Result};
@@ -13,6 +15,9 @@ use serde_json::{json, Value};
 use crate::avro::encode::{bytes as put_bytes, long as put_long, ContainerWriter};
 use crate::avro::Codec;
 use crate::columns::FIELD_ID_KEY;
+use crate::content_stats::{self, StatsField};
+use crate::paths;
+use frazil_values::types::PrimitiveType;
 
 /// How a value is written.
 #[derive(Debug, Clone)]
@@ -77,18 +82,127 @@ fn list(id: i32, name: &str, element: i32, kind: Kind) -> WField {
 }
 
 fn check_version(v: u8) -> Result<()> {
-    if (1..=3).contains(&v) {
+    if (1..=4).contains(&v) {
         Ok(())
     } else {
         Err(Error::unsupported(format!(
-            "format version {v} manifests cannot be written (1 to 3 can)"
+            "format version {v} manifests cannot be written (1 to 4 can)"
         )))
     }
 }
 
-/// The `manifest_entry` schema of a format version, with the given partition fields.
-fn manifest_entry(version: u8, partition: Vec<WField>) -> Vec<WField> {
+/// The Avro form of a stats struct's bound for a field of type `ty`.
+fn bound_kind(ty: &PrimitiveType) -> Option<(Kind, Value)> {
+    use PrimitiveType as P;
+    let ts = |logical: &str, utc: bool| json!({"logicalType": logical, "adjust-to-utc": utc});
+    Some(match ty {
+        P::Boolean => (Kind::Boolean, Value::Null),
+        P::Int => (Kind::Int, Value::Null),
+        P::Date => (Kind::Int, json!({"logicalType": "date"})),
+        P::Long => (Kind::Long, Value::Null),
+        P::Time => (Kind::Long, json!({"logicalType": "time-micros"})),
+        P::Timestamp => (Kind::Long, ts("timestamp-micros", false)),
+        P::TimestampTz => (Kind::Long, ts("timestamp-micros", true)),
+        P::TimestampNs => (Kind::Long, ts("timestamp-nanos", false)),
+        P::TimestampTzNs => (Kind::Long, ts("timestamp-nanos", true)),
+        P::Float => (Kind::Float, Value::Null),
+        P::Double => (Kind::Double, Value::Null),
+        P::Decimal { precision, scale } => (
+            Kind::Decimal(decimal_bytes(*precision as u8)),
+            json!({"logicalType": "decimal", "precision": precision, "scale": scale}),
+        ),
+        P::Uuid => (Kind::Fixed(16), json!({"logicalType": "uuid"})),
+        P::Fixed(n) => (Kind::Fixed(*n as usize), Value::Null),
+        P::String => (Kind::String, Value::Null),
+        P::Binary => (Kind::Bytes, Value::Null),
+        P::Geometry { .. } | P::Geography { .. } | P::Variant | P::Unknown => return None,
+    })
+}
+
+/// The `content_stats` struct type (spec "Content Stats"), the same layout as
+/// [`content_stats::from_maps`] builds: names and ids by the spec's offsets.
+fn content_stats_field(fields: &[StatsField]) -> WField {
+    use crate::content_stats as cs;
+    let stats = fields
+        .iter()
+        .map(|sf| {
+            let b = sf.base;
+            let geo = matches!(
+                sf.ty,
+                PrimitiveType::Geometry { .. } | PrimitiveType::Geography { .. }
+            );
+            let mut children = Vec::new();
+            if geo {
+                for (offset, first, name) in [
+                    (cs::LOWER_BOUND, cs::GEO_LOWER, "lower_bound"),
+                    (cs::UPPER_BOUND, cs::GEO_UPPER, "upper_bound"),
+                ] {
+                    let coords = ["x", "y", "z", "m"]
+                        .iter()
+                        .enumerate()
+                        .map(|(k, c)| f(b + first + k as i32, c, k >= 2, Kind::Double))
+                        .collect();
+                    children.push(f(b + offset, name, true, Kind::Struct(coords)));
+                }
+            } else if let Some((kind, avro)) = bound_kind(&sf.ty) {
+                for (offset, name) in [
+                    (cs::LOWER_BOUND, "lower_bound"),
+                    (cs::UPPER_BOUND, "upper_bound"),
+                ] {
+                    let mut w = f(b + offset, name, true, kind.clone());
+                    w.avro = avro.clone();
+                    children.push(w);
+                }
+            }
+            if !geo {
+                children.push(f(b + cs::TIGHT_BOUNDS, "tight_bounds", true, Kind::Boolean));
+            }
+            children.push(f(b + cs::VALUE_COUNT, "value_count", true, Kind::Long));
+            if sf.optional {
+                children.push(f(
+                    b + cs::NULL_VALUE_COUNT,
+                    "null_value_count",
+                    true,
+                    Kind::Long,
+                ));
+            }
+            if matches!(sf.ty, PrimitiveType::Float | PrimitiveType::Double) {
+                children.push(f(
+                    b + cs::NAN_VALUE_COUNT,
+                    "nan_value_count",
+                    true,
+                    Kind::Long,
+                ));
+            }
+            if geo
+                || matches!(
+                    sf.ty,
+                    PrimitiveType::String | PrimitiveType::Binary | PrimitiveType::Variant
+                )
+            {
+                children.push(f(
+                    b + cs::AVG_VALUE_SIZE,
+                    "avg_value_size_in_bytes",
+                    true,
+                    Kind::Int,
+                ));
+            }
+            f(b, &sf.name, true, Kind::Struct(children))
+        })
+        .collect();
+    f(
+        cs::CONTENT_STATS_ID,
+        "content_stats",
+        true,
+        Kind::Struct(stats),
+    )
+}
+
+/// The `manifest_entry` schema of a format version, with the given partition fields (and for
+/// v4 the `content_stats` fields).
+fn manifest_entry(version: u8, partition: Vec<WField>, stats: &[StatsField]) -> Vec<WField> {
     let v1 = version == 1;
+    let v4 = version >= 4;
     let mut df = Vec::new();
     if !v1 {
         df.push(f(134, "content", false, Kind::Int));
@@ -98,6 +212,9 @@ fn manifest_entry(version: u8, partition: Vec<WField>) -> Vec<WField> {
     df.push(f(102, "partition", false, Kind::Struct(partition)));
     df.push(f(103, "record_count", false, Kind::Long));
     df.push(f(104, "file_size_in_bytes", false, Kind::Long));
+    if v4 {
+        df.push(content_stats_field(stats));
+    }
     if v1 {
         // "Always write a default in v1": Java writes 64 MiB.
         let mut block = f(105, "block_size_in_bytes", false, Kind::Long);
@@ -105,11 +222,14 @@ fn manifest_entry(version: u8, partition: Vec<WField>) -> Vec<WField> {
         df.push(block);
     }
     df.push(map(108, "column_sizes", 117, 118, Kind::Long));
-    df.push(map(109, "value_counts", 119, 120, Kind::Long));
-    df.push(map(110, "null_value_counts", 121, 122, Kind::Long));
-    df.push(map(137, "nan_value_counts", 138, 139, Kind::Long));
-    df.push(map(125, "lower_bounds", 126, 127, Kind::Bytes));
-    df.push(map(128, "upper_bounds", 129, 130, Kind::Bytes));
+    if !v4 {
+        // v4 holds these in content_stats
+        df.push(map(109, "value_counts", 119, 120, Kind::Long));
+        df.push(map(110, "null_value_counts", 121, 122, Kind::Long));
+        df.push(map(137, "nan_value_counts", 138, 139, Kind::Long));
+        df.push(map(125, "lower_bounds", 126, 127, Kind::Bytes));
+        df.push(map(128, "upper_bounds", 129, 130, Kind::Bytes));
+    }
     df.push(f(131, "key_metadata", true, Kind::Bytes));
     df.push(list(132, "split_offsets", 133, Kind::Long));
     if !v1 {
@@ -515,6 +635,53 @@ pub struct WriteOptions {
     pub codec: Codec,
     /// Key-value metadata, written in this order.
     pub metadata: Vec<(String, String)>,
+    /// The table location: from v4, paths under it are written relative to it (spec "Path
+    /// Relativization"); ignored before v4, whose paths are all absolute.
+    pub table_location: Option<String>,
+}
+
+impl WriteOptions {
+    fn relative_to(&self) -> Option<&str> {
+        self.table_location
+            .as_deref()
+            .filter(|_| self.format_version >= 4)
+    }
+}
+
+/// A struct array with some columns replaced (by name) or appended.
+fn with_columns(s: &StructArray, changes: Vec<(Field, ArrayRef)>) -> Result<StructArray> {
+    let mut fields: Vec<Field> = s.fields().iter().map(|f| f.as_ref().clone()).collect();
+    let mut columns: Vec<ArrayRef> = s.columns().to_vec();
+    for (field, column) in changes {
+        match fields.iter().position(|f| f.name() == field.name()) {
+            Some(i) => {
+                fields[i] = field;
+                columns[i] = column;
+            }
+            None => {
+                fields.push(field);
+                columns.push(column);
+            }
+        }
+    }
+    StructArray::try_new(fields.into(), columns, s.nulls().cloned())
+        .map_err(|e| Error::invalid(e.to_string()))
+}
+
+/// Relativizes the string columns `names` of `s` against `location`.
+fn relativized(s: &StructArray, names: &[&str], location: &str) -> Result<Vec<(Field, ArrayRef)>> {
+    let mut out = Vec::new();
+    for name in names {
+        if let Some(i) = s.fields().iter().position(|f| f.name() == name) {
+            let column = paths::relativize_column(s.column(i), location)?;
+            let field = s.fields()[i]
+                .as_ref()
+                .clone()
+                .with_data_type(column.data_type().clone());
+            out.push((field, column));
+        }
+    }
+    Ok(out)
 }
 
 fn require_metadata(options: &WriteOptions, keys: &[&str], what: &str) -> Result<()> {
@@ -579,8 +746,51 @@ pub fn write_manifest(chunks: &[StructArray], options: &WriteOptions) -> Result<
         },
         None => Vec::new(),
     };
-    let fields = manifest_entry(options.format_version, partition);
-    write_rows("manifest_entry", &fields, chunks, options)
+    let stats = if options.format_version >= 4 {
+        let schema = options
+            .metadata
+            .iter()
+            .find(|(k, _)| k == "schema")
+            .map_or("", |(_, v)| v.as_str());
+        content_stats::stats_fields(schema)?
+    } else {
+        Vec::new()
+    };
+    let fields = manifest_entry(options.format_version, partition, &stats);
+    if options.format_version < 4 {
+        return write_rows("manifest_entry", &fields, chunks, options);
+    }
+    // v4: the stats maps become content_stats, paths under the table location relative
+    let mut v4_chunks = Vec::with_capacity(chunks.len());
+    for chunk in chunks {
+        let Some(df) = chunk
+            .column_by_name("data_file")
+            .and_then(|c| c.as_struct_opt())
+        else {
+            return Err(Error::invalid(
+                "manifest entries need a data_file struct column",
+            ));
+        };
+        let cs = content_stats::from_maps(df, &stats)?;
+        let mut changes = vec![(
+            Field::new("content_stats", cs.data_type().clone(), true),
+            Arc::new(cs) as ArrayRef,
+        )];
+        if let Some(location) = options.relative_to() {
+            changes.extend(relativized(
+                df,
+                &["file_path", "referenced_data_file"],
+                location,
+            )?);
+        }
+        let df = with_columns(df, changes)?;
+        let field = Field::new("data_file", df.data_type().clone(), false);
+        v4_chunks.push(with_columns(
+            chunk,
+            vec![(field, Arc::new(df) as ArrayRef)],
+        )?);
+    }
+    write_rows("manifest_entry", &fields, &v4_chunks, options)
 }
 
 /// Encodes `manifest_file` rows as a manifest list of `options.format_version`.
@@ -588,5 +798,12 @@ pub fn write_manifest_list(chunks: &[StructArray], options: &WriteOptions) -> Re
     check_version(options.format_version)?;
     require_metadata(options, &["snapshot-id"], "manifest list")?;
     let fields = manifest_file(options.format_version);
-    write_rows("manifest_file", &fields, chunks, options)
+    let Some(location) = options.relative_to() else {
+        return write_rows("manifest_file", &fields, chunks, options);
+    };
+    let relative: Vec<StructArray> = chunks
+        .iter()
+        .map(|c| with_columns(c, relativized(c, &["manifest_path"], location)?))
+        .collect::<Result<_>>()?;
+    write_rows("manifest_file", &fields, &relative, options)
 }

@@ -53,6 +53,7 @@ fn corpus() -> Vec<Vec<u8>> {
                 format_version: version,
                 codec: Codec::Null,
                 metadata,
+                table_location: None,
             };
             out.push(write_manifest(&[StructArray::from(batch)], &options).unwrap());
         }
@@ -150,6 +151,7 @@ proptest! {
         let _ = read_manifest(&input, &ReadOptions::default());
         let projected = ReadOptions {
             stats_field_ids: Some([1, 2].as_slice().into()),
+            table_location: None,
             ..ReadOptions::default()
         };
         let _ = read_manifest(&input, &projected);

@@ -138,6 +138,7 @@ fn inheritance_fills_what_java_left_null() {
         columns: None,
         threads: None,
         stats_field_ids: None,
+        table_location: None,
     };
     let batch = read_manifest(&data("v3-data.avro"), &options).unwrap();
     for name in ["snapshot_id", "sequence_number", "file_sequence_number"] {
@@ -159,6 +160,7 @@ fn projection_keeps_only_what_is_asked() {
         columns: Some(vec!["data_file.file_path".into()]),
         threads: None,
         stats_field_ids: None,
+        table_location: None,
     };
     let batch = read_manifest(&data("v2-data.avro"), &options).unwrap();
     let df = batch.column_by_name("data_file").unwrap().as_struct();
@@ -199,6 +201,7 @@ fn encoder_round_trips_java_files_with_every_codec() {
                 format_version: version,
                 codec,
                 metadata: metadata.clone(),
+                table_location: None,
             };
             let bytes = write_manifest(&[StructArray::from(source.clone())], &options).unwrap();
             let back = read_manifest(&bytes, &ReadOptions::default()).unwrap();
@@ -212,6 +215,7 @@ fn encoder_round_trips_java_files_with_every_codec() {
             format_version: version,
             codec: Codec::Deflate,
             metadata: vec![("snapshot-id".into(), "1".into())],
+            table_location: None,
         };
         let bytes = write_manifest_list(&[StructArray::from(list.clone())], &options).unwrap();
         let back = read_manifest_list(&bytes).unwrap();

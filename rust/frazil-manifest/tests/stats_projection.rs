@@ -58,6 +58,7 @@ fn check(bytes: &[u8], ids: &[i32], base: &ReadOptions) {
     let full = read_manifest(bytes, base).unwrap();
     let options = ReadOptions {
         stats_field_ids: Some(Arc::from(ids)),
+        table_location: None,
         ..base.clone()
     };
     let projected = read_manifest(bytes, &options).unwrap();
@@ -172,6 +173,7 @@ fn the_issue_table_keeps_exactly_the_filter_columns() {
     let bytes = manifest(1, 3, &Shape::issue(500));
     let options = ReadOptions {
         stats_field_ids: Some(Arc::from([4, 2].as_slice())),
+        table_location: None,
         ..ReadOptions::default()
     };
     let projected = read_manifest(&bytes, &options).unwrap();

@@ -1,6 +1,8 @@
 //! Bindings of `frazil_manifest`: manifest lists and manifests, bytes in, Arrow record batches
 //! out, decoded with the GIL released (many manifests on several threads).
 
+use std::sync::Arc;
+
 use arrow_array::cast::AsArray;
 use arrow_array::StructArray;
 use frazil_manifest::avro::Codec;
@@ -12,17 +14,30 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 use crate::arrow::{export_batch, import_stream, RecordBatchExport};
 use crate::error::{invalid, IntoPyResult};
 
+/// `location`: the table location of a v4 table, which its paths are read against.
 #[pyfunction]
-fn manifest_read_list(py: Python<'_>, data: PyBackedBytes) -> PyResult<RecordBatchExport> {
+#[pyo3(signature = (data, location = None))]
+fn manifest_read_list(
+    py: Python<'_>,
+    data: PyBackedBytes,
+    location: Option<String>,
+) -> PyResult<RecordBatchExport> {
     let batch = py
-        .detach(|| frazil_manifest::read_manifest_list(&data))
+        .detach(|| match &location {
+            Some(l) => frazil_manifest::manifest_list::read_manifest_list_at(&data, l),
+            None => frazil_manifest::read_manifest_list(&data),
+        })
         .py()?;
     Ok(export_batch(batch))
 }
 
 type Inherit = Option<(Option<i64>, Option<i64>, Option<i64>)>;
 
-fn options(inherit: Inherit, columns: Option<Vec<String>>) -> ReadOptions {
+fn options(
+    inherit: Inherit,
+    columns: Option<Vec<String>>,
+    location: Option<&Arc<str>>,
+) -> ReadOptions {
     ReadOptions {
         manifest_file: inherit.map(|(added_snapshot_id, sequence_number, first_row_id)| {
             ManifestFile {
@@ -34,20 +49,23 @@ fn options(inherit: Inherit, columns: Option<Vec<String>>) -> ReadOptions {
         columns,
         threads: None,
         stats_field_ids: None,
+        table_location: location.cloned(),
     }
 }
 
 /// `inherit` is (added_snapshot_id, sequence_number, first_row_id) of the manifest's entry in
-/// its manifest list.
+/// its manifest list; `location` the table location relative v4 paths resolve against.
 #[pyfunction]
-#[pyo3(signature = (data, inherit = None, columns = None))]
+#[pyo3(signature = (data, inherit = None, columns = None, location = None))]
 fn manifest_read(
     py: Python<'_>,
     data: PyBackedBytes,
     inherit: Inherit,
     columns: Option<Vec<String>>,
+    location: Option<String>,
 ) -> PyResult<RecordBatchExport> {
-    let options = options(inherit, columns);
+    let location: Option<Arc<str>> = location.map(Arc::from);
+    let options = options(inherit, columns, location.as_ref());
     let batch = py
         .detach(|| frazil_manifest::read_manifest(&data, &options))
         .py()?;
@@ -57,18 +75,20 @@ fn manifest_read(
 /// Many manifests at once, on up to `threads` threads; returns one export per manifest or the
 /// first error with the index of the manifest that failed.
 #[pyfunction]
-#[pyo3(signature = (datas, inherits, columns = None, threads = None))]
+#[pyo3(signature = (datas, inherits, columns = None, threads = None, location = None))]
 fn manifest_read_many(
     py: Python<'_>,
     datas: Vec<PyBackedBytes>,
     inherits: Vec<Inherit>,
     columns: Option<Vec<String>>,
     threads: Option<usize>,
+    location: Option<String>,
 ) -> PyResult<Vec<RecordBatchExport>> {
+    let location: Option<Arc<str>> = location.map(Arc::from);
     let jobs: Vec<(&[u8], ReadOptions)> = datas
         .iter()
         .zip(inherits.into_iter().chain(std::iter::repeat(None)))
-        .map(|(d, i)| (d.as_ref(), options(i, columns.clone())))
+        .map(|(d, i)| (d.as_ref(), options(i, columns.clone(), location.as_ref())))
         .collect();
     let batches = py
         .detach(|| frazil_manifest::read_manifests(&jobs, threads))
@@ -93,25 +113,40 @@ fn write_options(
     format_version: u8,
     metadata: Vec<(String, String)>,
     codec: &str,
+    location: Option<String>,
 ) -> PyResult<WriteOptions> {
     Ok(WriteOptions {
         format_version,
         codec: Codec::parse(codec).py()?,
         metadata,
+        table_location: location,
     })
 }
 
+/// Spec "Path Resolution" of one path (`frazil_manifest::paths::resolve`).
 #[pyfunction]
-#[pyo3(signature = (entries, format_version, metadata, codec = "deflate"))]
+fn path_resolve(path: &str, location: &str) -> PyResult<String> {
+    frazil_manifest::paths::resolve(path, location).py()
+}
+
+/// Spec "Path Relativization" of one path (`frazil_manifest::paths::relativize`).
+#[pyfunction]
+fn path_relativize(path: &str, location: &str) -> String {
+    frazil_manifest::paths::relativize(path, location)
+}
+
+#[pyfunction]
+#[pyo3(signature = (entries, format_version, metadata, codec = "deflate", location = None))]
 fn manifest_write<'py>(
     py: Python<'py>,
     entries: &Bound<'py, PyAny>,
     format_version: u8,
     metadata: Vec<(String, String)>,
     codec: &str,
+    location: Option<String>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let chunks = import_rows(entries)?;
-    let options = write_options(format_version, metadata, codec)?;
+    let options = write_options(format_version, metadata, codec, location)?;
     let data = py
         .detach(|| frazil_manifest::write_manifest(&chunks, &options))
         .py()?;
@@ -119,16 +154,17 @@ fn manifest_write<'py>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (manifests, format_version, metadata, codec = "deflate"))]
+#[pyo3(signature = (manifests, format_version, metadata, codec = "deflate", location = None))]
 fn manifest_write_list<'py>(
     py: Python<'py>,
     manifests: &Bound<'py, PyAny>,
     format_version: u8,
     metadata: Vec<(String, String)>,
     codec: &str,
+    location: Option<String>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let chunks = import_rows(manifests)?;
-    let options = write_options(format_version, metadata, codec)?;
+    let options = write_options(format_version, metadata, codec, location)?;
     let data = py
         .detach(|| frazil_manifest::write_manifest_list(&chunks, &options))
         .py()?;
@@ -180,5 +216,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(manifest_write, m)?)?;
     m.add_function(wrap_pyfunction!(manifest_write_list, m)?)?;
     m.add_function(wrap_pyfunction!(manifest_summarize, m)?)?;
+    m.add_function(wrap_pyfunction!(path_resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(path_relativize, m)?)?;
     Ok(())
 }

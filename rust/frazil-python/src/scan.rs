@@ -66,23 +66,31 @@ pub struct PlannedScan {
 #[pyclass(frozen, module = "frazil._native", name = "ScanPlanner")]
 pub struct PyScanPlanner {
     inner: ScanPlanner,
+    /// The table location relative v4 paths resolve against.
+    table_location: Option<Arc<str>>,
 }
 
 #[pymethods]
 impl PyScanPlanner {
     /// `schema_json`: the scan's schema; `specs_json`: the table's partition specs (a JSON
-    /// list); `filter_json`: the row filter bound to that schema (expressions spec JSON).
+    /// list); `filter_json`: the row filter bound to that schema (expressions spec JSON);
+    /// `table_location`: what relative (v4) paths in manifests resolve against.
     #[new]
+    #[pyo3(signature = (schema_json, specs_json, filter_json, table_location = None))]
     fn new(
         py: Python<'_>,
         schema_json: &str,
         specs_json: &str,
         filter_json: &str,
+        table_location: Option<String>,
     ) -> PyResult<Self> {
         let inner = py
             .detach(|| ScanPlanner::new(schema_json, specs_json, filter_json))
             .py()?;
-        Ok(PyScanPlanner { inner })
+        Ok(PyScanPlanner {
+            inner,
+            table_location: table_location.map(Arc::from),
+        })
     }
 
     /// Which rows of a manifest list record batch may hold matching entries (a boolean array).
@@ -118,7 +126,7 @@ impl PyScanPlanner {
         include_column_stats: bool,
     ) -> PyResult<PlannedScan> {
         let batch = import_batch(manifest_list)?;
-        let options = read_options(&rows, &datas, inherits)?;
+        let options = read_options(&rows, &datas, inherits, self.table_location.as_ref())?;
         let planned = py
             .detach(|| {
                 self.inner.plan_files(
@@ -146,7 +154,7 @@ impl PyScanPlanner {
         threads: Option<usize>,
     ) -> PyResult<PyDeletePlan> {
         let batch = import_batch(manifest_list)?;
-        let options = read_options(&rows, &datas, inherits)?;
+        let options = read_options(&rows, &datas, inherits, self.table_location.as_ref())?;
         let plan = py
             .detach(|| {
                 self.inner.plan_deletes(
@@ -184,7 +192,7 @@ impl PyScanPlanner {
         include_column_stats: bool,
     ) -> PyResult<PlannedScan> {
         let batch = import_batch(manifest_list)?;
-        let options = read_options(&rows, &datas, inherits)?;
+        let options = read_options(&rows, &datas, inherits, self.table_location.as_ref())?;
         let planned = py
             .detach(|| {
                 self.inner.plan_data(
@@ -225,6 +233,7 @@ fn read_options(
     rows: &[usize],
     datas: &[PyBackedBytes],
     inherits: Vec<Inherit>,
+    location: Option<&Arc<str>>,
 ) -> PyResult<Vec<ReadOptions>> {
     if datas.len() != rows.len() || inherits.len() != rows.len() {
         return Err(invalid(
@@ -244,6 +253,7 @@ fn read_options(
             columns: None,
             threads: None,
             stats_field_ids: None,
+            table_location: location.cloned(),
         })
         .collect())
 }

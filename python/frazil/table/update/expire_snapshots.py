@@ -339,7 +339,9 @@ def _manifest_paths(
         if data is None:
             logger.info("manifest list %s is already gone", location)
             continue
-        column = read_manifest_list(data, path=location).column("manifest_path")
+        column = read_manifest_list(data, path=location, location=metadata.paths_location).column(
+            "manifest_path"
+        )
         paths.update(metadata.resolve(p) for p in column.to_pylist())
     return paths
 
@@ -356,7 +358,9 @@ def _content_file_paths(
     live ones (added or existing; a deleted entry's file is not part of its snapshot)."""
     datas = [d for d in io.read_many(manifests, missing_ok=missing_ok) if d is not None]
     out: set[str] = set()
-    for table in read_manifests(datas, columns=["status", "data_file.file_path"]):
+    for table in read_manifests(
+        datas, columns=["status", "data_file.file_path"], location=metadata.paths_location
+    ):
         paths = table.column("data_file").combine_chunks().field("file_path")
         if live_only:
             paths = paths.filter(pc.not_equal(table.column("status").combine_chunks(), DELETED))
@@ -382,8 +386,8 @@ def _clean_expired_files(
     lists_to_delete = sorted(
         {base.resolve(s.manifest_list) for s in expired if s.manifest_list} - retained_lists
     )
-    kept_stats = {f.statistics_path for f in committed.statistics} | {
-        f.statistics_path for f in committed.partition_statistics
+    kept_stats = {committed.resolve(f.statistics_path) for f in committed.statistics} | {
+        committed.resolve(f.statistics_path) for f in committed.partition_statistics
     }
     stats_files: tuple[StatisticsFile | PartitionStatisticsFile, ...] = (
         *base.statistics,
@@ -393,7 +397,7 @@ def _clean_expired_files(
         {
             base.resolve(f.statistics_path)
             for f in stats_files
-            if f.snapshot_id in expired_ids and f.statistics_path not in kept_stats
+            if f.snapshot_id in expired_ids and base.resolve(f.statistics_path) not in kept_stats
         }
     )
 

@@ -29,6 +29,7 @@ from frazil.partitioning import (
     is_void,
     validate_spec,
 )
+from frazil.paths import qualify_location
 from frazil.schema import MAX_FIELD_ID, Schema, assign_fresh_schema_ids, validate_identifier_fields
 from frazil.sorting import (
     UNSORTED_SORT_ORDER,
@@ -181,6 +182,9 @@ class MetadataBuilder:
         if v >= 3 and self._m.next_row_id is None:
             # Spec "Row Lineage for Upgraded Tables": next-row-id starts at 0.
             changes["next_row_id"] = 0
+        if v >= 4 > self._m.format_version and self._m.location is not None:
+            # the old paths are absolute (a local one gets file://), relative where they can be
+            self._m = self._m.with_v4_paths(qualify_location(self._m.location))
         self._m = self._m.replace(**changes)
 
     def _add_schema(self, u: AddSchemaUpdate) -> None:
@@ -618,7 +622,9 @@ def new_table_metadata(
     return TableMetadata(
         format_version=format_version,
         table_uuid=table_uuid or uuid_mod.uuid4(),
-        location=location.rstrip("/"),
+        location=qualify_location(location.rstrip("/"))
+        if format_version >= 4
+        else location.rstrip("/"),
         last_updated_ms=_now_ms(),
         last_column_id=last_column_id,
         schemas=(fresh,),

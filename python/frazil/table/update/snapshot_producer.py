@@ -53,6 +53,7 @@ from frazil.metadata import (
     SnapshotRefType,
     TableMetadata,
 )
+from frazil.paths import resolve_path
 from frazil.table.step import TransactionStep
 from frazil.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate, TableUpdate
 from frazil.table.update.manifest_merge import MergeSettings, merge_plan
@@ -121,6 +122,8 @@ class _SnapshotProducer(TransactionStep):
         self._snapshot_id: int | None = None
         self._manifest_count = 0
         self._list_attempt = 0
+        # v4: the table location relative paths are read against (set with the base)
+        self._location: str | None = None
         # the change
         # keyed by path, and blob offset for deletion vectors (several share a Puffin file)
         self._added: dict[tuple[str, int | None], DataFile] = {}
@@ -212,7 +215,10 @@ class _SnapshotProducer(TransactionStep):
 
     def on_commit(self, committed: TableMetadata) -> None:
         snap = committed.snapshot_by_id(self._snapshot_id) if self._snapshot_id else None
-        used_list = snap.manifest_list if snap is not None else self._last_list
+        used_list = self._last_list
+        if snap is not None:
+            # v4 metadata (e.g. a REST response) may name the list relative to the location
+            used_list = committed.resolve(snap.manifest_list) if snap.manifest_list else None
         used = self._manifest_lists.get(used_list or "", set())
         io = self._io
         for path in self._written_manifests:
@@ -289,6 +295,7 @@ class _SnapshotProducer(TransactionStep):
             partition_spec_id=spec_id,
             content="deletes" if content else "data",
             codec=self._codec(base),
+            location=base.paths_location,
         )
         path = self._metadata_path(base, f"{self._commit_uuid}-m{self._manifest_count}.avro")
         self._manifest_count += 1
@@ -342,16 +349,17 @@ class _SnapshotProducer(TransactionStep):
             )
             listed: list[dict[str, Any]] = inline.to_pylist()
             return listed
-        (data,) = self._read([snapshot.manifest_list])
+        location = self._location
+        (data,) = self._read([resolve_path(snapshot.manifest_list, location)])
         rows: list[dict[str, Any]] = fm.read_manifest_list(
-            data, path=snapshot.manifest_list
+            data, path=snapshot.manifest_list, location=location
         ).to_pylist()
         return rows
 
     def _entries(self, rows: Sequence[Mapping[str, Any]]) -> list[pa.Table]:
         datas = self._read([r["manifest_path"] for r in rows])
         return [
-            fm.read_manifest(d, r, path=r["manifest_path"])
+            fm.read_manifest(d, r, path=r["manifest_path"], location=self._location)
             for d, r in zip(datas, rows, strict=True)
         ]
 
@@ -517,6 +525,8 @@ class _SnapshotProducer(TransactionStep):
         sid = self.snapshot_id
         version = base.format_version
         sequence_number = base.last_sequence_number + 1 if version >= 2 else 0
+        # v4: what relative paths of the manifests read and written are relative to
+        self._location = base.paths_location
 
         self._validate(base, parent)
 
@@ -672,6 +682,7 @@ class _SnapshotProducer(TransactionStep):
             sequence_number=sequence_number if base.format_version >= 2 else None,
             first_row_id=first_row_id,
             codec=self._codec(base),
+            location=base.paths_location,
         )
         path = self._metadata_path(
             base, f"snap-{self.snapshot_id}-{self._list_attempt}-{self._commit_uuid}.avro"

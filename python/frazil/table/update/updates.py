@@ -35,9 +35,9 @@ from frazil.table.update.requirements import TableRequirement
 # this change" (REST spec).
 LAST_ADDED = -1
 PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
-# v4 metadata is read (and re-written as read), but new tables and upgrades stop at v3 until the
-# rest of v4 (manifests) is implemented.
-MAX_WRITE_FORMAT_VERSION = 3
+# v4 (relative paths, content_stats manifests) is experimental: the spec has not adopted it and
+# no other implementation here writes or reads it; tables opt in with format-version=4.
+MAX_WRITE_FORMAT_VERSION = 4
 PREVIOUS_VERSIONS_MAX_DEFAULT = 100
 
 

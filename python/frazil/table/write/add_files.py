@@ -32,6 +32,7 @@ from frazil.geo import is_geo
 from frazil.manifest import read_manifest, read_manifest_list, read_manifests
 from frazil.name_mapping import NameMapping, create_mapping_from_schema
 from frazil.partitioning import PartitionField, PartitionSpec, is_void
+from frazil.paths import qualify_location
 from frazil.schema import Schema
 from frazil.table.write.metrics import ColumnStats, MetricsConfig, parquet_metrics
 from frazil.transforms import Transform
@@ -57,7 +58,8 @@ from frazil.types import (
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
-    from frazil.metadata import TableMetadata
+    from frazil.paths import qualify_location
+from frazil.metadata import TableMetadata
 
 __all__ = ["data_files_from_parquet", "referenced_data_files"]
 
@@ -76,6 +78,9 @@ def data_files_from_parquet(
     current schema and default spec. With ``check_duplicate_files``, paths that live data files
     of the current snapshot already reference are a :class:`ValidationError`."""
     paths = list(file_paths)
+    if metadata.format_version >= 4:
+        # v4 paths are absolute with a scheme: a local path gets file://, as the table's own do
+        paths = [qualify_location(p) for p in paths]
     seen: set[str] = set()
     repeated = sorted({p for p in paths if p in seen or seen.add(p)})  # type: ignore[func-returns-value]
     if repeated:
@@ -347,13 +352,18 @@ def referenced_data_files(
         return set()
     columns = ["status", "data_file.file_path"]
     if snapshot.manifest_list is not None:
-        manifests = read_manifest_list(io.read(metadata.resolve(snapshot.manifest_list)))
+        manifests = read_manifest_list(
+            io.read(metadata.resolve(snapshot.manifest_list)), location=metadata.paths_location
+        )
         rows = [m for m in manifests.to_pylist() if m.get("content", 0) == 0]
         datas = io.read_many([metadata.resolve(m["manifest_path"]) for m in rows])
-        tables = read_manifests(datas, rows, columns=columns)
+        tables = read_manifests(datas, rows, columns=columns, location=metadata.paths_location)
     else:  # v1 snapshots may list their manifests inline
         locations = [metadata.resolve(p) for p in snapshot.manifests or ()]
-        tables = [read_manifest(d, columns=columns) for d in io.read_many(locations)]
+        tables = [
+            read_manifest(d, columns=columns, location=metadata.paths_location)
+            for d in io.read_many(locations)
+        ]
     found: set[str] = set()
     for t in tables:
         statuses = t.column("status").to_pylist()

@@ -284,6 +284,7 @@ pub fn manifest(seed: u64, m: usize, shape: &Shape) -> Vec<u8> {
         format_version: shape.format_version,
         codec: shape.codec,
         metadata,
+        table_location: None,
     };
     write_manifest(&[entry], &options).unwrap()
 }
