@@ -27,6 +27,7 @@ from frazil import manifest as fm
 from frazil.content_file import DataFile, data_files_from_entries
 from frazil.exceptions import UnsupportedError, ValidationError
 from frazil.metadata import Operation, Snapshot, TableMetadata
+from frazil.table.planning import snapshot_manifests
 from frazil.table.update.manage_snapshots import ancestors_of
 
 if TYPE_CHECKING:
@@ -58,18 +59,11 @@ class ChangelogScanTask:
 
 
 def _manifest_rows(table: Table, snapshot: Snapshot) -> list[dict[str, object]]:
-    io = table.io
-    if snapshot.manifest_list is None:
-        paths = list(snapshot.manifests or ())
-        rows: list[dict[str, object]] = fm.inline_manifest_list(
-            list(zip(paths, io.read_many(paths), strict=True)), snapshot_id=snapshot.snapshot_id
-        ).to_pylist()
-        return rows
-    location = table.metadata.resolve(snapshot.manifest_list)
-    listed: list[dict[str, object]] = fm.read_manifest_list(
-        io.read(location), path=location
-    ).to_pylist()
-    return listed
+    # the planner's reader: manifest paths come back resolved against the table location (v4)
+    rows: list[dict[str, object]] = snapshot_manifests(table.io, table.metadata, snapshot)[
+        1
+    ].to_pylist()
+    return rows
 
 
 class ChangelogScan:
@@ -145,7 +139,12 @@ class ChangelogScan:
         datas = self.table.io.read_many([str(r["manifest_path"]) for r in rows_])
         tasks: list[ChangelogScanTask] = []
         for data, row in zip(datas, rows_, strict=True):
-            entries = fm.read_manifest(data, row, path=str(row["manifest_path"]))
+            entries = fm.read_manifest(
+                data,
+                row,
+                path=str(row["manifest_path"]),
+                location=self.table.metadata.paths_location,
+            )
             ids = entries.column("snapshot_id")
             keep = pc.and_(
                 pc.not_equal(entries.column("status"), 0),

@@ -225,6 +225,7 @@ def stage_rewrite_manifests(
     if head is None:
         return RewriteManifestsResult()
     step._snapshot_id = step._new_snapshot_id(md)
+    step._location = md.paths_location  # planned before apply: v4 paths resolve against it
     step._plan(md, step._manifest_rows(head))
     if not step._replaced:
         return RewriteManifestsResult()

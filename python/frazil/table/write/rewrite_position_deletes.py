@@ -35,6 +35,7 @@ from frazil.content_file import DataFile, DataFileContent, data_files_from_entri
 from frazil.deletes import DeletionVector
 from frazil.exceptions import UnsupportedError, ValidationError
 from frazil.metadata import MAIN_BRANCH, Snapshot, TableMetadata
+from frazil.table.planning import snapshot_manifests
 from frazil.table.read import DeleteCache, _read_dv
 from frazil.table.update.snapshot import ReplaceFiles
 from frazil.table.write.delete_writer import DeleteWriter
@@ -76,13 +77,13 @@ class _RewriteDeletes(ReplaceFiles):
 def _position_delete_files(table: Table, snapshot: Snapshot) -> list[DataFile]:
     """The live v2 position delete files (not DVs) of a snapshot."""
     md = table.metadata
-    assert snapshot.manifest_list is not None  # v3 snapshots always have manifest lists
-    rows = fm.read_manifest_list(table.io.read(md.resolve(snapshot.manifest_list))).to_pylist()
+    # the planner's reader: manifest paths come back resolved against the table location (v4)
+    rows = snapshot_manifests(table.io, md, snapshot)[1].to_pylist()
     rows = [r for r in rows if r["content"] == 1]
     datas = table.io.read_many([r["manifest_path"] for r in rows])
     out: list[DataFile] = []
     for data, row in zip(datas, rows, strict=True):
-        entries = fm.read_manifest(data, row, path=row["manifest_path"])
+        entries = fm.read_manifest(data, row, path=row["manifest_path"], location=md.paths_location)
         live = entries.filter(pc.not_equal(entries.column("status"), DELETED))
         for f in data_files_from_entries(live, row["partition_spec_id"]):
             if f.content == DataFileContent.POSITION_DELETES and not _is_dv(f):
