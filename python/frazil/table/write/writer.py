@@ -173,7 +173,13 @@ class _RollingFile:
 
     def _create(self) -> None:
         o = self.owner
-        name = data_file_name(o.operation_id, o.next_file_count(), extension=o.file_format.lower())
+        name = data_file_name(
+            o.operation_id,
+            o.next_file_count(),
+            o.partition_id,
+            o.task_id,
+            extension=o.file_format.lower(),
+        )
         self.location = o.locations.new_data_location(name, self.key.path or None)
         fs, path = o.io.filesystem(self.location)
         o.written.append(self.location)
@@ -303,6 +309,8 @@ class DataFileWriter:
         spec_id: int | None = None,
         operation_id: uuid.UUID | None = None,
         downcast_ns_timestamp_to_us: bool | None = None,
+        partition_id: int = 0,
+        task_id: int = 0,
     ) -> None:
         self.io = io
         self.metadata = metadata
@@ -322,6 +330,9 @@ class DataFileWriter:
         self.file_format = file_format(self.properties)
         self.locations = location_provider(metadata.location or "", self.properties)
         self.operation_id = operation_id or uuid.uuid4()
+        # Java's OutputFileFactory names: a Spark task passes its partition and attempt ids
+        self.partition_id = partition_id
+        self.task_id = task_id
         self.metrics_config = MetricsConfig.from_properties(
             self.properties, self.schema, self.sort_order
         )
