@@ -39,7 +39,7 @@ SPEC = PartitionSpec(
 )
 START = dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc)
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-JAVA_NAME = re.compile(rf"^(\d{{5}})-(\d+)-({UUID})-(\d{{5}})\.parquet$")
+JAVA_NAME = re.compile(rf"^(\d{{5}})-(\d+)-({UUID})-0-(\d{{5}})\.parquet$")
 DDL = "id long, ts timestamp, kind string"
 
 

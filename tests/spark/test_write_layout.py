@@ -41,7 +41,7 @@ DAY_SPEC = PartitionSpec(PartitionField(2, 1000, parse("day"), "ts_day"))
 START = dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc)
 # Java's OutputFileFactory: {partitionId:05d}-{taskId}-{operationId}-{fileCount:05d}.parquet
 UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-JAVA_NAME = re.compile(rf"^(\d{{5}})-(\d+)-({UUID})-(\d{{5}})\.parquet$")
+JAVA_NAME = re.compile(rf"^(\d{{5}})-(\d+)-({UUID})-0-(\d{{5}})\.parquet$")
 
 
 def rows(n: int, offset: int = 0, minutes: int = 37) -> pa.Table:

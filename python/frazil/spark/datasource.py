@@ -24,9 +24,11 @@ Writes: ``mode("append")`` appends; ``mode("overwrite")`` replaces the table's r
 ``overwrite-mode=dynamic`` (Java's option) the partitions the written rows fall in. Options
 ``branch`` and ``snapshot-property.<key>`` (Java's). Executors write with frazil's writer and
 report the files in their commit messages; Spark calls ``commit`` once with the messages of the
-successful attempts (files of failed attempts are never committed; ``abort`` deletes the
-reported files). Data files are named as Java's ``OutputFileFactory`` names them
-(``<partition id>-<task attempt id>-<write id>-<n>.parquet``).
+successful attempts, so files of failed attempts are never committed; when a task needed a
+retry, ``commit`` deletes the files of this write that were not committed in the directories
+the committed files landed in (an attempt killed after writing); ``abort`` (a failed job)
+deletes the reported files, and a task that raises deletes its own. Data files are named as
+Java's Spark writes name them (``<partition id:05d>-<task attempt id>-<write id>-0-<n:05d>``).
 
 Distribution: the Python data source API gives no way to ask Spark for a distribution or
 ordering (Java's ``RequiresDistributionAndOrdering``), nor does it see Spark's

@@ -5,21 +5,28 @@
 1. On the driver, the table is loaded and its metadata serialized (JSON) for the executors,
    with the FileIO's properties (each executor rebuilds the FileIO with
    :func:`frazil.io.load_file_io`).
-2. With ``write.distribution-mode`` ``hash`` (the default for partitioned tables, as in the
-   Java reference) the rows are repartitioned by their partition values, computed on the
-   executors by :mod:`frazil.spark.functions`' native kernels, so each task writes few
-   partitions; ``range`` range-partitions by them; ``none`` keeps Spark's partitioning.
+2. ``write.distribution-mode`` (Java's default: ``range`` for a sorted table, ``hash`` for a
+   partitioned one, else ``none``): ``hash`` repartitions the rows by their partition values
+   so each task writes few partitions, ``range`` range-partitions by them and then the sort
+   order, ``none`` keeps Spark's partitioning. The shuffle keys are JVM expressions where
+   Spark has an equivalent (identity, years/months/days/hours, integer and string truncate:
+   no Python round trip); ``bucket`` (and decimal truncate) keys go through frazil's Arrow
+   UDFs, as Spark must know a row's key before the shuffle.
 3. Each task streams its Arrow batches (``mapInArrow``) through frazil's
-   :class:`~frazil.table.write.writer.DataFileWriter` (field ids, metrics, rolling, the table's sort
-   order and location provider) and returns one row per data file: its description as the
-   spec's content-file JSON (:func:`frazil.table.scan.content_file_to_json`).
+   :class:`~frazil.table.write.writer.DataFileWriter`, which computes the partition values
+   with the native kernels in that same Arrow pass (no other UDF), sorts the rows by partition
+   and sort order (so each file holds one partition, as Java's clustered writer expects), rolls
+   files at ``write.target-file-size-bytes``, and names them as Java's Spark writes do
+   (``<partition id:05d>-<task attempt id>-<write id>-0-<n:05d>.parquet``, Java's
+   ``OutputFileFactory`` with a batch write's epoch 0); it returns one row per data file: its
+   description as the spec's content-file JSON (:func:`frazil.table.scan.content_file_to_json`).
 4. The driver collects those rows and commits them in ONE transaction (a merge or fast append,
    or an overwrite), which retries on conflicts by itself.
 
 Failed and speculative task attempts: only rows of the successful attempt of each partition
 reach the driver (Spark keeps one result per partition), so only those files are committed.
 Files of other attempts are removed three ways: a task that raises deletes what it wrote
-before failing (the writer's ``abort``); files are named ``...-<write id>-<task attempt id>-...``
+before failing (the writer's ``abort``); file names hold the write id and the task attempt id,
 so that, when any partition needed more than one attempt (or speculation is on), the driver
 lists the directories the committed files landed in (a retry of a partition writes the same
 partition values, so the same directories) and deletes files of this write that were not
@@ -29,13 +36,16 @@ counts successful attempts only) are deleted. With the object-storage layout
 (``write.object-storage.enabled``) file directories are hashed, so the directory sweep is not
 possible: killed attempts may leave orphan files, which orphan-file removal collects.
 
-Overwrites: ``mode="overwrite"`` without a filter replaces every live file of the branch;
-with ``overwrite_filter`` it deletes the files whose live rows all match the filter (a file
-whose partition proves it, or whose rows were read and all match), keeps the files none of
-whose rows match, and, as the Java reference's ``overwriteByRowFilter``, refuses files where
-only some rows match, unless the transaction offers row-level deletes (``Transaction.delete``),
-which is then used for the whole filter. Concurrent commits that add files whose partition may
-match the filter fail the overwrite (serializable isolation).
+Overwrites: ``overwrite_mode="dynamic"`` replaces the partitions the new files belong to (Java's
+``ReplacePartitions``: every live data file with the same spec and partition tuple, whatever the
+transform; an empty write commits nothing). A static ``mode="overwrite"`` without a filter
+replaces every live file of the branch; with ``overwrite_filter`` it deletes the files whose
+live rows all match the filter (a file whose partition proves it, or whose rows were read and
+all match), keeps the files none of whose rows match, and, as the Java reference's
+``overwriteByRowFilter``, refuses files where only some rows match, unless the transaction
+offers row-level deletes (``Transaction.delete``), which is then used for the whole filter.
+Concurrent commits that add files whose partition may match the filter fail the overwrite
+(serializable isolation).
 """
 
 from __future__ import annotations
@@ -293,13 +303,14 @@ def write_task_files(
 
     metadata = TableMetadata.from_json(meta_json)
     io = load_file_io(io_props, io_location)
-    # Java's OutputFileFactory names: <partition id:05d>-<task attempt id>-<write id>-<n:05d>,
-    # so files of different attempts of one partition never collide and the write id finds
-    # this write's files (the sweep of failed attempts)
+    # Java's Spark writes name files <partition id:05d>-<task attempt id>-<query id>-<epoch>-
+    # <n:05d> (OutputFileFactory with operation id "<query id>-<epoch>", epoch 0 in a batch
+    # write), so files of different attempts of one partition never collide and the write id
+    # finds this write's files (the sweep of failed attempts)
     writer = DataFileWriter(
         io,
         metadata,
-        operation_id=uuid.UUID(write_id),
+        operation_id=f"{write_id}-0",
         partition_id=partition,
         task_id=task_attempt_id,
     )

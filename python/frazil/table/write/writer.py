@@ -307,7 +307,7 @@ class DataFileWriter:
         metadata: TableMetadata,
         *,
         spec_id: int | None = None,
-        operation_id: uuid.UUID | None = None,
+        operation_id: uuid.UUID | str | None = None,
         downcast_ns_timestamp_to_us: bool | None = None,
         partition_id: int = 0,
         task_id: int = 0,
