@@ -218,6 +218,12 @@ def test_cluster_keys_group_as_the_transforms(spark: Any) -> None:
         # ordered alike (range distribution)
         ranked = sorted(pairs)
         assert [k for _, k in ranked] == sorted(keys), (column, transform)
+    # near the long minimum the key overflows: a null key, never an (ANSI) error
+    from pyspark.sql.types import LongType as SparkLong
+
+    extreme = spark.createDataFrame([(-(2**63),), (-(2**63) + 5,), (3,)], "n long")
+    keys = extreme.select(_cluster_key(F.col("n"), SparkLong(), "truncate[10]")).collect()
+    assert [k[0] for k in keys] == [None, None, 0]
 
 
 def test_dynamic_overwrite_replaces_written_partitions(spark: Any, catalog: Any) -> None:

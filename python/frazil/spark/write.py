@@ -139,7 +139,11 @@ def _cluster_key(col: Any, spark_type: Any, transform: str) -> Any:
     if transform.startswith("truncate["):
         width = int(transform[9:-1])
         if isinstance(spark_type, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
-            return col - F.pmod(col, F.lit(width).cast(spark_type))
+            # in long arithmetic; an overflow (values near the long minimum) gives a null key
+            # rather than an ANSI error: the clustering merges them, the values stay exact
+            value = col.cast("long")
+            start = F.pmod(value, F.lit(width).cast("long"))
+            return F.try_subtract(value, start)
         if isinstance(spark_type, (T.StringType, T.BinaryType)):
             return F.substring(col, 1, width)  # code points of strings, bytes of binaries
         return fs.truncate(width, col)
