@@ -19,13 +19,25 @@ are applied exactly by the reader; comparisons on float and timestamp columns ar
 back for Spark to evaluate (Spark's coercions of their literals are its own). Each file scan
 task is one Spark partition.
 
-Writes: ``mode("append")`` appends, ``mode("overwrite")`` replaces the table's rows; options
-``branch`` and ``snapshot-property.<key>``. Executors write with frazil's writer and report the
-files in their commit messages; Spark calls ``commit`` once with the messages of the successful
-attempts (files of failed attempts are never committed; ``abort`` deletes the reported files).
-The data source API gives no way to ask Spark for a distribution, so rows are not clustered by
-partition as :func:`frazil.spark.write` clusters them (each task writes every partition it
-sees).
+Writes: ``mode("append")`` appends; ``mode("overwrite")`` replaces the table's rows, or with
+``overwrite-filter`` (a frazil filter string) those matching it, or with
+``overwrite-mode=dynamic`` (Java's option) the partitions the written rows fall in. Options
+``branch`` and ``snapshot-property.<key>`` (Java's). Executors write with frazil's writer and
+report the files in their commit messages; Spark calls ``commit`` once with the messages of the
+successful attempts, so files of failed attempts are never committed; when a task needed a
+retry, ``commit`` deletes the files of this write that were not committed in the directories
+the committed files landed in (an attempt killed after writing); ``abort`` (a failed job)
+deletes the reported files, and a task that raises deletes its own. Data files are named as
+Java's Spark writes name them (``<partition id:05d>-<task attempt id>-<write id>-0-<n:05d>``).
+
+Distribution: the Python data source API gives no way to ask Spark for a distribution or
+ordering (Java's ``RequiresDistributionAndOrdering``), nor does it see Spark's
+``spark.sql.sources.partitionOverwriteMode``. So ``write.distribution-mode`` is not applied:
+each task writes the rows its partition holds, clustered by partition (then the table's sort
+order) within the task by frazil's writer, so each data file holds one partition and rolls at
+``write.target-file-size-bytes``, but a partition seen by several tasks gets a file from each.
+Repartition the DataFrame by the partition columns first, or use :func:`frazil.spark.write`,
+which applies the distribution mode.
 """
 
 from __future__ import annotations
@@ -285,16 +297,38 @@ def _all_fields(schema: Any) -> Iterator[tuple[int, Any]]:
 class FrazilCommitMessage(WriterCommitMessage):  # type: ignore[misc]  # untyped before Spark 4
     files: list[str]  # content-file JSON
     paths: list[str]
+    attempt: int = 0  # the task attempt's number (0: its first)
+
+
+SNAPSHOT_PROPERTY_PREFIX = "snapshot-property."
 
 
 class FrazilWriter(DataSourceArrowWriter):  # type: ignore[misc]  # untyped before Spark 4
+    """Writes with frazil's writer on the executors; one commit on the driver.
+
+    Options: ``branch``; ``snapshot-property.<key>`` (Java's); for ``mode("overwrite")``,
+    ``overwrite-mode`` ``static`` (default: the table's rows, or those matching
+    ``overwrite-filter``, a frazil filter string) or ``dynamic`` (the partitions written).
+    """
+
     def __init__(self, options: dict[str, str], overwrite: bool) -> None:
-        from frazil.spark.write import io_spec
+        from frazil.spark.write import _overwrite_mode, io_spec
 
         self.options = options
         self.overwrite = overwrite
+        self.overwrite_mode = _overwrite_mode(options.get("overwrite-mode"))
+        self.overwrite_filter = options.get("overwrite-filter") or None
+        if self.overwrite_filter is not None and not overwrite:
+            raise InvalidArgumentError("the overwrite-filter option needs mode('overwrite')")
+        if self.overwrite_filter is not None and self.overwrite_mode == "dynamic":
+            raise InvalidArgumentError("a dynamic overwrite replaces partitions, not a filter")
+        self.branch = options.get("branch") or None
         table = _catalog(options).load_table(_identifier(options))
-        self.metadata_json = table.metadata.to_json()
+        md = table.metadata
+        base = md.snapshot_by_name(self.branch) if self.branch else md.current_snapshot()
+        # the snapshot the write starts from: concurrent commits after it are validated
+        self.base_snapshot_id = base.snapshot_id if base is not None else None
+        self.metadata_json = md.to_json()
         self.io_props, self.io_location = io_spec(table)
         self.write_id = str(uuid.uuid4())
 
@@ -303,7 +337,10 @@ class FrazilWriter(DataSourceArrowWriter):  # type: ignore[misc]  # untyped befo
         from frazil.spark.write import write_task_files
         from frazil.table.scan import content_file_to_json
 
-        files, _, _, _ = write_task_files(
+        # The data source API cannot ask Spark for a distribution: a task gets whatever rows
+        # its partition holds; the writer sorts them by partition (then sort order) in Arrow,
+        # so each file still holds one partition.
+        files, _, attempt, _ = write_task_files(
             self.metadata_json, self.io_props, self.io_location, self.write_id, iterator
         )
         md = TableMetadata.from_json(self.metadata_json)
@@ -311,25 +348,41 @@ class FrazilWriter(DataSourceArrowWriter):  # type: ignore[misc]  # untyped befo
         return FrazilCommitMessage(
             [json.dumps(content_file_to_json(f, specs[f.spec_id], schema)) for f in files],
             [f.file_path for f in files],
+            attempt,
         )
 
     def commit(self, messages: list[Any]) -> None:
-        from frazil.spark.write import commit_files
+        from frazil.spark.write import _sweep, commit_files, prepare_commit
 
         table = _catalog(self.options).load_table(_identifier(self.options))
         texts = [t for m in messages if m is not None for t in m.files]
         props = {
-            k[len("snapshot-property.") :]: v
+            k[len(SNAPSHOT_PROPERTY_PREFIX) :]: v
             for k, v in self.options.items()
-            if k.lower().startswith("snapshot-property.")
+            if k.lower().startswith(SNAPSHOT_PROPERTY_PREFIX)
         }
-        commit_files(
+        mode = "overwrite" if self.overwrite else "append"
+        dynamic = self.overwrite and self.overwrite_mode == "dynamic"
+        prepared = prepare_commit(
+            table, "append" if dynamic else mode, self.overwrite_filter, self.branch
+        )
+        prepared.base_snapshot_id = self.base_snapshot_id
+        snap = commit_files(
             table,
             texts,
-            mode="overwrite" if self.overwrite else "append",
+            mode=mode,
+            overwrite_filter=self.overwrite_filter,
             snapshot_properties=props or None,
-            branch=self.options.get("branch") or None,
+            branch=self.branch,
+            prepared=prepared,
+            overwrite_mode=self.overwrite_mode,
         )
+        # Spark hands over the messages of successful attempts only; a task that needed a
+        # retry may have left the files of its failed attempt (killed after writing): they
+        # carry this write's id, in the directories the committed files landed in
+        if snap is not None and any(getattr(m, "attempt", 0) > 0 for m in messages if m):
+            committed = {p for m in messages if m is not None for p in m.paths}
+            _sweep(table, self.write_id, committed)
 
     def abort(self, messages: list[Any]) -> None:
         from frazil.io import load_file_io

@@ -5,21 +5,28 @@
 1. On the driver, the table is loaded and its metadata serialized (JSON) for the executors,
    with the FileIO's properties (each executor rebuilds the FileIO with
    :func:`frazil.io.load_file_io`).
-2. With ``write.distribution-mode`` ``hash`` (the default for partitioned tables, as in the
-   Java reference) the rows are repartitioned by their partition values, computed on the
-   executors by :mod:`frazil.spark.functions`' native kernels, so each task writes few
-   partitions; ``range`` range-partitions by them; ``none`` keeps Spark's partitioning.
+2. ``write.distribution-mode`` (Java's default: ``range`` for a sorted table, ``hash`` for a
+   partitioned one, else ``none``): ``hash`` repartitions the rows by their partition values
+   so each task writes few partitions, ``range`` range-partitions by them and then the sort
+   order, ``none`` keeps Spark's partitioning. The shuffle keys are JVM expressions where
+   Spark has an equivalent (identity, years/months/days/hours, integer and string truncate:
+   no Python round trip); ``bucket`` (and decimal truncate) keys go through frazil's Arrow
+   UDFs, as Spark must know a row's key before the shuffle.
 3. Each task streams its Arrow batches (``mapInArrow``) through frazil's
-   :class:`~frazil.table.write.writer.DataFileWriter` (field ids, metrics, rolling, the table's sort
-   order and location provider) and returns one row per data file: its description as the
-   spec's content-file JSON (:func:`frazil.table.scan.content_file_to_json`).
+   :class:`~frazil.table.write.writer.DataFileWriter`, which computes the partition values
+   with the native kernels in that same Arrow pass (no other UDF), sorts the rows by partition
+   and sort order (so each file holds one partition, as Java's clustered writer expects), rolls
+   files at ``write.target-file-size-bytes``, and names them as Java's Spark writes do
+   (``<partition id:05d>-<task attempt id>-<write id>-0-<n:05d>.parquet``, Java's
+   ``OutputFileFactory`` with a batch write's epoch 0); it returns one row per data file: its
+   description as the spec's content-file JSON (:func:`frazil.table.scan.content_file_to_json`).
 4. The driver collects those rows and commits them in ONE transaction (a merge or fast append,
    or an overwrite), which retries on conflicts by itself.
 
 Failed and speculative task attempts: only rows of the successful attempt of each partition
 reach the driver (Spark keeps one result per partition), so only those files are committed.
 Files of other attempts are removed three ways: a task that raises deletes what it wrote
-before failing (the writer's ``abort``); files are named ``...-<write id>-<task attempt id>-...``
+before failing (the writer's ``abort``); file names hold the write id and the task attempt id,
 so that, when any partition needed more than one attempt (or speculation is on), the driver
 lists the directories the committed files landed in (a retry of a partition writes the same
 partition values, so the same directories) and deletes files of this write that were not
@@ -29,13 +36,16 @@ counts successful attempts only) are deleted. With the object-storage layout
 (``write.object-storage.enabled``) file directories are hashed, so the directory sweep is not
 possible: killed attempts may leave orphan files, which orphan-file removal collects.
 
-Overwrites: ``mode="overwrite"`` without a filter replaces every live file of the branch;
-with ``overwrite_filter`` it deletes the files whose live rows all match the filter (a file
-whose partition proves it, or whose rows were read and all match), keeps the files none of
-whose rows match, and, as the Java reference's ``overwriteByRowFilter``, refuses files where
-only some rows match, unless the transaction offers row-level deletes (``Transaction.delete``),
-which is then used for the whole filter. Concurrent commits that add files whose partition may
-match the filter fail the overwrite (serializable isolation).
+Overwrites: ``overwrite_mode="dynamic"`` replaces the partitions the new files belong to (Java's
+``ReplacePartitions``: every live data file with the same spec and partition tuple, whatever the
+transform; an empty write commits nothing). A static ``mode="overwrite"`` without a filter
+replaces every live file of the branch; with ``overwrite_filter`` it deletes the files whose
+live rows all match the filter (a file whose partition proves it, or whose rows were read and
+all match), keeps the files none of whose rows match, and, as the Java reference's
+``overwriteByRowFilter``, refuses files where only some rows match, unless the transaction
+offers row-level deletes (``Transaction.delete``), which is then used for the whole filter.
+Concurrent commits that add files whose partition may match the filter fail the overwrite
+(serializable isolation).
 """
 
 from __future__ import annotations
@@ -48,7 +58,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
@@ -105,12 +115,79 @@ def io_spec(table: Table) -> tuple[dict[str, str], str | None]:
     return dict(table.io.properties), table.metadata_location or table.location()
 
 
-def _partition_keys(df: Any, metadata: TableMetadata) -> list[Any]:
-    """The partition values of the default spec as Spark Columns (frazil's native kernels)."""
+_DAY_MICROS = 86_400_000_000
+_HOUR_MICROS = 3_600_000_000
+
+
+def _cluster_key(col: Any, spark_type: Any, transform: str) -> Any:
+    """A Spark Column equal for two rows when ``transform`` gives them the same value, and
+    ordered as the transform's values: the key Spark shuffles (hash) or range-partitions by.
+
+    Only the clustering depends on it (the writer computes partition values itself), so where
+    Spark has the function natively (identity, dates and timestamps, integer and string
+    truncation) the key is a JVM expression: no Python round trip before the shuffle. Bucket
+    and decimal truncation use frazil's Arrow UDFs."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from frazil.spark import functions as fs
+
+    if transform == "identity":
+        return col
+    if transform.startswith("bucket["):
+        return fs.bucket(int(transform[7:-1]), col)
+    if transform.startswith("truncate["):
+        width = int(transform[9:-1])
+        if isinstance(spark_type, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+            # in long arithmetic; an overflow (values near the long minimum) gives a null key
+            # rather than an ANSI error: the clustering merges them, the values stay exact
+            value = col.cast("long")
+            start = F.pmod(value, F.lit(width).cast("long"))
+            return F.try_subtract(value, start)
+        if isinstance(spark_type, (T.StringType, T.BinaryType)):
+            return F.substring(col, 1, width)  # code points of strings, bytes of binaries
+        return fs.truncate(width, col)
+    if transform not in ("year", "month", "day", "hour"):
+        raise UnsupportedError(f"cannot cluster by partition transform {transform}")
+    ntz = getattr(T, "TimestampNTZType", None)
+    if isinstance(spark_type, T.DateType):
+        day = col
+    elif ntz is not None and isinstance(spark_type, ntz):
+        # no time zone: the wall clock is the value
+        if transform == "hour":
+            return F.struct(F.to_date(col), F.hour(col))
+        day = F.to_date(col)
+    elif isinstance(spark_type, T.TimestampType):
+        # UTC instants: epoch micros, never the session time zone; the start of the hour or
+        # day in long arithmetic, so every row of a partition gets the very same key
+        micros = F.unix_micros(col)
+        if transform == "hour":
+            return micros - F.pmod(micros, F.lit(_HOUR_MICROS))
+        day_start = micros - F.pmod(micros, F.lit(_DAY_MICROS))
+        if transform == "day":
+            return day_start
+        day = F.date_from_unix_date((day_start / F.lit(_DAY_MICROS)).cast("int"))
+    else:
+        return getattr(fs, transform + "s")(col)
+    if transform == "day":
+        return day
+    return F.trunc(day, "year" if transform == "year" else "month")
+
+
+def _column_of(df: Any, name: str) -> tuple[Any, Any]:
+    """The Spark Column of a (possibly nested) schema name and its Spark type."""
     from pyspark.sql import functions as F
 
+    try:
+        col = df[name]
+    except Exception:  # nested names and case differences: let Spark resolve
+        col = F.col(name)
+    return col, df.select(col).schema.fields[0].dataType
+
+
+def _partition_keys(df: Any, metadata: TableMetadata) -> list[Any]:
+    """Cluster keys of the default spec's partition values (see :func:`_cluster_key`)."""
     from frazil.partitioning import is_void
-    from frazil.spark import functions as fs
 
     schema = metadata.schema()
     keys = []
@@ -120,36 +197,62 @@ def _partition_keys(df: Any, metadata: TableMetadata) -> list[Any]:
         name = schema.find_column_name(pf.source_id)
         if name is None:
             continue
-        try:
-            col = df[name]
-        except Exception:  # nested names and case differences: let Spark resolve
-            col = F.col(name)
-        t = str(pf.transform)
-        if t == "identity":
-            keys.append(col)
-        elif t.startswith("bucket["):
-            keys.append(fs.bucket(int(t[7:-1]), col))
-        elif t.startswith("truncate["):
-            keys.append(fs.truncate(int(t[9:-1]), col))
-        elif t in ("year", "month", "day", "hour"):
-            keys.append(getattr(fs, t + "s")(col))
-        else:
-            raise UnsupportedError(f"cannot cluster by partition transform {t} of {name!r}")
+        col, spark_type = _column_of(df, name)
+        keys.append(_cluster_key(col, spark_type, str(pf.transform)))
     return keys
 
 
-def _cluster(df: Any, metadata: TableMetadata) -> Any:
-    spec = metadata.spec()
-    default = "hash" if spec.fields else "none"
+def _sort_keys(df: Any, metadata: TableMetadata) -> list[Any]:
+    """The table's sort order as Spark sort Columns (directions and null orders as declared)."""
+    from frazil.partitioning import UnknownTransform
+    from frazil.sorting import NullOrder, SortDirection
+
+    schema = metadata.schema()
+    keys = []
+    for sf in metadata.sort_order().fields:
+        name = schema.find_column_name(sf.source_id)
+        if name is None or isinstance(sf.transform, UnknownTransform):
+            continue
+        col, spark_type = _column_of(df, name)
+        key = _cluster_key(col, spark_type, str(sf.transform))
+        first = sf.null_order == NullOrder.NULLS_FIRST
+        if sf.direction == SortDirection.ASC:
+            keys.append(key.asc_nulls_first() if first else key.asc_nulls_last())
+        else:
+            keys.append(key.desc_nulls_first() if first else key.desc_nulls_last())
+    return keys
+
+
+def distribution_mode(metadata: TableMetadata) -> str:
+    """``write.distribution-mode``, defaulting as Java's ``SparkWriteConf``: ``range`` for a
+    sorted table, ``hash`` for a partitioned one, else ``none``."""
+    from frazil.partitioning import is_void
+
+    if not metadata.sort_order().is_unsorted():
+        default = "range"
+    elif any(not is_void(f.transform) for f in metadata.spec().fields):
+        default = "hash"
+    else:
+        default = "none"
     mode = metadata.properties.get(DISTRIBUTION_MODE, default).strip().lower()
     if mode not in ("none", "hash", "range"):
         raise InvalidArgumentError(f"{DISTRIBUTION_MODE}={mode!r}: expected none, hash or range")
-    if mode == "none" or not spec.fields:
+    return mode
+
+
+def _cluster(df: Any, metadata: TableMetadata) -> Any:
+    """The DataFrame distributed as the table asks (Java's distribution modes): ``hash``
+    shuffles by the partition values, ``range`` range-partitions by them then the sort order,
+    ``none`` keeps Spark's partitioning. Within a task, the writer sorts by partition and sort
+    order itself (in Arrow), so no Spark sort is asked for."""
+    mode = distribution_mode(metadata)
+    if mode == "none":
         return df
     keys = _partition_keys(df, metadata)
-    if not keys:
-        return df
-    return df.repartitionByRange(*keys) if mode == "range" else df.repartition(*keys)
+    if mode == "range":
+        keys = keys + _sort_keys(df, metadata)
+        return df.repartitionByRange(*keys) if keys else df
+    return df.repartition(*keys) if keys else df
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,9 +307,17 @@ def write_task_files(
 
     metadata = TableMetadata.from_json(meta_json)
     io = load_file_io(io_props, io_location)
-    # File names carry the write id and the task attempt id (Java's OutputFileFactory names
-    # files <partition>-<task id>-<operation id>-<count>; see write_file_prefix)
-    writer = DataFileWriter(io, metadata, operation_id=_operation_id(write_id, task_attempt_id))
+    # Java's Spark writes name files <partition id:05d>-<task attempt id>-<query id>-<epoch>-
+    # <n:05d> (OutputFileFactory with operation id "<query id>-<epoch>", epoch 0 in a batch
+    # write), so files of different attempts of one partition never collide and the write id
+    # finds this write's files (the sweep of failed attempts)
+    writer = DataFileWriter(
+        io,
+        metadata,
+        operation_id=f"{write_id}-0",
+        partition_id=partition,
+        task_id=task_attempt_id,
+    )
     files = writer.write(chain())
     try:
         if hook is not None:
@@ -215,10 +326,6 @@ def write_task_files(
         writer.abort()
         raise
     return files, partition, attempt, task_attempt_id
-
-
-def _operation_id(write_id: str, task_attempt_id: int) -> Any:
-    return f"{write_id}-{task_attempt_id}"
 
 
 def _write_partition(
@@ -397,6 +504,7 @@ def _delete_quietly(table: Table, paths: list[str]) -> None:
 # the write
 
 
+@overload
 def write(
     df: Any,
     identifier: str | tuple[str, ...],
@@ -405,16 +513,49 @@ def write(
     overwrite_filter: Any = None,
     snapshot_properties: Mapping[str, str] | None = None,
     branch: str | None = None,
+    overwrite_mode: Literal["static"] = "static",
     *,
     _executor_hook: Callable[[list[Any]], None] | None = None,
-) -> Snapshot:
+) -> Snapshot: ...
+
+
+@overload
+def write(
+    df: Any,
+    identifier: str | tuple[str, ...],
+    catalog: Any,
+    mode: str = "append",
+    overwrite_filter: Any = None,
+    snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
+    overwrite_mode: str = "static",
+    *,
+    _executor_hook: Callable[[list[Any]], None] | None = None,
+) -> Snapshot | None: ...
+
+
+def write(
+    df: Any,
+    identifier: str | tuple[str, ...],
+    catalog: Any,
+    mode: str = "append",
+    overwrite_filter: Any = None,
+    snapshot_properties: Mapping[str, str] | None = None,
+    branch: str | None = None,
+    overwrite_mode: str = "static",
+    *,
+    _executor_hook: Callable[[list[Any]], None] | None = None,
+) -> Snapshot | None:
     """Writes a Spark DataFrame into a table: Parquet files written by the executors, one commit
     on the driver. Returns the snapshot committed.
 
-    ``mode`` is ``"append"`` or ``"overwrite"``; an overwrite without ``overwrite_filter``
-    replaces the table's (or branch's) rows, with one (an expression or a filter string) the
-    rows matching it (see the module docstring for which files qualify). ``catalog`` is a
-    frazil Catalog, a catalog name or a dict of catalog properties.
+    ``mode`` is ``"append"`` or ``"overwrite"``; a static overwrite (``overwrite_mode``
+    ``"static"``, the default) without ``overwrite_filter`` replaces the table's (or branch's)
+    rows, with one (an expression or a filter string) the rows matching it (see the module
+    docstring for which files qualify); a dynamic overwrite (``overwrite_mode="dynamic"``, Java's
+    ``overwrite-mode=dynamic``) replaces the partitions the DataFrame's rows fall in, and
+    commits nothing (returns ``None``) when the DataFrame is empty. ``catalog`` is a frazil
+    Catalog, a catalog name or a dict of catalog properties.
     """
 
     mode = mode.lower()
@@ -422,11 +563,14 @@ def write(
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
     if overwrite_filter is not None and mode != "overwrite":
         raise InvalidArgumentError("overwrite_filter needs mode='overwrite'")
+    dynamic = _overwrite_mode(overwrite_mode) == "dynamic"
+    if dynamic and overwrite_filter is not None:
+        raise InvalidArgumentError("a dynamic overwrite replaces partitions, not a filter")
     cat = resolve_catalog(catalog)
     table = cat.load_table(identifier)
     md = table.metadata
 
-    prepared = prepare_commit(table, mode, overwrite_filter, branch)
+    prepared = prepare_commit(table, "append" if dynamic else mode, overwrite_filter, branch)
 
     spark = df.sparkSession
     sc = spark.sparkContext
@@ -464,7 +608,14 @@ def write(
     )
     try:
         snap = commit_files(
-            table, texts, mode, overwrite_filter, snapshot_properties, branch, prepared
+            table,
+            texts,
+            mode,
+            overwrite_filter,
+            snapshot_properties,
+            branch,
+            prepared,
+            overwrite_mode,
         )
     except BaseException:
         _delete_quietly(table, sorted(reported))
@@ -523,10 +674,13 @@ def commit_files(
     snapshot_properties: Mapping[str, str] | None = None,
     branch: str | None = None,
     prepared: PreparedCommit | None = None,
-) -> Snapshot:
+    overwrite_mode: str = "static",
+) -> Snapshot | None:
     """Commits data files (content-file JSON) written for ``table`` in one transaction: an
-    append (merge or fast, per ``commit.manifest-merge.enabled``) or an overwrite. On failure
-    the files are deleted. Returns the snapshot committed."""
+    append (merge or fast, per ``commit.manifest-merge.enabled``) or an overwrite, static
+    (everything, or what ``overwrite_filter`` selects) or dynamic (``overwrite_mode="dynamic"``:
+    the partitions the files belong to). On failure the files are deleted. Returns the snapshot
+    committed (``None`` for a dynamic overwrite that wrote no file: nothing is replaced)."""
     from frazil.content_file import DataFileContent
     from frazil.expressions import AlwaysTrue
     from frazil.io import property_bool
@@ -535,15 +689,27 @@ def commit_files(
 
     md = table.metadata
     files = [content_file_from_json(json.loads(t), md.specs(), md.schema()) for t in file_texts]
+    dynamic = _overwrite_mode(overwrite_mode) == "dynamic" and mode == "overwrite"
+    if dynamic and overwrite_filter is not None:
+        raise InvalidArgumentError("a dynamic overwrite replaces partitions, not a filter")
+    if dynamic and not files:
+        # as Java's DynamicOverwrite: nothing written, no partition replaced, no snapshot
+        log.info("%s: dynamic overwrite wrote nothing, nothing to commit", table.full_name())
+        return None
     try:
         if prepared is None:
-            prepared = prepare_commit(table, mode, overwrite_filter, branch)
+            base_mode = "append" if dynamic else mode
+            prepared = prepare_commit(table, base_mode, overwrite_filter, branch)
         filt: Any = AlwaysTrue() if overwrite_filter is None else overwrite_filter
         with table.transaction() as tx:
             producer: Any
-            if mode == "overwrite" and prepared.row_level:
+            if dynamic:
+                producer = _replace_partitions(tx, files, snapshot_properties, branch, prepared)
+            elif mode == "overwrite" and prepared.row_level:
                 tx.delete(filt, snapshot_properties=snapshot_properties, branch=branch)
-            if mode == "overwrite" and not prepared.row_level and (prepared.to_delete or files):
+            if dynamic:
+                pass
+            elif mode == "overwrite" and not prepared.row_level and (prepared.to_delete or files):
                 producer = tx.update_snapshot(snapshot_properties, branch).overwrite()
                 for p in prepared.to_delete:
                     producer.delete_data_file(p)
@@ -566,6 +732,37 @@ def commit_files(
     if snap is None:  # pragma: no cover - a commit always makes a snapshot
         raise InvalidArgumentError(f"{table.full_name()}: nothing was committed")
     return snap
+
+
+def _overwrite_mode(value: str | None) -> str:
+    mode = (value or "static").strip().lower()
+    if mode not in ("static", "dynamic"):
+        raise InvalidArgumentError(f"overwrite mode must be 'static' or 'dynamic', not {value!r}")
+    return mode
+
+
+def _replace_partitions(
+    tx: Any,
+    files: list[Any],
+    snapshot_properties: Mapping[str, str] | None,
+    branch: str | None,
+    prepared: PreparedCommit,
+) -> Any:
+    """Java's ``ReplacePartitions``: the live data files of the partitions (spec id and
+    partition tuple) the new files belong to are removed, whatever transform made them; in an
+    unpartitioned spec, every file of that spec. Serializable: a concurrent commit adding a file
+    to one of those partitions fails this one."""
+    replaced = {(f.spec_id, tuple(f.partition)) for f in files}
+
+    def in_replaced(f: Any) -> bool:
+        return (f.spec_id, tuple(f.partition)) in replaced
+
+    props = {"replace-partitions": "true", **(snapshot_properties or {})}
+    producer = tx.update_snapshot(props, branch).overwrite()
+    producer.delete_files(in_replaced)
+    producer.validate_from_snapshot(prepared.base_snapshot_id)
+    producer.conflict_detection(in_replaced)
+    return producer
 
 
 def _bind(fn: Callable[..., Any], *args: Any) -> Callable[[Iterator[pa.RecordBatch]], Any]:

@@ -184,7 +184,13 @@ class _RollingFile:
 
     def _create(self) -> None:
         o = self.owner
-        name = data_file_name(o.operation_id, o.next_file_count(), extension=o.file_format.lower())
+        name = data_file_name(
+            o.operation_id,
+            o.next_file_count(),
+            o.partition_id,
+            o.task_id,
+            extension=o.file_format.lower(),
+        )
         self.location = o.locations.new_data_location(name, self.key.path or None)
         fs, path = o.io.filesystem(self.location)
         o.written.append(self.location)
@@ -333,8 +339,10 @@ class DataFileWriter:
         metadata: TableMetadata,
         *,
         spec_id: int | None = None,
-        operation_id: uuid.UUID | None = None,
+        operation_id: uuid.UUID | str | None = None,
         downcast_ns_timestamp_to_us: bool | None = None,
+        partition_id: int = 0,
+        task_id: int = 0,
     ) -> None:
         self.io = io
         self.metadata = metadata
@@ -354,6 +362,9 @@ class DataFileWriter:
         self.file_format = file_format(self.properties)
         self.locations = location_provider(metadata.location or "", self.properties)
         self.operation_id = operation_id or uuid.uuid4()
+        # Java's OutputFileFactory names: a Spark task passes its partition and attempt ids
+        self.partition_id = partition_id
+        self.task_id = task_id
         self.metrics_config = MetricsConfig.from_properties(
             self.properties, self.schema, self.sort_order
         )
@@ -554,15 +565,31 @@ class DataFileWriter:
         if table.num_rows == 0:
             return
         parts = self._partition_columns(table) if len(self.spec.fields) else []
-        columns, keys = self._sort_keys(table, parts)
+        # Rows are grouped by one integer per partition tuple when possible: sorting one int64
+        # column (a counting sort over few distinct codes) is far cheaper than a multi-column
+        # sort of the partition values. Partitions then come in first-seen order.
+        codes = _group_codes(parts) if parts else None
+        columns, keys = self._sort_keys(table, [] if codes is not None else parts)
+        if codes is not None:
+            if keys:
+                columns = {"g": codes, **columns}
+                keys = [("g", "ascending"), *keys]
+            else:
+                columns, keys = {}, [("g", "ascending")]
         if keys:
-            order = pc.sort_indices(pa.table(columns), sort_keys=keys)
+            if columns:
+                order = pc.sort_indices(pa.table(columns), sort_keys=keys)
+            else:
+                assert codes is not None
+                order = pc.sort_indices(codes)
             table = _take(table, order)
             parts = [p.take(order) for p in parts]
+            if codes is not None:
+                codes = codes.take(order)
         if not parts:
             self._route((), "", table)
             return
-        starts = _run_starts(parts)
+        starts = _code_starts(codes) if codes is not None else _run_starts(parts)
         ends = [*starts[1:], table.num_rows]
         pstruct = pa.Table.from_arrays(parts, schema=pa.schema(list(self.ptype)))
         for start, end in zip(starts, ends, strict=True):
@@ -654,6 +681,40 @@ def _sortable(values: Any) -> Any:
     if isinstance(values.type, pa.BaseExtensionType):
         return pa.chunked_array([c.storage for c in values.chunks], type=values.type.storage_type)
     return values
+
+
+def _group_codes(parts: list[pa.ChunkedArray]) -> pa.Array | None:
+    """One int64 per row, equal exactly when the rows' partition tuples are equal: each
+    column's dictionary indices (nulls encoded as a value), in mixed radix. None when a column
+    is floating point (-0.0 and NaN: the run scan decides those) or cannot be dictionary
+    encoded, or when the codes could overflow."""
+    codes: Any = None
+    span = 1
+    for values in parts:
+        v = _sortable(values).combine_chunks()
+        if pa.types.is_floating(v.type) or pa.types.is_null(v.type):
+            return None
+        try:
+            encoded = pc.dictionary_encode(v, null_encoding="encode")
+        except pa.ArrowNotImplementedError:
+            return None
+        n = max(len(encoded.dictionary), 1)
+        span *= n
+        if span >= 2**62:
+            return None
+        indices = encoded.indices.cast(pa.int64())
+        codes = indices if codes is None else pc.add(pc.multiply(codes, n), indices)
+    return codes
+
+
+def _code_starts(codes: pa.Array) -> list[int]:
+    """Row indices where the (grouped) codes change, starting with 0."""
+    import numpy as np
+
+    k = codes.to_numpy(zero_copy_only=False)
+    if len(k) == 0:
+        return []
+    return [0, *(np.flatnonzero(k[1:] != k[:-1]) + 1).tolist()]
 
 
 def _run_starts(parts: list[pa.ChunkedArray]) -> list[int]:
