@@ -125,7 +125,9 @@ def test_read_options_and_metadata_columns(spark: Any, setup: Any) -> None:
     t.manage_snapshots().create_branch(first.snapshot_id, "audit").commit()
     cat.load_table("db.events").append(events(10, 1000))
     reader = spark.read.format("frazil").options(**options)
-    assert reader.option("as-of-timestamp", str(first.timestamp_ms)).load("db.events").count() == 200
+    assert (
+        reader.option("as-of-timestamp", str(first.timestamp_ms)).load("db.events").count() == 200
+    )
     assert spark.read.format("frazil").options(**options, tag="v1").load("db.events").count() == 200
     branch = spark.read.format("frazil").options(**options, branch="audit").load("db.events")
     assert branch.count() == 200

@@ -8,7 +8,7 @@ rules worked by hand (``OffsetsAwareSplitScanTaskIterator``, ``BinPacking.Packin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -54,7 +54,14 @@ def data(n: int, offset: int = 0) -> pa.Table:
 def test_split_bounds_follow_offsets() -> None:
     # row groups start at 4, 100, 200, 300, 400 in a 500-byte file; target 150: Java combines
     # consecutive row groups while they fit: [4,200) [200,300)... here each pair is 100 bytes
-    assert _split_bounds(500, [4, 100, 200, 300, 400], 150, "PARQUET") == [0, 100, 200, 300, 400, 500]
+    assert _split_bounds(500, [4, 100, 200, 300, 400], 150, "PARQUET") == [
+        0,
+        100,
+        200,
+        300,
+        400,
+        500,
+    ]
     assert _split_bounds(500, [4, 100, 200, 300, 400], 250, "PARQUET") == [0, 200, 400, 500]
     assert _split_bounds(500, [4, 100, 200, 300, 400], 1000, "PARQUET") == [0, 500]
     # invalid offsets (unsorted, beyond the file): Parquet falls back to fixed-size splits
@@ -87,7 +94,10 @@ def test_pack_splits_lookback_and_open_cost() -> None:
 
 def test_split_options() -> None:
     class T:
-        properties = {"read.split.target-size": "1000", "read.split.open-file-cost": "7"}
+        properties: ClassVar[dict[str, str]] = {
+            "read.split.target-size": "1000",
+            "read.split.open-file-cost": "7",
+        }
 
     assert SplitOptions.of(T()) == SplitOptions(1000, 7, 10)
     assert SplitOptions.of(T(), {"split-size": "50", "lookback": "3"}) == SplitOptions(50, 7, 3)
@@ -193,7 +203,9 @@ def test_small_files_are_combined(spark: Any, catalog: Any) -> None:
     assert df.rdd.getNumPartitions() == spark.sparkContext.defaultParallelism
     assert sorted(to_arrow(df)["id"].to_pylist()) == list(range(600))
     # open cost 1 byte, split size 1 byte: one file per partition
-    one = fspark.read(spark, "db.small", catalog, options={"split-size": "1", "file-open-cost": "1"})
+    one = fspark.read(
+        spark, "db.small", catalog, options={"split-size": "1", "file-open-cost": "1"}
+    )
     assert one.rdd.getNumPartitions() == 12
     assert one.count() == 600
 

@@ -541,16 +541,16 @@ def plan_splits(plan: ScanPlan, target: int) -> pa.Table:
     offsets = tasks.column("split_offsets").take(pa.array(big)).to_pylist()
     pieces: dict[int, list[int]] = {}
     for i, fmt, offs in zip(big.tolist(), formats, offsets, strict=True):
-        bounds = _split_bounds(int(file_sizes[i]), offs, target, (fmt or "").upper())
-        if len(bounds) > 2:
-            pieces[i] = bounds
+        cuts = _split_bounds(int(file_sizes[i]), offs, target, (fmt or "").upper())
+        if len(cuts) > 2:
+            pieces[i] = cuts
     task_col: list[np.ndarray] = []
     start_col: list[np.ndarray] = []
     length_col: list[np.ndarray] = []
     whole: list[np.ndarray] = []
     prev = 0
     for i in sorted(pieces):
-        bounds = np.asarray(pieces[i], np.int64)
+        bounds = np.asarray(pieces[i], dtype=np.int64)
         task_col += [rows[prev:i], np.full(len(bounds) - 1, i, np.int64)]
         start_col += [np.full(i - prev, -1, np.int64), bounds[:-1]]
         length_col += [np.full(i - prev, -1, np.int64), np.diff(bounds)]
@@ -615,9 +615,7 @@ def group_tasks(sizes: np.ndarray, target: int, parallelism: int) -> list[np.nda
     return pack_splits(splits, np.ones(n, np.int64), SplitOptions(target), parallelism)
 
 
-def partitions(
-    plan: ScanPlan, options: SplitOptions, parallelism: int
-) -> list[pa.RecordBatch]:
+def partitions(plan: ScanPlan, options: SplitOptions, parallelism: int) -> list[pa.RecordBatch]:
     """The plan as Spark partitions: per partition, its rows of the plan's tasks with the
     ``split_start``/``split_length`` of each (a record batch to ship as Arrow)."""
     splits = plan_splits(plan, options.target)
