@@ -223,8 +223,10 @@ class FrazilPlainReader(DataSourceReader):  # type: ignore[misc]  # untyped befo
         return _partitions(self)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        from frazil.spark._worker import prepare_worker
         from frazil.spark.read import read_tasks
 
+        prepare_worker()
         # the reader that planned is not the one that reads: partitions carry what reads need
         tasks, context = partition.value
         yield from read_tasks(context, tasks)

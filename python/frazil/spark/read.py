@@ -325,6 +325,9 @@ def encode_partitions(batches: Sequence[pa.RecordBatch]) -> bytes:
 def _read_partitions(
     context: dict[str, Any], plan_ipc: bytes, ids: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
+    from frazil.spark._worker import prepare_worker
+
+    prepare_worker()
     reader = pa.ipc.open_file(pa.py_buffer(plan_ipc))
     for b in ids:
         for k in b.column(0).to_pylist():
