@@ -2,13 +2,15 @@
 
 :func:`read` plans the scan on the driver (:meth:`frazil.table.scan.DataScan.plan_files_arrow`:
 manifests and files pruned, delete files attached, residuals computed, the plan kept in Arrow),
-packs the tasks into Spark partitions by size in Arrow, ships each partition's rows of the plan
-to the executors as Arrow IPC bytes (one row of a DataFrame per partition; no Python object per
-task on the driver), and reads each task there with :func:`frazil.table.read.read_task`
-(projection by field id,
-deletes and the residual applied natively), streaming Arrow batches back to Spark through
-``mapInArrow``. The rows are exactly those of ``table.scan(...).to_arrow()`` with the same
-arguments.
+then plans Spark partitions like Java's reader (:func:`partitions`): files over the split size
+(``read.split.target-size``, default 128 MB) are split at row-group boundaries (their
+``split_offsets``; a split reads the row groups that start inside it), small files are combined
+up to the split size, each weighing at least ``read.split.open-file-cost``. The partitions
+travel as one Arrow IPC file (one record batch of plan rows per partition, no Python object per
+task) inside the function of a ``mapInArrow`` over ``spark.range``; each executor task reads
+its batch's tasks with :func:`frazil.table.read.read_task` (projection by field id, deletes and
+the residual applied natively) and streams Arrow batches back to Spark. The rows are exactly
+those of ``table.scan(...).to_arrow()`` with the same arguments.
 
 Iceberg types in Spark (as the Java reference's Spark integration maps them): timestamptz is
 ``timestamp``, timestamp is ``timestamp_ntz``; nanosecond timestamps become microseconds (Spark
