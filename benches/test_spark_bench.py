@@ -491,6 +491,18 @@ def test_read_throughput(spark) -> None:
         }
     assert len(set(results.values())) == 1, results
     assert next(iter(results.values()))[0] == IO_ROWS
+    import frazil.spark as fspark
+    from frazil.catalog import load_catalog
+
+    catalog = load_catalog("bench-read", type="hadoop", warehouse=str(warehouse))
+    parts = fspark.read(session, READ_TABLE, catalog).rdd.getNumPartitions()
+    java_parts = session.table("ref." + READ_TABLE).rdd.getNumPartitions()
+    _NOTES.append(
+        f"- read same table: {IO_ROWS:,} events written by the Java reference (as in write/read); "
+        f"Spark partitions: frazil {parts} (Java's split rules without its adaptive shrinking "
+        f"below the split size), Java {java_parts}; PySpark costs tens of ms of CPU per Python "
+        "task, so frazil keeps partitions few."
+    )
     if not SPARK4_PYTHON.exists():
         _NOTES.append(f"- reads on PySpark 4: not measured (no {SPARK4_PYTHON})")
         return
