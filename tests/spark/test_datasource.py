@@ -177,3 +177,11 @@ def test_splits(spark: Any, tmp_path: Path) -> None:
     assert len(reader.partitions()) == 2
     df = spark.read.format("frazil").options(**options).load("db.many")
     assert rows(df.toArrow()) == rows(cat.load_table("db.many").scan().to_arrow())
+
+
+def test_read_empty_table(spark: Any, setup: Any) -> None:
+    cat, options = setup
+    cat.create_table("db.nothing", SCHEMA)
+    df = spark.read.format("frazil").options(**options).load("db.nothing")
+    assert df.count() == 0
+    assert df.columns == [f.name for f in SCHEMA.fields]

@@ -227,6 +227,8 @@ class FrazilPlainReader(DataSourceReader):  # type: ignore[misc]  # untyped befo
         from frazil.spark.read import read_tasks
 
         prepare_worker()
+        if partition.value is None:
+            return  # Spark's one placeholder partition when a scan plans none (an empty table)
         # the reader that planned is not the one that reads: partitions carry what reads need
         tasks, context = partition.value
         yield from read_tasks(context, tasks)
