@@ -257,12 +257,76 @@ def _stream_child(batches: int, rows: int) -> None:
     print("FRAZIL-BENCH " + json.dumps(out))
 
 
+# --------------------------------------------------------------------------------------------
+# reads of one Java-written table (frazil.spark.read, the data source, Spark's Parquet reader)
+
+READ_TABLE = "bench.read_events"
+READ_OK = "read same table: "
+
+
+def _all_columns_checksum(df) -> tuple[int, int]:
+    """(rows, sum of a hash of every column of each row): every value is materialized."""
+    from pyspark.sql import functions as F
+
+    row = df.agg(F.count("*"), F.sum(F.xxhash64(*sorted(df.columns)) % 1_000_003)).collect()[0]
+    return int(row[0]), int(row[1])
+
+
+def read_cases(session, warehouse: str, java: bool) -> dict[str, Callable[[], Any]]:
+    """Per reader available in this PySpark: a function reading every column of every row of
+    the Java-written READ_TABLE (or its data files) into a checksum."""
+    import frazil.spark as fspark
+    from frazil.catalog import load_catalog
+
+    catalog = load_catalog("bench-read", type="hadoop", warehouse=warehouse)
+    files = [t.file.file_path for t in catalog.load_table(READ_TABLE).scan().plan_files()]
+    cases = {
+        READ_OK + "frazil.spark.read": lambda: _all_columns_checksum(
+            fspark.read(session, READ_TABLE, catalog)
+        ),
+        READ_OK + "spark.read.parquet (its data files)": lambda: _all_columns_checksum(
+            session.read.parquet(*files)
+        ),
+    }
+    if java:
+        cases[READ_OK + "Java reference (spark.table)"] = lambda: _all_columns_checksum(
+            session.table("ref." + READ_TABLE)
+        )
+    try:
+        from pyspark.sql.datasource import DataSource  # noqa: F401  # PySpark 4.0+
+    except ImportError:
+        return cases
+    fspark.register_data_source(session)
+    reader = session.read.format("frazil").option("catalog", "bench-read")
+    reader = reader.option("catalog.type", "hadoop").option("catalog.warehouse", warehouse)
+    cases[READ_OK + 'data source (format("frazil"))'] = lambda: _all_columns_checksum(
+        reader.load(READ_TABLE)
+    )
+    return cases
+
+
+def _read_child(warehouse: str, rounds: int, warmup: int) -> None:
+    """Under PySpark 4 (``--read-child``): times :func:`read_cases` and prints them as JSON."""
+    import pyspark
+
+    spark = local_session("frazil-bench-read-child")
+    out: dict[str, Any] = {"pyspark": pyspark.__version__, "times": {}}
+    for name, fn in read_cases(spark, warehouse, java=False).items():
+        t = _time(fn, rounds, warmup)
+        out["times"][name] = {"median": t["median"], "rounds": rounds, "sum": t["result"]}
+    spark.stop()
+    print("FRAZIL-BENCH " + json.dumps(out))
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--child"]:
         _child(*(int(a) for a in sys.argv[2:5]))
         sys.exit(0)
     if sys.argv[1:2] == ["--stream-child"]:
         _stream_child(int(sys.argv[2]), int(sys.argv[3]))
+        sys.exit(0)
+    if sys.argv[1:2] == ["--read-child"]:
+        _read_child(sys.argv[2], *(int(a) for a in sys.argv[3:5]))
         sys.exit(0)
 
 
@@ -543,6 +607,93 @@ def test_streaming_sink_throughput_pyspark4() -> None:
         "pyspark": out["pyspark"],
         "note": f"{STREAM_BATCHES - 1} micro-batches of {STREAM_ROWS:,} rows after the first",
     }
+
+
+def test_read_throughput(spark) -> None:
+    """One table written by the Java reference (the write/read events), read by every reader
+    on PySpark 3.5 here and on PySpark 4 in a child process; all give the same checksum."""
+    import pyspark
+
+    session, warehouse = spark
+    session.sql("CREATE NAMESPACE IF NOT EXISTS ref.bench")
+    session.sql("DROP TABLE IF EXISTS ref." + READ_TABLE + " PURGE")
+    session.sql(
+        "CREATE TABLE ref." + READ_TABLE + " (event_id bigint NOT NULL, user_id bigint, "
+        "ts timestamp, event_type string, amount decimal(10,2), country string, "
+        "device string) USING iceberg PARTITIONED BY (days(ts), bucket(16, user_id)) "
+        "TBLPROPERTIES ('format-version'='3')"
+    )
+    _events(session).writeTo("ref." + READ_TABLE).append()
+    results = {}
+    for name, fn in read_cases(session, str(warehouse), java=True).items():
+        t = _time(fn, rounds=1 if SMOKE else 3, warmup=0 if SMOKE else 1)
+        results[name] = t["result"]
+        _TIMES[f"{name} @ {pyspark.__version__}"] = {
+            "median": t["median"],
+            "rounds": t["rounds"],
+            "n": IO_ROWS,
+            "impl": name,
+            "pyspark": pyspark.__version__,
+        }
+    assert len(set(results.values())) == 1, results
+    assert next(iter(results.values()))[0] == IO_ROWS
+    import frazil.spark as fspark
+    from frazil.catalog import load_catalog
+
+    catalog = load_catalog("bench-read", type="hadoop", warehouse=str(warehouse))
+    parts = fspark.read(session, READ_TABLE, catalog).rdd.getNumPartitions()
+    java_parts = session.table("ref." + READ_TABLE).rdd.getNumPartitions()
+    _NOTES.append(
+        f"- read same table: {IO_ROWS:,} events written by the Java reference (as in write/read); "
+        f"Spark partitions: frazil {parts} (Java's split rules without its adaptive shrinking "
+        f"below the split size), Java {java_parts}; PySpark costs tens of ms of CPU per Python "
+        "task, so frazil keeps partitions few."
+    )
+    if not SPARK4_PYTHON.exists():
+        _NOTES.append(f"- reads on PySpark 4: not measured (no {SPARK4_PYTHON})")
+        return
+    rounds, warmup = (1, 0) if SMOKE else (3, 1)
+    proc = subprocess.run(
+        [str(SPARK4_PYTHON), __file__, "--read-child", str(warehouse), str(rounds), str(warmup)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        cwd=ROOT,
+    )
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("FRAZIL-BENCH ")), None)
+    assert proc.returncode == 0 and line, proc.stderr[-3000:]
+    out = json.loads(line.removeprefix("FRAZIL-BENCH "))
+    for name, t in out["times"].items():
+        assert tuple(t["sum"]) == next(iter(results.values())), name
+        _TIMES[f"{name} @ {out['pyspark']}"] = {
+            "median": t["median"],
+            "rounds": t["rounds"],
+            "n": IO_ROWS,
+            "impl": name,
+            "pyspark": out["pyspark"],
+        }
+    _NOTES.extend(_read_targets())
+
+
+def _read_targets() -> list[str]:
+    """The issue's read targets, from the rows of test_read_throughput."""
+    out = ["", "Read targets (one Java-written table, every column of every row hashed):", ""]
+    fr3 = _find(READ_OK + "frazil.spark.read", "3.")
+    java = _find(READ_OK + "Java reference (spark.table)", "3.")
+    if fr3 and java:
+        out.append(
+            f"- frazil.spark.read at least as fast as Java's spark.table on PySpark 3.5: "
+            f"{'PASS' if fr3 <= java else 'FAIL'} ({fr3:.2f} s vs {java:.2f} s)"
+        )
+    parquet = _find(READ_OK + "spark.read.parquet (its data files)", "4.")
+    for name in ("frazil.spark.read", 'data source (format("frazil"))'):
+        t = _find(READ_OK + name, "4.")
+        if t and parquet:
+            out.append(
+                f"- {name} within 1.25x of spark.read.parquet on PySpark 4: "
+                f"{'PASS' if t <= 1.25 * parquet else 'FAIL'} ({t / parquet:.2f}x)"
+            )
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -137,3 +137,36 @@ def test_java_reads_frazil_spark_write(env: Any) -> None:
     assert _rows(spark.sql("SELECT * FROM ref.db.frazil_written WHERE user_id = 7")) == _rows(
         fspark.read(spark, "db.frazil_written", catalog, row_filter="user_id = 7")
     )
+
+
+def test_read_java_large_file_in_splits(env: Any) -> None:
+    """A Java-written file of many row groups (Java's split_offsets), with a deletion vector,
+    read in several Spark partitions: the rows and metadata columns Java's own read gives."""
+    import pyarrow.parquet as pq
+
+    import frazil.spark as fspark
+
+    spark, catalog = env
+    spark.sql(
+        "CREATE TABLE ref.db.big (id bigint, data string) USING iceberg "
+        "TBLPROPERTIES ('format-version'='3', 'write.delete.mode'='merge-on-read', "
+        "'write.parquet.row-group-size-bytes'='16384')"
+    )
+    spark.sql(
+        "INSERT INTO ref.db.big SELECT /*+ COALESCE(1) */ id, concat('row-', id, '-', "
+        "sha2(cast(id as string), 256)) FROM range(0, 30000)"
+    )
+    spark.sql("DELETE FROM ref.db.big WHERE id % 13 = 5")
+    (task,) = catalog.load_table("db.big").scan().plan_files()
+    offsets = task.file.split_offsets
+    assert offsets is not None and len(offsets) >= 4
+    assert len(offsets) == pq.ParquetFile(task.file.file_path).metadata.num_row_groups
+    split = str(task.file.file_size_in_bytes // 4)
+    got = fspark.read(spark, "db.big", catalog, options={"split-size": split})
+    assert got.rdd.getNumPartitions() >= 4
+    assert _rows(got) == _rows(spark.table("ref.db.big"))
+    cols = ["id", "_file", "_pos", "_spec_id", "_row_id", "_last_updated_sequence_number"]
+    got = fspark.read(spark, "db.big", catalog, selected_fields=cols, options={"split-size": split})
+    expected = spark.sql(f"SELECT {', '.join(cols)} FROM ref.db.big")
+    assert _rows(got) == _rows(expected)
+    assert got.count() == 30000 - len(range(5, 30000, 13))

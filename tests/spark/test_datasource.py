@@ -113,3 +113,75 @@ def test_write(spark: Any, setup: Any) -> None:
     t = cat.load_table("db.events")
     assert t.current_snapshot().operation == "overwrite"
     assert rows(t.scan().to_arrow()) == rows(data)
+
+
+def test_read_options_and_metadata_columns(spark: Any, setup: Any) -> None:
+    from frazil.exceptions import InvalidArgumentError
+
+    cat, options = setup
+    t = cat.load_table("db.events")
+    first = t.current_snapshot()
+    t.manage_snapshots().create_tag(first.snapshot_id, "v1").commit()
+    t.manage_snapshots().create_branch(first.snapshot_id, "audit").commit()
+    cat.load_table("db.events").append(events(10, 1000))
+    reader = spark.read.format("frazil").options(**options)
+    assert (
+        reader.option("as-of-timestamp", str(first.timestamp_ms)).load("db.events").count() == 200
+    )
+    assert spark.read.format("frazil").options(**options, tag="v1").load("db.events").count() == 200
+    branch = spark.read.format("frazil").options(**options, branch="audit").load("db.events")
+    assert branch.count() == 200
+    assert spark.read.format("frazil").options(**options).load("db.events").count() == 210
+    with pytest.raises(Exception, match="no tag named 'audit'"):
+        spark.read.format("frazil").options(**options, tag="audit").load("db.events").collect()
+    from frazil.spark.read import scan_for
+
+    with pytest.raises(InvalidArgumentError, match="choose one of"):
+        scan_for(cat.load_table("db.events"), snapshot_id=first.snapshot_id, tag="v1")
+
+    cols = "user_id,kind,_file,_pos,_spec_id,_partition"
+    df = spark.read.format("frazil").options(**options).option("selected-fields", cols)
+    got = df.load("db.events").toArrow()
+    expected = cat.load_table("db.events").scan(selected_fields=tuple(cols.split(",")))
+    want = expected.to_arrow()
+    assert got.column_names == want.column_names
+    assert rows(got) == rows(want)
+
+
+def test_splits(spark: Any, tmp_path: Path) -> None:
+    """One file of ten row groups gives several partitions with the split-size option, and the
+    same rows; many small files are combined into as few partitions as cores."""
+    import pyarrow.parquet as pq
+
+    import frazil.spark
+    from frazil.spark.datasource import FrazilReader
+
+    frazil.spark.register_data_source(spark, pushdown=True)
+    cat = load_catalog("splits", warehouse=str(tmp_path))
+    cat.create_namespace("db")
+    options = {"catalog": "splits", "catalog.warehouse": str(tmp_path)}
+    t = cat.create_table("db.one", SCHEMA, properties={"write.parquet.row-group-limit": "100"})
+    t.append(events(1000))
+    (task,) = cat.load_table("db.one").scan().plan_files()
+    assert pq.ParquetFile(task.file.file_path).metadata.num_row_groups == 10
+    size = task.file.file_size_in_bytes // 4
+    reader = FrazilReader({**options, "path": "db.one", "split-size": str(size)})
+    assert len(reader.partitions()) >= 4
+    df = spark.read.format("frazil").options(**options, **{"split-size": str(size)}).load("db.one")
+    assert rows(df.toArrow()) == rows(pq.read_table(task.file.file_path))
+
+    t = cat.create_table("db.many", SCHEMA)
+    for k in range(10):
+        t.append(events(20, 20 * k))
+    reader = FrazilReader({**options, "path": "db.many", "parallelism": "2"})
+    assert len(reader.partitions()) == 2
+    df = spark.read.format("frazil").options(**options).load("db.many")
+    assert rows(df.toArrow()) == rows(cat.load_table("db.many").scan().to_arrow())
+
+
+def test_read_empty_table(spark: Any, setup: Any) -> None:
+    cat, options = setup
+    cat.create_table("db.nothing", SCHEMA)
+    df = spark.read.format("frazil").options(**options).load("db.nothing")
+    assert df.count() == 0
+    assert df.columns == [f.name for f in SCHEMA.fields]

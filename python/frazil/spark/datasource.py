@@ -12,12 +12,21 @@
     )
     df.write.format("frazil").option("catalog", "prod").mode("append").save("db.events")
 
-Read options: ``snapshot-id``, ``ref`` (or ``branch``/``tag``), ``filter`` (a frazil filter
-string), ``selected-fields`` (comma-separated). On PySpark 4.1+ Spark's filters are pushed down
-(``DataSourceReader.pushFilters``): those frazil can translate prune manifests and files and
-are applied exactly by the reader; comparisons on float and timestamp columns are also handed
-back for Spark to evaluate (Spark's coercions of their literals are its own). Each file scan
-task is one Spark partition.
+Read options: ``snapshot-id``, ``as-of-timestamp`` (epoch milliseconds), ``branch``, ``tag``
+(or ``ref``, either), ``filter`` (a frazil filter string), ``selected-fields`` (comma-separated;
+metadata columns ``_file``, ``_pos``, ``_spec_id``, ``_partition``, ``_row_id``,
+``_last_updated_sequence_number`` too), and Java's split options ``split-size``,
+``file-open-cost``, ``lookback`` (default: the table's ``read.split.*`` properties). On PySpark
+4.1+ Spark's filters are pushed down (``DataSourceReader.pushFilters``): those frazil can
+translate prune manifests and files and are applied exactly by the reader; comparisons on float
+and timestamp columns are also handed back for Spark to evaluate (Spark's coercions of their
+literals are its own). PySpark's Python data source API has no column pruning: the reader reads
+the columns of ``selected-fields`` (default all) and Spark drops what the query does not use.
+
+Partitions are planned like Java's reader: files over the split size are split at row-group
+boundaries (their ``split_offsets``), small files are combined up to the split size (each
+weighing at least the open-file cost); each partition carries its rows of the Arrow plan, and
+``read`` yields Arrow record batches (deletes and the residual applied natively).
 
 Writes: ``mode("append")`` appends; ``mode("overwrite")`` replaces the table's rows, or with
 ``overwrite-filter`` (a frazil filter string) those matching it, or with
@@ -107,13 +116,23 @@ def _identifier(options: Any) -> str:
 
 
 def _read_args(options: Any) -> dict[str, Any]:
-    snapshot = options.get("snapshot-id")
-    ref = options.get("ref") or options.get("branch") or options.get("tag")
+    def number(key: str) -> int | None:
+        raw = options.get(key)
+        if not raw:
+            return None
+        try:
+            return int(raw)
+        except ValueError:
+            raise InvalidArgumentError(f"read option {key}: not an integer: {raw!r}") from None
+
     fields = options.get("selected-fields")
     return {
         "row_filter": options.get("filter") or None,
-        "snapshot_id": int(snapshot) if snapshot else None,
-        "ref": ref or None,
+        "snapshot_id": number("snapshot-id"),
+        "as_of_timestamp": number("as-of-timestamp"),
+        "ref": options.get("ref") or None,
+        "branch": options.get("branch") or None,
+        "tag": options.get("tag") or None,
         "selected_fields": [f.strip() for f in fields.split(",")] if fields else None,
     }
 
@@ -227,8 +246,12 @@ class FrazilPlainReader(DataSourceReader):  # type: ignore[misc]  # untyped befo
         return _partitions(self)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
+        from frazil.spark._worker import prepare_worker
         from frazil.spark.read import read_tasks
 
+        prepare_worker()
+        if partition.value is None:
+            return  # Spark's one placeholder partition when a scan plans none (an empty table)
         # the reader that planned is not the one that reads: partitions carry what reads need
         tasks, context = partition.value
         yield from read_tasks(context, tasks)
@@ -257,9 +280,10 @@ class FrazilReader(FrazilPlainReader):
 
 
 def _partitions(reader: FrazilPlainReader) -> list[InputPartition]:
-    """Plans the scan; each partition is a group of the Arrow plan's tasks (IPC bytes)."""
+    """Plans the scan; each partition is a group of the Arrow plan's tasks and splits (IPC
+    bytes), packed like Java's reader (:func:`frazil.spark.read.partitions`)."""
     from frazil.expressions import And, parse
-    from frazil.spark.read import _split_size, encode_tasks, group_tasks, plan, task_sizes
+    from frazil.spark.read import SplitOptions, encode_tasks, partitions, plan
 
     options = reader.options
     table = _catalog(options).load_table(_identifier(options))
@@ -274,8 +298,8 @@ def _partitions(reader: FrazilPlainReader) -> list[InputPartition]:
     log.info("%s: %d tasks, filter %s", table.full_name(), len(scan_plan), args["row_filter"])
     # the planning worker has no SparkContext: the machine's cores unless told
     parallelism = int(options.get("parallelism") or os.cpu_count() or 1)
-    groups = group_tasks(task_sizes(scan_plan), _split_size(table), parallelism)
-    return [InputPartition((encode_tasks(scan_plan, g), context)) for g in groups]
+    parts = partitions(scan_plan, SplitOptions.of(table, options), parallelism)
+    return [InputPartition((encode_tasks(scan_plan, p), context)) for p in parts]
 
 
 def _all_fields(schema: Any) -> Iterator[tuple[int, Any]]:

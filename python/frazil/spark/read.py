@@ -2,13 +2,15 @@
 
 :func:`read` plans the scan on the driver (:meth:`frazil.table.scan.DataScan.plan_files_arrow`:
 manifests and files pruned, delete files attached, residuals computed, the plan kept in Arrow),
-packs the tasks into Spark partitions by size in Arrow, ships each partition's rows of the plan
-to the executors as Arrow IPC bytes (one row of a DataFrame per partition; no Python object per
-task on the driver), and reads each task there with :func:`frazil.table.read.read_task`
-(projection by field id,
-deletes and the residual applied natively), streaming Arrow batches back to Spark through
-``mapInArrow``. The rows are exactly those of ``table.scan(...).to_arrow()`` with the same
-arguments.
+then plans Spark partitions like Java's reader (:func:`partitions`): files over the split size
+(``read.split.target-size``, default 128 MB) are split at row-group boundaries (their
+``split_offsets``; a split reads the row groups that start inside it), small files are combined
+up to the split size, each weighing at least ``read.split.open-file-cost``. The partitions
+travel as one Arrow IPC file (one record batch of plan rows per partition, no Python object per
+task) inside the function of a ``mapInArrow`` over ``spark.range``; each executor task reads
+its batch's tasks with :func:`frazil.table.read.read_task` (projection by field id, deletes and
+the residual applied natively) and streams Arrow batches back to Spark. The rows are exactly
+those of ``table.scan(...).to_arrow()`` with the same arguments.
 
 Iceberg types in Spark (as the Java reference's Spark integration maps them): timestamptz is
 ``timestamp``, timestamp is ``timestamp_ntz``; nanosecond timestamps become microseconds (Spark
@@ -18,15 +20,19 @@ Spark has no time type; unknown is ``void``.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from frazil.exceptions import UnsupportedError
+from frazil.content_file import FileFormat
+from frazil.exceptions import InvalidArgumentError, UnsupportedError
 
 if TYPE_CHECKING:
     from frazil.table.scan_plan import ScanPlan
@@ -36,8 +42,11 @@ __all__ = ["arrow_to_spark_type", "read", "spark_arrow_schema", "to_spark_batch"
 log = logging.getLogger(__name__)
 
 SPLIT_SIZE = "read.split.target-size"
-DEFAULT_SPLIT_SIZE = 128 * 1024 * 1024  # the Java reference's default
-OPEN_FILE_COST = 4 * 1024 * 1024  # read.split.open-file-cost's default
+DEFAULT_SPLIT_SIZE = 128 * 1024 * 1024  # the Java reference's defaults
+OPEN_FILE_COST_PROP = "read.split.open-file-cost"
+DEFAULT_OPEN_FILE_COST = 4 * 1024 * 1024
+LOOKBACK_PROP = "read.split.planning-lookback"
+DEFAULT_LOOKBACK = 10
 
 
 # ---------------------------------------------------------------------------------------------
@@ -242,16 +251,18 @@ def to_spark_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
 # executor side
 
 
-def read_task_batches(context: dict[str, Any], tasks: bytes) -> Iterator[pa.RecordBatch]:
-    """Reads a partition's rows of the plan (:func:`encode_tasks`) with frazil's reader, in
-    frazil's Arrow types."""
+def read_task_batches(
+    context: dict[str, Any], tasks: bytes | pa.RecordBatch
+) -> Iterator[pa.RecordBatch]:
+    """Reads a partition's rows of the plan (:func:`encode_tasks`, or one batch of
+    :func:`partitions`) with frazil's reader, in frazil's Arrow types."""
     from frazil.io import load_file_io
     from frazil.table.read import DeleteCache, read_task
 
     io = load_file_io(context["io_props"], context["io_location"])
     cache = DeleteCache(io, context["name_mapping"])
     plan = decode_tasks(context, tasks)
-    for task in plan.file_scan_tasks():
+    for task in _split_tasks(plan):
         yield from read_task(
             task,
             io,
@@ -265,35 +276,71 @@ def read_task_batches(context: dict[str, Any], tasks: bytes) -> Iterator[pa.Reco
         )
 
 
-def read_tasks(context: dict[str, Any], tasks: bytes) -> Iterator[pa.RecordBatch]:
+def read_tasks(context: dict[str, Any], tasks: bytes | pa.RecordBatch) -> Iterator[pa.RecordBatch]:
     """:func:`read_task_batches` in Spark's Arrow types."""
     target = context["spark_arrow_schema"]
     for batch in read_task_batches(context, tasks):
         yield to_spark_batch(batch, target)
 
 
-def encode_tasks(plan: ScanPlan, rows: np.ndarray) -> bytes:
-    """The rows ``rows`` of a plan's tasks as Arrow IPC stream bytes."""
-    part = plan.tasks.take(pa.array(rows, pa.int64()))
+def _split_tasks(plan: ScanPlan) -> list[Any]:
+    tasks = plan.file_scan_tasks()
+    names = plan.tasks.column_names
+    if "split_start" not in names:
+        return tasks
+    starts = plan.tasks.column("split_start").to_pylist()
+    lengths = plan.tasks.column("split_length").to_pylist()
+    return [
+        t if s is None else dataclasses.replace(t, start=s, length=n)
+        for t, s, n in zip(tasks, starts, lengths, strict=True)
+    ]
+
+
+def encode_tasks(plan: ScanPlan, rows: np.ndarray | pa.RecordBatch) -> bytes:
+    """The rows ``rows`` of a plan's tasks (or a batch of :func:`partitions`) as Arrow IPC
+    stream bytes."""
+    if isinstance(rows, pa.RecordBatch):
+        part: pa.Table | pa.RecordBatch = rows
+    else:
+        part = plan.tasks.take(pa.array(rows, pa.int64()))
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, part.schema) as writer:
-        writer.write_table(part)
+        writer.write(part)
     return bytes(sink.getvalue())
 
 
-def decode_tasks(context: dict[str, Any], tasks: bytes) -> ScanPlan:
+def decode_tasks(context: dict[str, Any], tasks: bytes | pa.RecordBatch) -> ScanPlan:
     """A partition's plan: its tasks (:func:`encode_tasks`) with the plan's delete files,
     schema and specs from ``context``."""
     from frazil.table.scan_plan import ScanPlan
 
-    part = pa.ipc.open_stream(pa.py_buffer(tasks)).read_all()
+    if isinstance(tasks, pa.RecordBatch):
+        part = pa.Table.from_batches([tasks])
+    else:
+        part = pa.ipc.open_stream(pa.py_buffer(tasks)).read_all()
     return ScanPlan(part, context["delete_files"], context["schema"], context["specs"])
 
 
-def _read_partition(context: dict[str, Any], batches: Iterator[pa.RecordBatch]) -> Any:
-    for b in batches:
-        for tasks in b.column(0).to_pylist():
-            yield from read_tasks(context, tasks)
+def encode_partitions(batches: Sequence[pa.RecordBatch]) -> bytes:
+    """All partitions' rows of the plan as one Arrow IPC file, one record batch each, which
+    an executor opens without copying and reads only its own batch of."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, batches[0].schema) as writer:
+        for b in batches:
+            writer.write_batch(b)
+    return bytes(sink.getvalue())
+
+
+def _read_partitions(
+    context: dict[str, Any], plan_ipc: bytes, ids: Iterator[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    from frazil.spark._worker import prepare_worker
+
+    prepare_worker()
+    reader = pa.ipc.open_file(pa.py_buffer(plan_ipc))
+    for b in ids:
+        for k in b.column(0).to_pylist():
+            yield from read_tasks(context, reader.get_batch(k))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,10 +354,41 @@ def scan_for(
     ref: str | None = None,
     selected_fields: Sequence[str] | None = None,
     case_sensitive: bool = True,
+    *,
+    as_of_timestamp: int | None = None,
+    branch: str | None = None,
+    tag: str | None = None,
 ) -> Any:
-    """The :class:`~frazil.table.scan.DataScan` a Spark read of these arguments runs."""
-    from frazil.expressions import AlwaysTrue
+    """The :class:`~frazil.table.scan.DataScan` a Spark read of these arguments runs.
 
+    At most one of ``snapshot_id``, ``as_of_timestamp`` (epoch milliseconds), ``ref`` (a branch
+    or tag), ``branch`` and ``tag`` picks the snapshot, as Java's Spark read options."""
+    from frazil.expressions import AlwaysTrue
+    from frazil.metadata import SnapshotRefType
+
+    chosen = {
+        k: v
+        for k, v in (
+            ("snapshot-id", snapshot_id),
+            ("as-of-timestamp", as_of_timestamp),
+            ("ref", ref),
+            ("branch", branch),
+            ("tag", tag),
+        )
+        if v is not None
+    }
+    if len(chosen) > 1:
+        raise InvalidArgumentError(
+            f"{table.full_name()}: choose one of {', '.join(chosen)} to time-travel"
+        )
+    for kind, name in (("branch", branch), ("tag", tag)):
+        if name is None:
+            continue
+        found = table.metadata.refs.get(name)
+        want = SnapshotRefType.BRANCH if kind == "branch" else SnapshotRefType.TAG
+        if found is None or found.snapshot_ref_type != want:
+            raise InvalidArgumentError(f"{table.full_name()}: no {kind} named {name!r}")
+        ref = name
     fields = ("*",) if selected_fields is None else tuple(selected_fields)
     scan = table.scan(
         row_filter=AlwaysTrue() if row_filter is None else row_filter,
@@ -318,6 +396,8 @@ def scan_for(
         case_sensitive=case_sensitive,
         snapshot_id=snapshot_id,
     )
+    if as_of_timestamp is not None:
+        scan = scan.as_of_timestamp(as_of_timestamp)
     return scan if ref is None else scan.use_ref(ref)
 
 
@@ -328,13 +408,16 @@ def plan(
     ref: str | None = None,
     selected_fields: Sequence[str] | None = None,
     case_sensitive: bool = True,
+    **time_travel: Any,
 ) -> tuple[ScanPlan, dict[str, Any], pa.Schema]:
     """Plans a scan on the driver: (the Arrow plan, what executors need, read schema)."""
     from frazil.spark.write import io_spec
     from frazil.table.read import DEFAULT_BATCH_SIZE
     from frazil.table.scan import table_partition_type
 
-    scan = scan_for(table, row_filter, snapshot_id, ref, selected_fields, case_sensitive)
+    scan = scan_for(
+        table, row_filter, snapshot_id, ref, selected_fields, case_sensitive, **time_travel
+    )
     arrow_schema = scan.arrow_schema()
     # Executors evaluate residuals on rows: tasks travel without column stats.
     scan_plan = scan.include_column_stats(False).plan_files_arrow()
@@ -357,46 +440,207 @@ def plan(
     return scan_plan, context, arrow_schema
 
 
+# ---------------------------------------------------------------------------------------------
+# split planning (Java's TableScanUtil.splitFiles + planTasks)
+
+
+@dataclass(frozen=True)
+class SplitOptions:
+    """How tasks become Spark partitions: ``target`` bytes per partition, each task weighing
+    at least ``open_file_cost`` per file it opens, bins packed with ``lookback`` open bins."""
+
+    target: int = DEFAULT_SPLIT_SIZE
+    open_file_cost: int = DEFAULT_OPEN_FILE_COST
+    lookback: int = DEFAULT_LOOKBACK
+
+    @classmethod
+    def of(cls, table: Any, options: Mapping[str, str] | None = None) -> SplitOptions:
+        """From the read options (Java's ``split-size``, ``file-open-cost``, ``lookback``, or
+        the property names), else the table's ``read.split.*`` properties, else defaults."""
+        opts = {k.lower(): v for k, v in (options or {}).items() if v is not None}
+        props = table.properties
+
+        def get(option: str, prop: str, default: int) -> int:
+            raw = opts.get(option, opts.get(prop, props.get(prop)))
+            if raw is None or str(raw).strip() == "":
+                return default
+            try:
+                value = int(str(raw).strip())
+            except ValueError:
+                raise InvalidArgumentError(f"{option} / {prop}: not an integer: {raw!r}") from None
+            if value <= 0:
+                raise InvalidArgumentError(f"{option} / {prop}: must be positive, got {value}")
+            return value
+
+        return cls(
+            get("split-size", SPLIT_SIZE, DEFAULT_SPLIT_SIZE),
+            get("file-open-cost", OPEN_FILE_COST_PROP, DEFAULT_OPEN_FILE_COST),
+            get("lookback", LOOKBACK_PROP, DEFAULT_LOOKBACK),
+        )
+
+
+def _delete_sizes(plan: ScanPlan) -> tuple[np.ndarray, np.ndarray]:
+    """Per task: bytes of its delete files, and how many it has (in Arrow/NumPy)."""
+    n = len(plan)
+    refs = plan.tasks.column("delete_file_references").combine_chunks()
+    counts = pc.list_value_length(refs).to_numpy(zero_copy_only=False).astype(np.int64)
+    flat = pc.list_flatten(refs)
+    if not len(flat):
+        return np.zeros(n, np.int64), counts
+    deletes = plan.delete_files.column("file_size_in_bytes").to_numpy()
+    parents = pc.list_parent_indices(refs).to_numpy()
+    sizes = np.bincount(parents, weights=deletes[flat.to_numpy()], minlength=n).astype(np.int64)
+    return sizes, counts
+
+
 def task_sizes(plan: ScanPlan) -> np.ndarray:
     """Each task's bytes to read: its data file and its delete files (in Arrow)."""
+    sizes = plan.tasks.column("file_size_in_bytes").to_numpy().astype(np.int64)
+    return np.asarray(sizes + _delete_sizes(plan)[0], dtype=np.int64)
+
+
+def _split_bounds(size: int, offsets: Sequence[int] | None, target: int, fmt: str) -> list[int]:
+    """Byte boundaries of one file's splits: 0, ..., ``size``. With valid ``split_offsets``
+    (row group or stripe starts) consecutive row groups are combined up to ``target``, like
+    Java's offsets-aware split; a Parquet file without them is cut every ``target`` bytes
+    (a split reads the row groups starting inside it, so every row group is read once).
+    The first split starts at 0, not at the first offset, so no row group is ever lost."""
+    valid = (
+        offsets is not None
+        and len(offsets) > 0
+        and offsets[0] >= 0
+        and offsets[-1] < size
+        and all(a < b for a, b in itertools.pairwise(offsets))
+    )
+    if valid:
+        assert offsets is not None
+        bounds = [0]
+        edges = [*offsets[1:], size]
+        begin = 0
+        for i, end in enumerate(edges):
+            nxt = edges[i + 1] if i + 1 < len(edges) else None
+            # close the split before a row group that would overfill it
+            if nxt is None or nxt - begin > target:
+                bounds.append(end)
+                begin = end
+        return bounds
+    if fmt != FileFormat.PARQUET:
+        return [0, size]  # ORC splits need stripe offsets; Avro files are read whole
+    return [*range(0, size, target), size]
+
+
+def plan_splits(plan: ScanPlan, target: int) -> pa.Table:
+    """The plan's tasks with files larger than ``target`` split (Parquet at row-group
+    boundaries, ORC at stripes): columns ``task`` (row of ``plan.tasks``), ``start`` and
+    ``length`` (null: the whole file) and ``size`` (bytes to read, delete files included)."""
     tasks = plan.tasks
-    sizes = tasks.column("file_size_in_bytes").to_numpy().astype(np.int64)
-    refs = tasks.column("delete_file_references").combine_chunks()
-    flat = pc.list_flatten(refs)
-    if len(flat):
-        deletes = plan.delete_files.column("file_size_in_bytes").to_numpy()
-        parents = pc.list_parent_indices(refs).to_numpy()
-        sizes = sizes + np.bincount(
-            parents, weights=deletes[flat.to_numpy()], minlength=len(sizes)
-        ).astype(np.int64)
-    return np.asarray(sizes, dtype=np.int64)
+    n = len(plan)
+    file_sizes = tasks.column("file_size_in_bytes").to_numpy().astype(np.int64)
+    delete_sizes, _ = _delete_sizes(plan)
+    big = np.flatnonzero(file_sizes > target)
+    rows = np.arange(n, dtype=np.int64)
+    if not len(big):
+        return pa.table(
+            {
+                "task": rows,
+                "start": pa.nulls(n, pa.int64()),
+                "length": pa.nulls(n, pa.int64()),
+                "size": file_sizes + delete_sizes,
+            }
+        )
+    # only files over the target (few, each large) are looked at one by one
+    formats = tasks.column("file_format").take(pa.array(big)).to_pylist()
+    offsets = tasks.column("split_offsets").take(pa.array(big)).to_pylist()
+    pieces: dict[int, list[int]] = {}
+    for i, fmt, offs in zip(big.tolist(), formats, offsets, strict=True):
+        cuts = _split_bounds(int(file_sizes[i]), offs, target, (fmt or "").upper())
+        if len(cuts) > 2:
+            pieces[i] = cuts
+    task_col: list[np.ndarray] = []
+    start_col: list[np.ndarray] = []
+    length_col: list[np.ndarray] = []
+    whole: list[np.ndarray] = []
+    prev = 0
+    for i in sorted(pieces):
+        bounds = np.asarray(pieces[i], dtype=np.int64)
+        task_col += [rows[prev:i], np.full(len(bounds) - 1, i, np.int64)]
+        start_col += [np.full(i - prev, -1, np.int64), bounds[:-1]]
+        length_col += [np.full(i - prev, -1, np.int64), np.diff(bounds)]
+        whole += [np.ones(i - prev, bool), np.zeros(len(bounds) - 1, bool)]
+        prev = i + 1
+    task_col.append(rows[prev:])
+    start_col.append(np.full(n - prev, -1, np.int64))
+    length_col.append(np.full(n - prev, -1, np.int64))
+    whole.append(np.ones(n - prev, bool))
+    task = np.concatenate(task_col)
+    start = np.concatenate(start_col)
+    length = np.concatenate(length_col)
+    is_whole = np.concatenate(whole)
+    size = np.where(is_whole, file_sizes[task], length) + delete_sizes[task]
+    return pa.table(
+        {
+            "task": task,
+            "start": pa.array(start, mask=is_whole),
+            "length": pa.array(length, mask=is_whole),
+            "size": size,
+        }
+    )
 
 
-def _split_size(table: Any) -> int:
-    try:
-        return max(int(table.properties.get(SPLIT_SIZE, DEFAULT_SPLIT_SIZE)), 1)
-    except ValueError:
-        return DEFAULT_SPLIT_SIZE
+def pack_splits(
+    splits: pa.Table, files: np.ndarray, options: SplitOptions, parallelism: int = 1
+) -> list[np.ndarray]:
+    """Rows of ``splits`` packed into Spark partitions (Java's ``planTasks``): each weighs
+    ``max(size, files * open_file_cost)`` (``files``: 1 + its delete files), and goes into
+    the first of the last ``lookback`` open bins it fits in (up to the target), else into a new
+    bin; a bin leaves the window when more than ``lookback`` are open. The target shrinks, if
+    need be, so that the splits fill at least ``parallelism`` partitions (every core reads);
+    Java's further shrinking towards 16 MB splits is not done: each Python task costs Spark
+    about 0.1 CPU-second whatever it reads."""
+    n = splits.num_rows
+    if n == 0:
+        return []
+    sizes = splits.column("size").to_numpy()
+    weights = np.maximum(sizes, files * options.open_file_cost)
+    target = min(options.target, max(int(weights.sum()) // max(parallelism, 1), 1))
+    done: list[list[int]] = []
+    bins: list[tuple[list[int], list[int]]] = []  # (rows, [weight])
+    lookback = max(options.lookback, 1)
+    for i, w in enumerate(weights.tolist()):
+        for rows, weight in bins:
+            if weight[0] + w <= target:
+                rows.append(i)
+                weight[0] += w
+                break
+        else:
+            bins.append(([i], [w]))
+            if len(bins) > lookback:
+                done.append(bins.pop(0)[0])
+    done += [rows for rows, _ in bins]
+    return [np.asarray(rows, np.int64) for rows in done]
 
 
 def group_tasks(sizes: np.ndarray, target: int, parallelism: int) -> list[np.ndarray]:
-    """Task rows packed into Spark partitions of about ``target`` bytes (each task weighing
-    at least the open-file cost, as Java's split planning), in plan order, and into at least
-    ``parallelism`` partitions when there are that many tasks, so every core reads."""
-    if len(sizes) == 0:
-        return []
-    weights = np.maximum(np.asarray(sizes, np.int64), OPEN_FILE_COST)
-    per = min(target, max(int(weights.sum()) // max(parallelism, 1), 1))
-    # greedy in plan order: a task opens a new partition when it would overfill the current
-    starts = [0]
-    weight = 0
-    for i, w in enumerate(weights.tolist()):
-        if i > starts[-1] and weight + w > per:
-            starts.append(i)
-            weight = 0
-        weight += w
-    bounds = [*starts, len(weights)]
-    return [np.arange(bounds[k], bounds[k + 1]) for k in range(len(starts))]
+    """Whole tasks (no splits) of ``sizes`` bytes packed as :func:`pack_splits` packs."""
+    n = len(sizes)
+    splits = pa.table({"size": np.asarray(sizes, np.int64), "task": np.arange(n)})
+    return pack_splits(splits, np.ones(n, np.int64), SplitOptions(target), parallelism)
+
+
+def partitions(plan: ScanPlan, options: SplitOptions, parallelism: int) -> list[pa.RecordBatch]:
+    """The plan as Spark partitions: per partition, its rows of the plan's tasks with the
+    ``split_start``/``split_length`` of each (a record batch to ship as Arrow)."""
+    splits = plan_splits(plan, options.target)
+    _, deletes = _delete_sizes(plan)
+    files = 1 + deletes[splits.column("task").to_numpy()]
+    out = []
+    for group in pack_splits(splits, files, options, parallelism):
+        part = splits.take(pa.array(group))
+        rows = plan.tasks.take(part.column("task"))
+        rows = rows.append_column("split_start", part.column("start"))
+        rows = rows.append_column("split_length", part.column("length"))
+        out.append(rows.combine_chunks().to_batches()[0])
+    return out
 
 
 def read(
@@ -407,32 +651,49 @@ def read(
     snapshot_id: int | None = None,
     ref: str | None = None,
     selected_fields: Sequence[str] | None = None,
+    *,
+    as_of_timestamp: int | None = None,
+    branch: str | None = None,
+    tag: str | None = None,
+    options: Mapping[str, str] | None = None,
 ) -> Any:
     """A Spark DataFrame of a table's rows: planned on the driver, read on the executors.
 
-    ``row_filter`` is an expression or a filter string; ``snapshot_id`` or ``ref`` (a branch or
-    tag) time-travel; ``selected_fields`` picks columns (metadata columns such as ``_file`` and
-    ``_pos`` included). ``catalog`` is a frazil Catalog, a catalog name or a dict of catalog
-    properties."""
+    ``row_filter`` is an expression or a filter string; ``snapshot_id``, ``as_of_timestamp``
+    (epoch milliseconds), ``branch``, ``tag`` or ``ref`` (a branch or tag) time-travel;
+    ``selected_fields`` picks columns (metadata columns such as ``_file``, ``_pos``,
+    ``_row_id`` included). ``options`` are Java's split read options (``split-size``,
+    ``file-open-cost``, ``lookback``; default: the table's ``read.split.*`` properties).
+    ``catalog`` is a frazil Catalog, a catalog name or a dict of catalog properties.
+
+    The plan goes to the executors as one Arrow IPC buffer inside the read function (PySpark
+    broadcasts a function over 1 MB); each Spark partition opens it without copying and reads
+    its own record batch of tasks. The partitions come from ``spark.range``, so no Python
+    stage runs before the read."""
     from frazil.spark.write import quiet_pyspark_warnings, resolve_catalog
 
     table = resolve_catalog(catalog).load_table(identifier)
-    scan_plan, context, arrow_schema = plan(table, row_filter, snapshot_id, ref, selected_fields)
+    scan_plan, context, arrow_schema = plan(
+        table,
+        row_filter,
+        snapshot_id,
+        ref,
+        selected_fields,
+        as_of_timestamp=as_of_timestamp,
+        branch=branch,
+        tag=tag,
+    )
     schema = spark_schema(arrow_schema)
     log.info("%s: %d file scan tasks", table.full_name(), len(scan_plan))
     if not len(scan_plan):
         return spark.createDataFrame([], schema)
-    groups = group_tasks(
-        task_sizes(scan_plan), _split_size(table), spark.sparkContext.defaultParallelism
+    parts = partitions(
+        scan_plan, SplitOptions.of(table, options), spark.sparkContext.defaultParallelism
     )
-    rows = [(encode_tasks(scan_plan, g),) for g in groups]
-    rdd = spark.sparkContext.parallelize(rows, len(rows))
-    from pyspark.sql.types import BinaryType, StructField, StructType
+    plan_ipc = encode_partitions(parts)
 
-    tasks_df = spark.createDataFrame(rdd, StructType([StructField("tasks", BinaryType(), False)]))
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Any:
-        return _read_partition(context, batches)
+    def run(ids: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return _read_partitions(context, plan_ipc, ids)
 
     with quiet_pyspark_warnings():
-        return tasks_df.mapInArrow(run, schema)
+        return spark.range(len(parts), numPartitions=len(parts)).mapInArrow(run, schema)
