@@ -52,7 +52,7 @@ def compute_statistics(
 ) -> StatisticsFile:
     """:meth:`frazil.table.Table.compute_statistics` with the reading and sketching spread over
     Spark's executors (one sketch per column per Spark partition, unioned on the driver)."""
-    from frazil.spark.read import _split_size, encode_tasks, group_tasks, plan, task_sizes
+    from frazil.spark.read import SplitOptions, encode_tasks, group_tasks, plan, task_sizes
     from frazil.spark.write import quiet_pyspark_warnings
     from frazil.table.statistics import (
         datasketches,
@@ -72,7 +72,9 @@ def compute_statistics(
     unions = [ds.theta_union() for _ in chosen]
     if len(scan_plan):
         groups = group_tasks(
-            task_sizes(scan_plan), _split_size(table), spark.sparkContext.defaultParallelism
+            task_sizes(scan_plan),
+            SplitOptions.of(table).target,
+            spark.sparkContext.defaultParallelism,
         )
         rows = [(encode_tasks(scan_plan, g),) for g in groups]
         from pyspark.sql.types import BinaryType, StructField, StructType

@@ -476,7 +476,7 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
     # ---- micro-batches
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
-        from frazil.spark.read import _split_size, encode_tasks, group_tasks, task_sizes
+        from frazil.spark.read import SplitOptions, encode_tasks, group_tasks, task_sizes
 
         table = self._table()
         first, last = _Offset.of(start), _Offset.of(end)
@@ -503,7 +503,7 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
                 continue
             rows = np.arange(lo, hi)
             sizes = task_sizes(files.plan)[rows]
-            for g in group_tasks(sizes, _split_size(table), parallelism):
+            for g in group_tasks(sizes, SplitOptions.of(table).target, parallelism):
                 tasks = encode_tasks(files.plan, rows[g])
                 out.append(InputPartition((tasks, files.context)))
         log.info("%s: micro-batch %s..%s: %d partitions", table.full_name(), start, end, len(out))
