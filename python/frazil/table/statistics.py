@@ -5,7 +5,7 @@ The sketches are those the Java reference's ``compute_table_stats`` writes: each
 is hashed in its binary single-value serialization (Appendix D) into a theta sketch of the
 default seed and ``2^12`` nominal entries, stored as a compact sketch with the ``ndv`` property
 (the estimate, truncated to an integer). Hashing and sketching run natively
-(:class:`frazil._native.ThetaSketch`, byte-identical to Apache DataSketches); reading a sketch
+(:class:`frazil._native.ThetaSketch`, the Apache DataSketches Rust crate); reading a sketch
 back and merging sketches use the ``datasketches`` package (``pip install frazil[stats]``).
 
 One difference from the reference: its Spark action receives UUIDs from Spark as strings and

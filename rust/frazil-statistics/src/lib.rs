@@ -3,7 +3,6 @@
 //! (spec Appendix D, the rule in `frazil-values`), as the Java reference's Spark action does.
 //! No I/O: Arrow arrays in, the bytes of a compact sketch out.
 
-pub mod murmur3;
 pub mod theta;
 
 pub use theta::ThetaSketch;
