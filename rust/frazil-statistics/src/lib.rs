@@ -5,4 +5,4 @@
 
 pub mod theta;
 
-pub use theta::ThetaSketch;
+pub use theta::{estimate_of, ThetaSketch, ThetaUnion};

@@ -16,7 +16,7 @@ use arrow_array::types::{
 use arrow_array::Array;
 use arrow_schema::{DataType, TimeUnit};
 use datasketches::hash::value::raw_bytes;
-use datasketches::theta::{self, ThetaSketchBuilder};
+use datasketches::theta::{self, ThetaSketchBuilder, ThetaUnionBuilder};
 use frazil_values::{binary, Error, Literal, PrimitiveType, Result};
 
 /// DataSketches' default nominal entries, `2^12`.
@@ -75,6 +75,53 @@ impl ThetaSketch {
     /// Whether no non-empty item was offered (even one whose hash theta rejected counts).
     pub fn is_empty(&self) -> bool {
         self.inner.is_empty()
+    }
+}
+
+/// The estimate of a serialized compact theta sketch of the default seed (as any DataSketches
+/// implementation writes it, serial versions 1 to 4).
+pub fn estimate_of(data: &[u8]) -> Result<f64> {
+    Ok(deserialize(data)?.estimate())
+}
+
+fn deserialize(data: &[u8]) -> Result<theta::CompactThetaSketch> {
+    theta::CompactThetaSketch::deserialize(data)
+        .map_err(|e| Error::decode(format!("not a valid theta sketch: {e}")))
+}
+
+/// The union of serialized theta sketches (DataSketches' set union: the sketch of all their
+/// values), for merging sketches computed apart.
+#[derive(Debug)]
+pub struct ThetaUnion {
+    inner: theta::ThetaUnion,
+}
+
+impl ThetaUnion {
+    /// A union keeping up to `2^lg_k` hashes, like a sketch of that `lg_k`.
+    pub fn new(lg_k: u8) -> Result<Self> {
+        let inner = ThetaUnionBuilder::default()
+            .lg_k(lg_k)
+            .build()
+            .map_err(|e| Error::invalid(format!("theta union lg_k {lg_k}: {e}")))?;
+        Ok(ThetaUnion { inner })
+    }
+
+    /// Adds a serialized compact sketch.
+    pub fn update_bytes(&mut self, data: &[u8]) -> Result<()> {
+        let sketch = deserialize(data)?;
+        self.inner
+            .update(&sketch)
+            .map_err(|e| Error::decode(format!("cannot merge theta sketch: {e}")))
+    }
+
+    /// The number of distinct values the union estimates.
+    pub fn estimate(&self) -> f64 {
+        self.inner.to_sketch(false).estimate()
+    }
+
+    /// The union as a compact, ordered sketch (serial version 3).
+    pub fn to_compact_bytes(&self) -> Vec<u8> {
+        self.inner.to_sketch(true).serialize()
     }
 }
 
@@ -221,6 +268,41 @@ mod tests {
         assert_eq!(bytes[0], 3);
         let retained = (bytes.len() - 24) / 8;
         assert!((1024..=1920).contains(&retained), "{retained}");
+    }
+
+    #[test]
+    fn union_of_halves_is_the_sketch_of_all_and_reading_checks_bytes() {
+        let (mut a, mut b, mut all) = (
+            ThetaSketch::default(),
+            ThetaSketch::default(),
+            ThetaSketch::default(),
+        );
+        for i in 0..3000u32 {
+            let item = i.to_le_bytes();
+            if i % 2 == 0 {
+                a.update_bytes(&item)
+            } else {
+                b.update_bytes(&item)
+            }
+            all.update_bytes(&item);
+        }
+        let mut u = ThetaUnion::new(DEFAULT_LG_K).expect("lg_k");
+        assert_eq!(
+            u.to_compact_bytes(),
+            ThetaSketch::default().to_compact_bytes()
+        );
+        u.update_bytes(&a.to_compact_bytes()).expect("a");
+        u.update_bytes(&b.to_compact_bytes()).expect("b");
+        assert_eq!(u.to_compact_bytes(), all.to_compact_bytes());
+        assert_eq!(u.estimate(), 3000.0);
+        let bytes = all.to_compact_bytes();
+        assert_eq!(estimate_of(&bytes).expect("valid"), 3000.0);
+        // Every truncation of a valid image is an error, never a panic.
+        for len in 0..bytes.len() {
+            let err = estimate_of(&bytes[..len]);
+            assert!(err.is_err(), "{len}");
+        }
+        assert!(u.update_bytes(b"not a sketch").is_err());
     }
 
     #[test]
