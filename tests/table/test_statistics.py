@@ -134,6 +134,30 @@ def test_native_sketch_is_byte_identical_to_datasketches_in_every_mode(n) -> Non
     assert sketch.estimate() == ref.get_estimate()
 
 
+@pytest.mark.parametrize("n", [0, 3000, 9000, 50_000])
+def test_native_union_is_byte_identical_to_datasketches_union(n) -> None:
+    parts = [[f"k{i}" for i in range(n) if i % 3 == r] for r in range(3)]
+    union = _native.ThetaUnion()
+    ref = ds.theta_union()
+    for part in parts:
+        sketch = _native.ThetaSketch()
+        sketch.update(pa.array(part, pa.string()), '"string"')
+        union.update(sketch.to_bytes())
+        oracle = ds.update_theta_sketch()
+        for v in part:
+            oracle.update(v)
+        ref.update(oracle.compact(True))
+    result = ref.get_result()
+    if n:
+        assert union.to_bytes() == result.serialize()
+    else:  # the empty sketch in Java's form (see the sketch test above)
+        assert ds.compact_theta_sketch.deserialize(union.to_bytes()).is_empty()
+    assert union.estimate() == result.get_estimate()
+    assert _native.ThetaSketch.estimate_of(union.to_bytes()) == result.get_estimate()
+    with pytest.raises(DecodeError):
+        union.update(b"not a sketch")
+
+
 def test_estimates_above_capacity_are_close(tmp_path) -> None:
     catalog = load_catalog(
         "big", type="sql", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path / "wh")
