@@ -55,21 +55,19 @@ def compute_statistics(
     from frazil.spark.read import SplitOptions, encode_tasks, group_tasks, plan, task_sizes
     from frazil.spark.write import quiet_pyspark_warnings
     from frazil.table.statistics import (
-        datasketches,
         resolve_snapshot,
         snapshot_schema,
         statistics_columns,
         write_statistics_file,
     )
 
-    ds = datasketches()  # the union runs on the driver: fail before any work
     snapshot = resolve_snapshot(table, snapshot_id)
     chosen = statistics_columns(snapshot_schema(table, snapshot), columns)
     if not chosen:
         raise InvalidArgumentError(f"table {table.full_name()} has no column to compute NDV of")
     names = tuple(dict.fromkeys(c.path[0] for c in chosen))
     scan_plan, context, _ = plan(table, snapshot_id=snapshot.snapshot_id, selected_fields=names)
-    unions = [ds.theta_union() for _ in chosen]
+    unions = [_native.ThetaUnion() for _ in chosen]
     if len(scan_plan):
         groups = group_tasks(
             task_sizes(scan_plan),
@@ -90,13 +88,9 @@ def compute_statistics(
         with quiet_pyspark_warnings():
             partials = tasks_df.mapInArrow(run, "column int, sketch binary").collect()
         for row in partials:
-            unions[row["column"]].update(ds.compact_theta_sketch.deserialize(bytes(row["sketch"])))
-    results = [u.get_result() for u in unions]
-    # An empty union serializes as DataSketches' empty sketch; ours is the same 8 bytes.
-    empty = _native.ThetaSketch().to_bytes()
-    sketches = [empty if r.is_empty() else r.serialize() for r in results]
+            unions[row["column"]].update(bytes(row["sketch"]))
     f = write_statistics_file(
-        table, snapshot, chosen, sketches, [r.get_estimate() for r in results]
+        table, snapshot, chosen, [u.to_bytes() for u in unions], [u.estimate() for u in unions]
     )
     table.transaction().set_statistics(f).commit_transaction()
     return f

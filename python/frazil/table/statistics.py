@@ -5,8 +5,8 @@ The sketches are those the Java reference's ``compute_table_stats`` writes: each
 is hashed in its binary single-value serialization (Appendix D) into a theta sketch of the
 default seed and ``2^12`` nominal entries, stored as a compact sketch with the ``ndv`` property
 (the estimate, truncated to an integer). Hashing and sketching run natively
-(:class:`frazil._native.ThetaSketch`, byte-identical to Apache DataSketches); reading a sketch
-back and merging sketches use the ``datasketches`` package (``pip install frazil[stats]``).
+(:class:`frazil._native.ThetaSketch`, the Apache DataSketches Rust crate), which also reads
+sketches back and merges them (:class:`frazil._native.ThetaUnion`).
 
 One difference from the reference: its Spark action receives UUIDs from Spark as strings and
 sketches their text, where the Puffin spec (and frazil) sketch their 16-byte single-value form;
@@ -22,12 +22,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from frazil import _native
-from frazil.exceptions import DecodeError, InvalidArgumentError, UnsupportedError
+from frazil.exceptions import DecodeError, InvalidArgumentError
 from frazil.metadata import BlobMetadata as MetadataBlob
 from frazil.metadata import Snapshot, StatisticsFile, TableMetadata
 from frazil.puffin import Blob, read_puffin, write_puffin
@@ -60,18 +60,6 @@ __all__ = [
 THETA_BLOB_TYPE = "apache-datasketches-theta-v1"
 #: The blob property holding the sketch's estimate (Java's ``NDVSketchUtil``).
 NDV_PROPERTY = "ndv"
-
-
-def datasketches() -> Any:
-    """The ``datasketches`` module, or an error saying how to install it."""
-    try:
-        import datasketches as ds  # type: ignore[import-untyped]
-    except ImportError:
-        raise UnsupportedError(
-            "reading or merging theta sketches needs the 'datasketches' package: "
-            "pip install 'frazil[stats]'"
-        ) from None
-    return ds
 
 
 @dataclass(frozen=True)
@@ -249,13 +237,10 @@ def compute_statistics(
 def theta_sketch_estimate(data: bytes, location: str, what: str) -> float:
     """The estimate of a serialized theta sketch; a corrupt one raises
     :class:`~frazil.exceptions.DecodeError` naming ``location`` and ``what``."""
-    ds = datasketches()
     try:
-        return float(ds.compact_theta_sketch.deserialize(data).get_estimate())
-    # The package reports malformed bytes as RuntimeError, ValueError or IndexError (a length
-    # past the end); whichever it raises, the sketch is bad.
-    except Exception as e:
-        raise DecodeError(f"{location}: {what} is not a valid theta sketch: {e}") from None
+        return _native.ThetaSketch.estimate_of(data)
+    except DecodeError as e:
+        raise DecodeError(f"{location}: {what}: {e}") from None
 
 
 def read_ndv(table: Table, snapshot_id: int | None = None) -> dict[int, int]:

@@ -1,6 +1,6 @@
 //! Theta sketches of columns (`frazil-statistics`): Arrow arrays in, compact sketch bytes out.
 
-use frazil_statistics::ThetaSketch;
+use frazil_statistics::{estimate_of, ThetaSketch, ThetaUnion};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -55,9 +55,46 @@ impl PyThetaSketch {
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.inner.to_compact_bytes())
     }
+
+    /// The estimate of a serialized compact sketch (any DataSketches implementation's).
+    #[staticmethod]
+    fn estimate_of(data: &[u8]) -> PyResult<f64> {
+        estimate_of(data).py()
+    }
+}
+
+/// DataSketches' theta union of serialized compact sketches; `to_bytes` gives the merged
+/// compact sketch.
+#[pyclass(module = "frazil._native", name = "ThetaUnion")]
+pub struct PyThetaUnion {
+    inner: ThetaUnion,
+}
+
+#[pymethods]
+impl PyThetaUnion {
+    #[new]
+    #[pyo3(signature = (lg_k = 12))]
+    fn new(lg_k: u8) -> PyResult<Self> {
+        Ok(PyThetaUnion {
+            inner: ThetaUnion::new(lg_k).py()?,
+        })
+    }
+
+    fn update(&mut self, data: &[u8]) -> PyResult<()> {
+        self.inner.update_bytes(data).py()
+    }
+
+    fn estimate(&self) -> f64 {
+        self.inner.estimate()
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.to_compact_bytes())
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyThetaSketch>()?;
+    m.add_class::<PyThetaUnion>()?;
     Ok(())
 }

@@ -1,73 +1,30 @@
-//! A theta sketch built from values' binary single-value serializations, serialized as the
-//! compact, ordered form (serial version 3) that Apache DataSketches (Java, C++, Python) reads.
+//! A theta sketch of values' binary single-value serializations, built by Apache DataSketches
+//! (the `datasketches` crate) and serialized in the compact, ordered form (serial version 3)
+//! that DataSketches Java, C++ and Python read.
 //!
-//! Each non-null value becomes its Appendix D bytes; empty byte strings are skipped, as
-//! DataSketches skips empty items. The hash of an item is the first half of
-//! MurmurHash3_x64_128 (seed 9001) shifted right once. Like DataSketches' default (QuickSelect)
-//! update sketch, the sketch keeps every distinct hash below theta until it holds more than
-//! 15/16 of `2k`, then rebuilds to the `k` smallest with theta the `k+1`-th; so it is exact up to
-//! 7680 distinct values at the default `k` = 4096, and fed the same items in the same order it
-//! serializes to the same bytes as DataSketches (tested against the Python package).
+//! Each non-null value becomes its Appendix D bytes and is offered as raw bytes, hashed as Java's
+//! `UpdateSketch.update(byte[])` hashes them (MurmurHash3_x64_128, seed 9001); empty byte strings
+//! are skipped, as DataSketches' `update` skips empty items. The defaults are those of Java's
+//! `UpdateSketch.builder().build()` that the Java reference uses: `lg_k` 12, resize factor X8.
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Date32Type, Decimal128Type, Float32Type, Float64Type, Int32Type, Int64Type,
     Time64MicrosecondType, TimestampMicrosecondType, TimestampNanosecondType,
 };
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use arrow_array::Array;
 use arrow_schema::{DataType, TimeUnit};
+use datasketches::hash::value::raw_bytes;
+use datasketches::theta::{self, ThetaSketchBuilder, ThetaUnionBuilder};
 use frazil_values::{binary, Error, Literal, PrimitiveType, Result};
 
-use crate::murmur3::hash_x64_128_h1;
-
-/// DataSketches' default update seed.
-pub const DEFAULT_SEED: u64 = 9001;
 /// DataSketches' default nominal entries, `2^12`.
 pub const DEFAULT_LG_K: u8 = 12;
-/// Theta of a sketch in exact mode (hashes are 63-bit).
-const MAX_THETA: u64 = i64::MAX as u64;
 
-const SERIAL_VERSION: u8 = 3;
-const FAMILY_COMPACT: u8 = 3;
-const FLAG_READ_ONLY: u8 = 1 << 1;
-const FLAG_EMPTY: u8 = 1 << 2;
-const FLAG_COMPACT: u8 = 1 << 3;
-const FLAG_ORDERED: u8 = 1 << 4;
-
-/// The 16-bit hash of the seed that every serialized sketch carries, so sketches of different
-/// seeds are never combined.
-pub fn seed_hash(seed: u64) -> u16 {
-    (hash_x64_128_h1(&seed.to_le_bytes(), 0) & 0xffff) as u16
-}
-
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ThetaSketch {
-    k: usize,
-    theta: u64,
-    /// Distinct hashes below theta.
-    hashes: HashSet<u64, BuildHasherDefault<PassThrough>>,
-    seen_any: bool,
-}
-
-/// The items are already uniform 63-bit hashes: the set needs no second hash.
-#[derive(Default)]
-struct PassThrough(u64);
-
-impl Hasher for PassThrough {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 << 8) | u64::from(*b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
+    inner: theta::ThetaSketch,
 }
 
 impl Default for ThetaSketch {
@@ -77,34 +34,21 @@ impl Default for ThetaSketch {
 }
 
 impl ThetaSketch {
-    /// A sketch keeping `2^lg_k` hashes (`lg_k` from 4 to 26, DataSketches' range).
+    /// A sketch keeping `2^lg_k` hashes (`lg_k` from 5 to 26, the library's range).
     pub fn new(lg_k: u8) -> Result<Self> {
-        if !(4..=26).contains(&lg_k) {
-            return Err(Error::invalid(format!(
-                "theta sketch lg_k must be 4..=26, got {lg_k}"
-            )));
-        }
-        Ok(ThetaSketch {
-            k: 1 << lg_k,
-            theta: MAX_THETA,
-            hashes: HashSet::default(),
-            seen_any: false,
-        })
+        // Seed and resize factor stay the library's defaults, which are Java's (9001, X8).
+        let inner = ThetaSketchBuilder::default()
+            .lg_k(lg_k)
+            .build()
+            .map_err(|e| Error::invalid(format!("theta sketch lg_k {lg_k}: {e}")))?;
+        Ok(ThetaSketch { inner })
     }
 
     /// Adds one item (its bytes as hashed by DataSketches' `update(byte[])`).
     pub fn update_bytes(&mut self, data: &[u8]) {
-        if data.is_empty() {
-            return;
-        }
-        self.seen_any = true;
-        let hash = hash_x64_128_h1(data, DEFAULT_SEED) >> 1;
-        if hash == 0 || hash >= self.theta {
-            return;
-        }
-        // DataSketches' rebuild threshold: 15/16 of a table of 2k slots.
-        if self.hashes.insert(hash) && self.hashes.len() > 2 * self.k / 16 * 15 {
-            self.rebuild();
+        // The library hashes an empty slice; Java and C++ skip empty items.
+        if !data.is_empty() {
+            self.inner.update(raw_bytes::from_slice(data));
         }
     }
 
@@ -118,61 +62,66 @@ impl ThetaSketch {
         for_each_literal(array, ty, &mut each)
     }
 
-    fn rebuild(&mut self) {
-        let mut all: Vec<u64> = self.hashes.drain().collect();
-        let (_, theta, _) = all.select_nth_unstable(self.k);
-        self.theta = *theta;
-        all.truncate(self.k);
-        self.hashes.extend(all);
-    }
-
     /// The number of distinct values this sketch estimates.
     pub fn estimate(&self) -> f64 {
-        if self.theta == MAX_THETA {
-            self.hashes.len() as f64
-        } else {
-            self.hashes.len() as f64 / (self.theta as f64 / MAX_THETA as f64)
-        }
+        self.inner.estimate()
     }
 
-    /// The compact, ordered serialization (serial version 3) with the default seed.
+    /// The compact, ordered serialization (serial version 3).
     pub fn to_compact_bytes(&self) -> Vec<u8> {
-        let mut sorted: Vec<u64> = self.hashes.iter().copied().collect();
-        sorted.sort_unstable();
-        let exact = self.theta == MAX_THETA;
-        let empty = exact && self.hashes.is_empty();
-        // An empty sketch and one holding a single hash in exact mode need only one preamble
-        // long; exact mode two (with the count), estimation mode three (with theta).
-        let pre_longs: u8 = if empty || (exact && self.hashes.len() == 1) {
-            1
-        } else if exact {
-            2
-        } else {
-            3
-        };
-        let mut flags = FLAG_READ_ONLY | FLAG_COMPACT | FLAG_ORDERED;
-        if empty {
-            flags |= FLAG_EMPTY;
-        }
-        let mut out = Vec::with_capacity(8 * (pre_longs as usize + self.hashes.len()));
-        out.extend_from_slice(&[pre_longs, SERIAL_VERSION, FAMILY_COMPACT, 0, 0, flags]);
-        out.extend_from_slice(&seed_hash(DEFAULT_SEED).to_le_bytes());
-        if pre_longs > 1 {
-            out.extend_from_slice(&(self.hashes.len() as u32).to_le_bytes());
-            out.extend_from_slice(&[0u8; 4]);
-        }
-        if pre_longs > 2 {
-            out.extend_from_slice(&self.theta.to_le_bytes());
-        }
-        for h in &sorted {
-            out.extend_from_slice(&h.to_le_bytes());
-        }
-        out
+        self.inner.compact(true).serialize()
     }
 
-    /// Whether any non-empty item was offered (even one whose hash theta rejected).
+    /// Whether no non-empty item was offered (even one whose hash theta rejected counts).
     pub fn is_empty(&self) -> bool {
-        !self.seen_any
+        self.inner.is_empty()
+    }
+}
+
+/// The estimate of a serialized compact theta sketch of the default seed (as any DataSketches
+/// implementation writes it, serial versions 1 to 4).
+pub fn estimate_of(data: &[u8]) -> Result<f64> {
+    Ok(deserialize(data)?.estimate())
+}
+
+fn deserialize(data: &[u8]) -> Result<theta::CompactThetaSketch> {
+    theta::CompactThetaSketch::deserialize(data)
+        .map_err(|e| Error::decode(format!("not a valid theta sketch: {e}")))
+}
+
+/// The union of serialized theta sketches (DataSketches' set union: the sketch of all their
+/// values), for merging sketches computed apart.
+#[derive(Debug)]
+pub struct ThetaUnion {
+    inner: theta::ThetaUnion,
+}
+
+impl ThetaUnion {
+    /// A union keeping up to `2^lg_k` hashes, like a sketch of that `lg_k`.
+    pub fn new(lg_k: u8) -> Result<Self> {
+        let inner = ThetaUnionBuilder::default()
+            .lg_k(lg_k)
+            .build()
+            .map_err(|e| Error::invalid(format!("theta union lg_k {lg_k}: {e}")))?;
+        Ok(ThetaUnion { inner })
+    }
+
+    /// Adds a serialized compact sketch.
+    pub fn update_bytes(&mut self, data: &[u8]) -> Result<()> {
+        let sketch = deserialize(data)?;
+        self.inner
+            .update(&sketch)
+            .map_err(|e| Error::decode(format!("cannot merge theta sketch: {e}")))
+    }
+
+    /// The number of distinct values the union estimates.
+    pub fn estimate(&self) -> f64 {
+        self.inner.to_sketch(false).estimate()
+    }
+
+    /// The union as a compact, ordered sketch (serial version 3).
+    pub fn to_compact_bytes(&self) -> Vec<u8> {
+        self.inner.to_sketch(true).serialize()
     }
 }
 
@@ -282,18 +231,10 @@ mod tests {
     use arrow_array::{Int64Array, StringArray};
 
     #[test]
-    fn default_seed_hash() {
-        // Every serialized DataSketches sketch of the default seed carries 0x93cc.
-        assert_eq!(seed_hash(DEFAULT_SEED), 0x93cc);
-    }
-
-    #[test]
     fn empty_and_single() {
         let mut s = ThetaSketch::default();
-        assert_eq!(
-            s.to_compact_bytes(),
-            [1, 3, 3, 0, 0, 0x1e, 0xcc, 0x93].to_vec()
-        );
+        // Java's empty compact sketch: no seed hash (C++ writes 0x93cc; both read either).
+        assert_eq!(s.to_compact_bytes(), [1, 3, 3, 0, 0, 0x1e, 0, 0].to_vec());
         s.update_bytes(b"");
         assert!(s.is_empty());
         s.update_bytes(b"v0");
@@ -330,6 +271,41 @@ mod tests {
     }
 
     #[test]
+    fn union_of_halves_is_the_sketch_of_all_and_reading_checks_bytes() {
+        let (mut a, mut b, mut all) = (
+            ThetaSketch::default(),
+            ThetaSketch::default(),
+            ThetaSketch::default(),
+        );
+        for i in 0..3000u32 {
+            let item = i.to_le_bytes();
+            if i % 2 == 0 {
+                a.update_bytes(&item)
+            } else {
+                b.update_bytes(&item)
+            }
+            all.update_bytes(&item);
+        }
+        let mut u = ThetaUnion::new(DEFAULT_LG_K).expect("lg_k");
+        assert_eq!(
+            u.to_compact_bytes(),
+            ThetaSketch::default().to_compact_bytes()
+        );
+        u.update_bytes(&a.to_compact_bytes()).expect("a");
+        u.update_bytes(&b.to_compact_bytes()).expect("b");
+        assert_eq!(u.to_compact_bytes(), all.to_compact_bytes());
+        assert_eq!(u.estimate(), 3000.0);
+        let bytes = all.to_compact_bytes();
+        assert_eq!(estimate_of(&bytes).expect("valid"), 3000.0);
+        // Every truncation of a valid image is an error, never a panic.
+        for len in 0..bytes.len() {
+            let err = estimate_of(&bytes[..len]);
+            assert!(err.is_err(), "{len}");
+        }
+        assert!(u.update_bytes(b"not a sketch").is_err());
+    }
+
+    #[test]
     fn wrong_array_type_is_an_error() {
         let mut s = ThetaSketch::default();
         let values = StringArray::from(vec!["a"]);
@@ -337,6 +313,6 @@ mod tests {
             .update_array(&values, &PrimitiveType::Long)
             .expect_err("mismatch");
         assert!(err.message.contains("Utf8"), "{}", err.message);
-        assert!(ThetaSketch::new(3).is_err());
+        assert!(ThetaSketch::new(4).is_err());
     }
 }
