@@ -122,7 +122,13 @@ def test_stream_read_equals_java(spark: Any, tmp_path: Path) -> None:
     warehouse = spark.conf.get("spark.sql.catalog.ref.warehouse")
     options = {"catalog": "ref", "catalog.type": "hadoop", "catalog.warehouse": warehouse}
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(Path(frazil.__file__).resolve().parents[1])
+    package_dir = Path(frazil.__file__).resolve().parents[1]
+    if package_dir.name == "site-packages":
+        # an installed frazil (CI's wheel): the PySpark 4 venv has its own install of it, and
+        # this venv's site-packages would shadow PySpark 4 with this venv's PySpark 3.5
+        env.pop("PYTHONPATH", None)
+    else:  # a source tree: the child imports the same frazil
+        env["PYTHONPATH"] = str(package_dir)
     proc = subprocess.run(
         [str(python), str(Path(__file__).resolve().parents[1] / "spark" / "streaming_process.py"),
          "read", json.dumps({**options, **STREAM_OPTIONS}), "db.source"],
