@@ -2,8 +2,9 @@
 
 - file names: the Java reference's own Spark writes name files as frazil does
   (``<partition id:05d>-<task attempt id>-<operation id>-<count:05d>.parquet``);
-- a dynamic overwrite by frazil leaves the rows the Java reference's own dynamic overwrite
-  (``overwritePartitions``) leaves on a twin table, and Java reads frazil's table as such;
+- a dynamic overwrite by frazil leaves the rows and the delete files the Java reference's own
+  dynamic overwrite (``overwritePartitions``) leaves on a twin table, and Java reads frazil's
+  table as such;
 - a sorted table written by frazil (range distribution, sorted files) reads identically in Java;
 - a task attempt that fails after writing its files: Java reads exactly the DataFrame's rows,
   and no file of the failed attempt is left.
@@ -94,7 +95,17 @@ def test_file_names_as_java(env: Any) -> None:
     assert _rows(spark.table("ref.db.frazil_named")) == _rows(spark.table("ref.db.java_named"))
 
 
-def test_dynamic_overwrite_as_java(env: Any) -> None:
+def _live_deletes(spark: Any, table: str) -> list[Any]:
+    """(partition, content, record count) of the live delete files, as Java lists them."""
+    rows = spark.sql(f"SELECT partition, content, record_count FROM {table}.delete_files")
+    return _rows(rows)
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_dynamic_overwrite_as_java(env: Any, version: int) -> None:
+    """Rows, snapshot and the delete files left: the replaced partitions' deletes (v2 position
+    delete files, v3 deletion vectors) go with their data files, as in Java's
+    ``overwritePartitions``; the other partitions' stay."""
     import frazil.spark as fspark
 
     spark, catalog = env
@@ -105,9 +116,14 @@ def test_dynamic_overwrite_as_java(env: Any) -> None:
         .where("id % 50 < 10")
         .selectExpr("id + 100000 AS id", "user_id", "ts + INTERVAL 3 DAYS AS ts", "'new' AS kind")
     )
+    mor = ", 'write.delete.mode'='merge-on-read'"
     for name in ("java_dyn", "frazil_dyn"):
-        _create(spark, name, "days(ts), bucket(4, user_id)")
+        _create(spark, name, "days(ts), bucket(4, user_id)", mor)
+        spark.sql(f"ALTER TABLE ref.db.{name} SET TBLPROPERTIES ('format-version'='{version}')")
         base.writeTo(f"ref.db.{name}").append()
+        spark.sql(f"DELETE FROM ref.db.{name} WHERE id % 13 = 0")
+    before = _live_deletes(spark, "ref.db.java_dyn")
+    assert before == _live_deletes(spark, "ref.db.frazil_dyn") and before
     new.writeTo("ref.db.java_dyn").overwritePartitions()
     snap = fspark.write(new, "db.frazil_dyn", catalog, mode="overwrite", overwrite_mode="dynamic")
     assert snap is not None and snap.operation == "overwrite"
@@ -119,6 +135,9 @@ def test_dynamic_overwrite_as_java(env: Any) -> None:
     got = _rows(spark.table("ref.db.frazil_dyn"))
     assert got == _rows(spark.table("ref.db.java_dyn"))
     assert len(got) < 2000 + new.count()  # some rows were replaced
+    left = _live_deletes(spark, "ref.db.java_dyn")
+    assert 0 < len(left) < len(before)  # Java dropped the replaced partitions' deletes
+    assert _live_deletes(spark, "ref.db.frazil_dyn") == left
 
 
 def test_sorted_table_reads_identically(env: Any) -> None:

@@ -132,7 +132,9 @@ def write_parquet(
     )
 
 
-def write_position_deletes(path: str, deletes: list[tuple[str, int]]) -> DataFile:
+def write_position_deletes(
+    path: str, deletes: list[tuple[str, int]], partition: tuple[Any, ...] = ()
+) -> DataFile:
     """A position delete file (spec "Position Delete Files")."""
     schema = pa.schema(
         [
@@ -149,7 +151,7 @@ def write_position_deletes(path: str, deletes: list[tuple[str, int]]) -> DataFil
     return DataFile(
         file_path=path,
         file_format="PARQUET",
-        partition=(),
+        partition=partition,
         record_count=len(deletes),
         file_size_in_bytes=os.path.getsize(path),
         content=1,

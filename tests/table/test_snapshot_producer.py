@@ -508,37 +508,42 @@ def test_new_delete_file_against_a_deleted_file_conflicts(tmp_path: Any) -> None
     assert peer_ids(t.refresh()) == [2]
 
 
-def test_replacing_one_of_two_deletion_vectors_in_a_puffin_file(tmp_path: Any) -> None:
-    """DVs share Puffin files, so removing one is by file and offset: the other stays live."""
+def dv_files(
+    path: str, dvs: dict[str, list[int]], partition: tuple[Any, ...] = ()
+) -> list[DataFile]:
+    """Deletion vectors of these data files in one Puffin file at ``path``."""
     import pyarrow as pa
 
     from frazil.deletes import DeletionVector, write_deletion_vectors
+
+    blob, written = write_deletion_vectors(
+        {p: DeletionVector.from_positions(pa.array(v, pa.int64())) for p, v in dvs.items()}
+    )
+    with open(path, "wb") as f:
+        f.write(blob)
+    return [
+        DataFile(
+            file_path=path,
+            file_format="PUFFIN",
+            partition=partition,
+            record_count=w.record_count,
+            file_size_in_bytes=len(blob),
+            content=1,
+            referenced_data_file=w.referenced_data_file,
+            content_offset=w.content_offset,
+            content_size_in_bytes=w.content_size_in_bytes,
+        )
+        for w in written
+    ]
+
+
+def test_replacing_one_of_two_deletion_vectors_in_a_puffin_file(tmp_path: Any) -> None:
+    """DVs share Puffin files, so removing one is by file and offset: the other stays live."""
 
     _, t = make_table(tmp_path, version=3)
     a = data(tmp_path, "a", [10, 11, 12])
     b = data(tmp_path, "b", [20, 21, 22])
     append(t, a, b)
-
-    def dv_files(path: str, dvs: dict[str, list[int]]) -> list[DataFile]:
-        blob, written = write_deletion_vectors(
-            {p: DeletionVector.from_positions(pa.array(v, pa.int64())) for p, v in dvs.items()}
-        )
-        with open(path, "wb") as f:
-            f.write(blob)
-        return [
-            DataFile(
-                file_path=path,
-                file_format="PUFFIN",
-                partition=(),
-                record_count=w.record_count,
-                file_size_in_bytes=len(blob),
-                content=1,
-                referenced_data_file=w.referenced_data_file,
-                content_offset=w.content_offset,
-                content_size_in_bytes=w.content_size_in_bytes,
-            )
-            for w in written
-        ]
 
     shared = dv_files(
         str(tmp_path / "t" / "data" / "dvs-1.puffin"), {a.file_path: [0], b.file_path: [1]}
@@ -574,3 +579,106 @@ def test_replacing_one_of_two_deletion_vectors_in_a_puffin_file(tmp_path: Any) -
     with pytest.raises(ValidationError, match="offset"):
         with t.transaction() as tx, tx.update_snapshot().row_delta() as rd:
             rd.delete_delete_file(old_a)
+
+
+def live_delete_files(table: Table) -> list[tuple[str, int | None, str | None]]:
+    """(Puffin or delete file, blob offset, referenced data file) of the live delete entries,
+    read by fastavro."""
+    live = []
+    for row in manifest_list(table):
+        if row["content"] == 1:
+            _, entries, _ = avro(row["manifest_path"])
+            live += [
+                (
+                    os.path.basename(e["data_file"]["file_path"]),
+                    e["data_file"].get("content_offset"),
+                    os.path.basename(e["data_file"].get("referenced_data_file") or ""),
+                )
+                for e in entries
+                if e["status"] != 2
+            ]
+    return sorted(live)
+
+
+@pytest.mark.parametrize("how", ["path", "predicate", "overwrite", "replace"])
+def test_removing_a_data_file_removes_its_deletion_vector(tmp_path: Any, how: str) -> None:
+    """The spec: "When removing a data file, writers must also remove any deletion vector that
+    applies to that data file from delete manifests" (however the data file is removed)."""
+    _, t = make_table(tmp_path, version=3)
+    a, b = data(tmp_path, "a", [10, 11, 12]), data(tmp_path, "b", [20, 21, 22])
+    append(t, a, b)
+    shared = dv_files(
+        str(tmp_path / "t" / "data" / "dvs.puffin"), {a.file_path: [0], b.file_path: [1]}
+    )
+    with t.transaction() as tx, tx.update_snapshot().row_delta() as rd:
+        for f in shared:
+            rd.add_delete_file(f)
+    assert len(live_delete_files(t)) == 2
+    with t.transaction() as tx:
+        update = tx.update_snapshot()
+        op: Any = (
+            update.replace()
+            if how == "replace"
+            else (update.overwrite() if how == "overwrite" else update.delete())
+        )
+        if how == "predicate":
+            op.delete_files(lambda f: f.file_path == a.file_path)
+        else:
+            op.delete_data_file(a)
+        if how in ("overwrite", "replace"):
+            op.append_data_file(data(tmp_path, "c", [11, 12]))
+        tx.stage(op)
+    # b's DV, in the same Puffin file, stays; a's is gone with a
+    assert [(p, ref) for p, _, ref in live_delete_files(t)] == [("dvs.puffin", "b.parquet")]
+    s = t.current_snapshot().summary
+    assert (s["removed-dvs"], s["removed-delete-files"], s["total-delete-files"]) == ("1", "1", "1")
+    expected = [20, 22] + ([] if how in ("path", "predicate") else [11, 12])
+    assert sorted(peer_ids(t)) == sorted(expected)
+
+
+def test_removed_data_files_keep_v2_position_deletes(tmp_path: Any) -> None:
+    """Only deletion vectors go with their data file (as Java's removeDanglingDeletesFor); a v2
+    position delete file may name several data files and stays."""
+    _, t = make_table(tmp_path, version=2)
+    a, b = data(tmp_path, "a", [10, 11]), data(tmp_path, "b", [20, 21])
+    append(t, a, b)
+    pos = write_position_deletes(
+        str(tmp_path / "t" / "data" / "pos.parquet"), [(a.file_path, 0), (b.file_path, 1)]
+    )
+    with t.transaction() as tx, tx.update_snapshot().row_delta() as rd:
+        rd.add_delete_file(pos)
+    with t.transaction() as tx, tx.update_snapshot().delete() as d:
+        d.delete_data_file(a)
+    assert [p for p, _, _ in live_delete_files(t)] == ["pos.parquet"]
+    assert peer_ids(t) == [20]
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_delete_partitions_drops_their_delete_files(tmp_path: Any, version: int) -> None:
+    """Java's ReplacePartitions (``dropPartition``): a dropped partition's delete files go with
+    its data files; other partitions' stay."""
+    _, t = make_table(tmp_path, version=version, partitioned=True)
+    a, b = data(tmp_path, "a", [1, 2, 3], "x"), data(tmp_path, "b", [4, 5, 6], "y")
+    append(t, a, b)
+    if version == 3:
+        deletes = dv_files(
+            str(tmp_path / "t" / "data" / "dv-x.puffin"), {a.file_path: [0]}, ("x",)
+        ) + dv_files(str(tmp_path / "t" / "data" / "dv-y.puffin"), {b.file_path: [0]}, ("y",))
+    else:
+        deletes = [
+            write_position_deletes(
+                str(tmp_path / "t" / "data" / f"pos-{c}.parquet"), [(f, 0)], (c,)
+            )
+            for c, f in (("x", a.file_path), ("y", b.file_path))
+        ]
+    with t.transaction() as tx, tx.update_snapshot().row_delta() as rd:
+        for d in deletes:
+            rd.add_delete_file(d)
+    assert sorted(peer_ids(t)) == [2, 3, 5, 6]
+    with t.transaction() as tx, tx.update_snapshot().overwrite() as o:
+        o.delete_partitions(lambda f: tuple(f.partition) == ("x",))
+        o.append_data_file(data(tmp_path, "c", [7], "x"))
+    live = [p for p, _, _ in live_delete_files(t)]
+    assert live == ["dv-y.puffin" if version == 3 else "pos-y.parquet"]
+    assert sorted(peer_ids(t)) == [5, 6, 7]
+    assert t.current_snapshot().summary["removed-delete-files"] == "1"

@@ -37,11 +37,11 @@ counts successful attempts only) are deleted. With the object-storage layout
 possible: killed attempts may leave orphan files, which orphan-file removal collects.
 
 Overwrites: ``overwrite_mode="dynamic"`` replaces the partitions the new files belong to (Java's
-``ReplacePartitions``: every live data file with the same spec and partition tuple, whatever the
-transform; an empty write commits nothing). A static ``mode="overwrite"`` without a filter
-replaces every live file of the branch; with ``overwrite_filter`` it deletes the files whose
-live rows all match the filter (a file whose partition proves it, or whose rows were read and
-all match), keeps the files none of whose rows match, and, as the Java reference's
+``ReplacePartitions``: every live data and delete file with the same spec and partition tuple,
+whatever the transform; an empty write commits nothing). A static ``mode="overwrite"`` without
+a filter replaces every live file of the branch; with ``overwrite_filter`` it deletes the files
+whose live rows all match the filter (a file whose partition proves it, or whose rows were read
+and all match), keeps the files none of whose rows match, and, as the Java reference's
 ``overwriteByRowFilter``, refuses files where only some rows match, unless the transaction
 offers row-level deletes (``Transaction.delete``), which is then used for the whole filter.
 Concurrent commits that add files whose partition may match the filter fail the overwrite
@@ -748,8 +748,8 @@ def _replace_partitions(
     branch: str | None,
     prepared: PreparedCommit,
 ) -> Any:
-    """Java's ``ReplacePartitions``: the live data files of the partitions (spec id and
-    partition tuple) the new files belong to are removed, whatever transform made them; in an
+    """Java's ``ReplacePartitions``: the live data and delete files of the partitions (spec id
+    and partition tuple) the new files belong to are removed, whatever transform made them; in an
     unpartitioned spec, every file of that spec. Serializable: a concurrent commit adding a file
     to one of those partitions fails this one."""
     replaced = {(f.spec_id, tuple(f.partition)) for f in files}
@@ -759,7 +759,7 @@ def _replace_partitions(
 
     props = {"replace-partitions": "true", **(snapshot_properties or {})}
     producer = tx.update_snapshot(props, branch).overwrite()
-    producer.delete_files(in_replaced)
+    producer.delete_partitions(in_replaced)
     producer.validate_from_snapshot(prepared.base_snapshot_id)
     producer.conflict_detection(in_replaced)
     return producer

@@ -96,6 +96,15 @@ class _Deleting(_SnapshotProducer):
         self._changed()
         return self
 
+    def delete_partitions(self, predicate: DataFilePredicate) -> _Deleting:
+        """Removes every live data file and delete file for which ``predicate`` is true; it
+        must test only the file's ``spec_id`` and ``partition``. Dropping a partition's data
+        drops its deletes too (Java's ``dropPartition``, as ``ReplacePartitions`` does)."""
+        self._delete_predicates.append(predicate)
+        self._partition_predicates.append(predicate)
+        self._changed()
+        return self
+
     def validate_from_snapshot(self, snapshot_id: int | None) -> _Deleting:
         """The snapshot the operation read (default: the branch head when first staged);
         conflicts are looked for in the snapshots committed after it."""
@@ -273,6 +282,9 @@ class ReplaceFiles(_ChangesDeleteFiles):
     must still be live, and no delete file may have been added against them meanwhile."""
 
     def delete_files(self, predicate: DataFilePredicate) -> _Deleting:
+        raise UnsupportedError("a replace names the files it rewrites; use delete_data_file()")
+
+    def delete_partitions(self, predicate: DataFilePredicate) -> _Deleting:
         raise UnsupportedError("a replace names the files it rewrites; use delete_data_file()")
 
     def _operation(self) -> str:

@@ -129,7 +129,11 @@ class _SnapshotProducer(TransactionStep):
         self._added: dict[tuple[str, int | None], DataFile] = {}
         self._delete_paths: dict[str, None] = {}
         self._delete_predicates: list[DataFilePredicate] = []
+        # partitions dropped whole: their delete files go with their data files
+        self._partition_predicates: list[DataFilePredicate] = []
         self._delete_delete_paths: dict[str, None] = {}
+        # the removed data files whose deletion vectors the cached delete manifests dropped
+        self._dangling_for: frozenset[str] = frozenset()
         # Deletion vectors share Puffin files: one is named by its file and blob offset.
         self._delete_dv_keys: dict[tuple[str, int], None] = {}
         self._validate_from: int | None = None
@@ -408,18 +412,21 @@ class _SnapshotProducer(TransactionStep):
         paths: Mapping[str, None],
         predicates: Sequence[DataFilePredicate],
         dv_keys: Mapping[tuple[str, int], None] | None = None,
+        dangling: frozenset[str] = frozenset(),
     ) -> tuple[list[dict[str, Any]], list[DataFile], set[str]]:
         """The manifests with the selected live files marked DELETED: (manifest rows, files
-        deleted, paths found). ``dv_keys`` select deletion vectors by file and blob offset."""
-        if not rows or not (paths or predicates or dv_keys):
+        deleted, paths found). ``dv_keys`` select deletion vectors by file and blob offset;
+        ``dangling`` names removed data files whose deletion vectors go too."""
+        if not rows or not (paths or predicates or dv_keys or dangling):
             return list(rows), [], set()
         todo = [r for r in rows if r["manifest_path"] not in self._filtered]
         if todo:
             path_set = pa.array(list(paths), pa.string())
             dv_set = pa.array([_dv_key(p, o) for p, o in dv_keys or {}], pa.string())
+            referenced = pa.array(sorted(dangling), pa.string()) if dangling else None
             for row, entries in zip(todo, self._entries(todo), strict=True):
                 self._filtered[row["manifest_path"]] = self._filter_one(
-                    base, row, entries, path_set, predicates, dv_set
+                    base, row, entries, path_set, predicates, dv_set, referenced
                 )
         out, removed = [], []
         found: set[str] = set()
@@ -438,11 +445,23 @@ class _SnapshotProducer(TransactionStep):
         path_set: pa.Array,
         predicates: Sequence[DataFilePredicate],
         dv_set: pa.Array | None = None,
+        referenced: pa.Array | None = None,
     ) -> tuple[dict[str, Any], list[DataFile]]:
         status = entries.column("status")
         live = pc.not_equal(status, DELETED)
         file_paths = pc.struct_field(entries.column("data_file"), "file_path")
         match = pc.and_(live, pc.is_in(file_paths, value_set=path_set))
+        data_file_type = entries.schema.field("data_file").type
+        if (
+            referenced is not None
+            and data_file_type.get_field_index("content_offset") >= 0
+            and data_file_type.get_field_index("referenced_data_file") >= 0
+        ):
+            data_file = entries.column("data_file")
+            target = pc.struct_field(data_file, "referenced_data_file")
+            is_dv = pc.is_valid(pc.struct_field(data_file, "content_offset"))
+            of_removed = pc.fill_null(pc.is_in(target, value_set=referenced), False)
+            match = pc.or_(match, pc.and_(live, pc.and_(is_dv, of_removed)))
         if dv_set is not None and len(dv_set):
             offsets = pc.struct_field(entries.column("data_file"), "content_offset")
             keys = pc.binary_join_element_wise(
@@ -540,8 +559,20 @@ class _SnapshotProducer(TransactionStep):
         data_rows, removed, found = self._filter_manifests(
             base, data_rows, self._delete_paths, self._delete_predicates
         )
+        # The spec: "When removing a data file, writers must also remove any deletion vector
+        # that applies to that data file" (Java's removeDanglingDeletesFor).
+        dangling = frozenset(f.file_path for f in removed) if version >= 3 else frozenset()
+        if dangling != self._dangling_for:
+            for r in delete_rows:  # filtered for another set of removed files: redo them
+                self._filtered.pop(r["manifest_path"], None)
+            self._dangling_for = dangling
         delete_rows, removed_deletes, found_deletes = self._filter_manifests(
-            base, delete_rows, self._delete_delete_paths, (), self._delete_dv_keys
+            base,
+            delete_rows,
+            self._delete_delete_paths,
+            self._partition_predicates,
+            self._delete_dv_keys,
+            dangling,
         )
         missing = [p for p in self._delete_paths if p not in found]
         missing += [p for p in self._delete_delete_paths if p not in found_deletes]
