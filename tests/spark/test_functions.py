@@ -325,6 +325,43 @@ def test_bucket(data, name):
         compare(f"bucket({n}, {spark_type})", want, [r[j + 1] for r in rows])
 
 
+@pytest.mark.parametrize("name", ["c_tinyint", "c_smallint", "c_int", "c_bigint"])
+def test_non_nullable_integers(data, spark, name):
+    """A column known to be a non-nullable integer reaches the pandas_udf (PySpark 3.5/4.0)
+    unmarked, as the NumPy array PySpark makes of it (exact for integers without nulls), so
+    Spark builds no struct per row; the values are the spec's all the same."""
+    from pyspark.sql.types import LongType, StructField, StructType, _parse_datatype_string
+
+    raws, _ = data
+    spark_type, kind, size, *_ = COLUMNS[name]
+    values = [v for v in raws[name] if v is not None]
+    schema = StructType(
+        [
+            StructField("id", LongType(), False),
+            StructField("v", _parse_datatype_string(spark_type), False),
+        ]
+    )
+    df = spark.createDataFrame(list(enumerate(values)), schema).repartition(3)
+    assert df.schema["v"].nullable is False
+    cols = [fs.bucket(n, df["v"]).alias(f"b{n}") for n in BUCKETS]
+    cols += [fs.truncate(w, df["v"]).alias(f"t{w}") for w in WIDTHS]
+    out = df.select("id", *cols)
+    plan = out._jdf.queryExecution().executedPlan().toString()
+    marked = "__frazil_arrow_value__" in plan
+    assert marked is False
+    rows = collect_sorted(out, *[f"b{n}" for n in BUCKETS], *[f"t{w}" for w in WIDTHS])
+    for j, n in enumerate(BUCKETS):
+        want = [spec_bucket(kind, n, v) for v in values]
+        compare(f"bucket({n}, {spark_type} not null)", want, [r[j + 1] for r in rows])
+    for j, w in enumerate(WIDTHS, start=len(BUCKETS)):
+        want = [spec_truncate(kind, w, v, bits=size) for v in values]
+        compare(f"truncate({w}, {spark_type} not null)", want, [r[j + 1] for r in rows])
+    # a nullable column of the same type is marked on the pandas path
+    nullable = spark.createDataFrame(list(enumerate(values)), f"id bigint, v {spark_type}")
+    plan = nullable.select(fs.bucket(4, nullable["v"]))._jdf.queryExecution().executedPlan()
+    assert ("__frazil_arrow_value__" in plan.toString()) is not fs.arrow_udf_available()
+
+
 TRUNCATABLE = [n for n, c in COLUMNS.items() if c[1] in ("int", "decimal", "string", "binary")]
 
 

@@ -11,8 +11,10 @@ Two ways in, picked by the driver (see :mod:`frazil.spark.functions`):
   precision past 2**53) and overflow timestamps outside 1677..2262. So the driver wraps the input
   in a one-field struct named :data:`MARKER`, and :func:`install_pandas_passthrough` makes
   PySpark's converter hand such columns over as a pandas Series backed by the Arrow array itself
-  (``pd.ArrowDtype``, no copy). Every other column converts as PySpark always does. The way back
-  needs no help: PySpark converts a Series with an ``__arrow_array__`` without copying.
+  (``pd.ArrowDtype``, no copy). Every other column converts as PySpark always does. A column the
+  driver knows to be a non-nullable integer is not marked: NumPy holds it exactly, and Spark
+  skips building a struct per row. The way back needs no help: PySpark converts a Series with an
+  ``__arrow_array__`` without copying.
 
 The patch is installed when this module is imported, which on an executor happens when the UDF
 is unpickled, before its first batch arrives.
@@ -107,14 +109,20 @@ def _null_decimal_overflow(out: Any, dtype: pa.Decimal128Type) -> Any:
 
 
 def series_to_arrow(series: Any) -> pa.Array | pa.ChunkedArray:
-    """The Arrow data behind a Series made by the pass-through converter (no copy)."""
+    """The Arrow data behind a Series made by the pass-through converter (no copy); or, for a
+    non-nullable integer column the driver left unmarked, the Arrow view of its NumPy data."""
     try:
         return series.array._pa_array  # pandas' ArrowExtensionArray keeps the ChunkedArray here
     except AttributeError:
-        raise InvalidArgumentError(
-            "frazil's pandas_udf received a NumPy-backed Series: the Arrow pass-through converter "
-            "is not active in this Python worker (unsupported PySpark version?)"
-        ) from None
+        pass
+    kind = getattr(getattr(series, "dtype", None), "kind", None)
+    if kind in ("i", "u") and not series.hasnans:
+        return pa.Array.from_pandas(series)  # zero-copy over the NumPy buffer
+    raise InvalidArgumentError(
+        f"frazil's pandas_udf received a NumPy-backed Series of {series.dtype}: the Arrow "
+        "pass-through converter is not active in this Python worker (unsupported PySpark "
+        "version?)"
+    )
 
 
 def arrow_to_series(values: pa.Array | pa.ChunkedArray) -> Any:

@@ -86,10 +86,10 @@ def truncate(w: int, col: ColumnOrName) -> Column:
     """``truncate[w]``: integers and decimals rounded down to a multiple of ``w``, strings cut to
     ``w`` code points, binaries to ``w`` bytes; the result has the column's own type."""
     width = _positive_int("truncate", "width", w, 2**31 - 1)
-    spark_type = _known_type(col)
-    if spark_type is not None:
-        check_type("truncate", spark_type)
-        return _apply("truncate", width, spark_type, col)
+    known = _known_field(col)
+    if known is not None:
+        check_type("truncate", known[0])
+        return _apply("truncate", width, known, col)
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
@@ -182,6 +182,12 @@ def result_type(kind: str, spark_type: DataType) -> DataType:
 def _known_type(col: ColumnOrName) -> DataType | None:
     """The Spark type of a Column that is already resolved (``df["x"]`` on classic PySpark),
     else None. Names and unresolved expressions are typed only by Spark's analyzer."""
+    known = _known_field(col)
+    return None if known is None else known[0]
+
+
+def _known_field(col: ColumnOrName) -> tuple[DataType, bool] | None:
+    """(Spark type, nullable) of a resolved Column, else None (see :func:`_known_type`)."""
     if isinstance(col, str):
         return None
     jc: Any = getattr(col, "_jc", None)  # a py4j proxy
@@ -204,7 +210,7 @@ def _known_type(col: ColumnOrName) -> DataType | None:
             return None
         from pyspark.sql.types import _parse_datatype_json_string
 
-        return _parse_datatype_json_string(expr.dataType().json())
+        return _parse_datatype_json_string(expr.dataType().json()), bool(expr.nullable())
     except Exception:  # not a classic Column with a catalyst expression
         return None
 
@@ -271,10 +277,14 @@ def make_udf(kind: str, param: int | None, result: DataType) -> UserDefinedFunct
     return _udf_cached(kind, param, json.dumps(json.loads(result.json())), arrow, _jvm_token())
 
 
-def udf_input(col: Column) -> Column:
+def udf_input(col: Column, known: tuple[DataType, bool] | None = None) -> Column:
     """The Column a frazil UDF takes: the column itself for arrow_udf, else marked for the
-    pandas pass-through (a one-field struct)."""
+    pandas pass-through (a one-field struct). A column ``known`` to be a non-nullable integer
+    goes unmarked: PySpark's own NumPy conversion of it is exact and copies nothing, and
+    Spark then builds no struct per row."""
     if arrow_udf_available():
+        return col
+    if known is not None and not known[1] and _type_name(known[0]) in _INTEGRAL:
         return col
     from pyspark.sql import functions as F
 
@@ -292,19 +302,19 @@ def _display(kind: str, param: int | None, col: ColumnOrName) -> str:
     return f"frazil_{kind}({param}, {inner})" if param is not None else f"frazil_{kind}({inner})"
 
 
-def _apply(kind: str, param: int | None, spark_type: DataType, col: ColumnOrName) -> Column:
-    udf = make_udf(kind, param, result_type(kind, spark_type))
-    return udf(udf_input(_column(col))).alias(_display(kind, param, col))
+def _apply(kind: str, param: int | None, known: tuple[DataType, bool], col: ColumnOrName) -> Column:
+    udf = make_udf(kind, param, result_type(kind, known[0]))
+    return udf(udf_input(_column(col), known)).alias(_display(kind, param, col))
 
 
 def _fixed(kind: str, param: int | None, col: ColumnOrName) -> Column:
     from pyspark.sql.types import _parse_datatype_string
 
-    spark_type = _known_type(col)
-    if spark_type is not None:
-        check_type(kind, spark_type)  # fail now rather than in an executor
+    known = _known_field(col)
+    if known is not None:
+        check_type(kind, known[0])  # fail now rather than in an executor
     udf = make_udf(kind, param, _parse_datatype_string(_FIXED_RESULT[kind]))
-    return udf(udf_input(_column(col))).alias(_display(kind, param, col))
+    return udf(udf_input(_column(col), known)).alias(_display(kind, param, col))
 
 
 # Iceberg transform names (as in partition specs) -> the functions' kinds.
