@@ -46,6 +46,7 @@ CHECK_ROWS = 50_000 if SMOKE else 1_000_000  # outputs compared (as a checksum o
 IO_ROWS = 50_000 if SMOKE else 5_000_000
 IO_DAYS = 2.0 if SMOKE else 14.0  # smoke: 32 partitions instead of 224, fewer tiny files
 ROUNDS = 1 if SMOKE else 3
+BUCKET_ROUNDS = 1 if SMOKE else 5  # the bucket cases, interleaved (1-3 s each)
 WARMUP = 0 if SMOKE else 1
 BATCH = 100_000  # spark.sql.execution.arrow.maxRecordsPerBatch, for every Python UDF alike
 RESULTS_MD = Path(__file__).with_name("spark_results.md")
@@ -70,6 +71,27 @@ def _time(fn: Callable[[], Any], rounds: int = ROUNDS, warmup: int = WARMUP) -> 
         result = fn()
         walls.append(time.perf_counter() - t0)
     return {"median": statistics.median(walls), "rounds": rounds, "result": result}
+
+
+def _time_interleaved(
+    fns: dict[str, Callable[[], Any]], rounds: int = BUCKET_ROUNDS, warmup: int = WARMUP
+) -> dict[str, dict[str, Any]]:
+    """Each case once per round, in turn: a slow drift of the machine (page cache, JIT, other
+    load) then falls on every case alike instead of on whichever block of rounds it hit."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    walls: dict[str, list[float]] = {name: [] for name in fns}
+    results: dict[str, Any] = {}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            results[name] = fn()
+            walls[name].append(time.perf_counter() - t0)
+    return {
+        name: {"median": statistics.median(w), "rounds": rounds, "result": results[name]}
+        for name, w in walls.items()
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -185,8 +207,11 @@ def _child(rows: int, rounds: int, warmup: int) -> None:
     spark = local_session("frazil-bench-child")
     df = spark.range(rows, numPartitions=2)
     out: dict[str, Any] = {"pyspark": pyspark.__version__, "times": {}}
-    for name, frame in bucket_frames(df, with_reference=False).items():
-        t = _time(lambda frame=frame: aggregate(frame), rounds, warmup)
+    cases = {
+        name: (lambda frame=frame: aggregate(frame))
+        for name, frame in bucket_frames(df, with_reference=False).items()
+    }
+    for name, t in _time_interleaved(cases, rounds, warmup).items():
         out["times"][name] = {"median": t["median"], "rounds": rounds, "sum": t["result"]}
     from frazil.spark import functions as fs
 
@@ -431,25 +456,26 @@ def test_outputs_agree(spark) -> None:
     _EXPECTED["checksum"] = next(iter(sums.values()))[1]
 
 
-@pytest.mark.parametrize("impl", IMPLS)
-def test_bucket_throughput(spark, impl: str) -> None:
+def test_bucket_throughput(spark) -> None:
+    """Every implementation over the same ids, the rounds interleaved (see _time_interleaved)."""
     session, _ = spark
     df = session.range(ROWS, numPartitions=2)
-    frame = bucket_frames(df, with_reference=True)[impl]
-    t = _time(lambda: aggregate(frame))
-    if not any(x in impl for x in NOT_BUCKET):
-        expected = _EXPECTED.setdefault("sum", t["result"])
-        assert t["result"] == expected, f"{impl}: sum {t['result']} != {expected}"
+    frames = bucket_frames(df, with_reference=True)
+    cases = {impl: (lambda frame=frames[impl]: aggregate(frame)) for impl in IMPLS}
     import pyspark
 
-    _TIMES[f"{impl} @ {pyspark.__version__}"] = {
-        "median": t["median"],
-        "rounds": ROUNDS,
-        "n": ROWS,
-        "impl": impl,
-        "pyspark": pyspark.__version__,
-        "note": {"frazil": "pandas_udf", WITH_TRANSFORMS: "mapInArrow"}.get(impl, ""),
-    }
+    for impl, t in _time_interleaved(cases).items():
+        if not any(x in impl for x in NOT_BUCKET):
+            expected = _EXPECTED.setdefault("sum", t["result"])
+            assert t["result"] == expected, f"{impl}: sum {t['result']} != {expected}"
+        _TIMES[f"{impl} @ {pyspark.__version__}"] = {
+            "median": t["median"],
+            "rounds": t["rounds"],
+            "n": ROWS,
+            "impl": impl,
+            "pyspark": pyspark.__version__,
+            "note": {"frazil": "pandas_udf", WITH_TRANSFORMS: "mapInArrow"}.get(impl, ""),
+        }
 
 
 def test_bucket_throughput_pyspark4() -> None:
@@ -459,7 +485,7 @@ def test_bucket_throughput_pyspark4() -> None:
     if not SPARK4_PYTHON.exists():
         pytest.skip(f"no PySpark 4 environment at {SPARK4_PYTHON} (dev/spark4-env.sh makes it)")
     proc = subprocess.run(
-        [str(SPARK4_PYTHON), __file__, "--child", str(ROWS), str(ROUNDS), str(WARMUP)],
+        [str(SPARK4_PYTHON), __file__, "--child", str(ROWS), str(BUCKET_ROUNDS), str(WARMUP)],
         capture_output=True,
         text=True,
         timeout=1800,
@@ -882,7 +908,8 @@ def _report() -> list[str]:
         f"{platform.python_version()}, pyarrow {pyarrow.__version__}; Spark local[2], "
         f"{BATCH:,} rows per Arrow batch for every Python UDF",
         f"- median wall time of {ROUNDS} round(s) after {WARMUP} warm-up; bucket cases: "
-        f"`df.select(f).agg(sum)` over `spark.range({ROWS:,})` in 2 partitions",
+        f"`df.select(f).agg(sum)` over `spark.range({ROWS:,})` in 2 partitions, "
+        f"{BUCKET_ROUNDS} rounds interleaved across the cases after {WARMUP} warm-up",
         "",
         "| case | PySpark | rows | seconds | M rows/s | vs JVM built-in (3.5) |",
         "|---|---|---|---|---|---|",
