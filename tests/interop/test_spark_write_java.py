@@ -132,6 +132,8 @@ def test_dynamic_overwrite_as_java(env: Any, version: int) -> None:
     ).first()
     assert java_snap["operation"] == snap.operation
     assert java_snap["summary"]["replace-partitions"] == snap.summary["replace-partitions"]
+    app = spark.sparkContext.applicationId
+    assert java_snap["summary"]["spark.app.id"] == snap.summary["spark.app.id"] == app
     got = _rows(spark.table("ref.db.frazil_dyn"))
     assert got == _rows(spark.table("ref.db.java_dyn"))
     assert len(got) < 2000 + new.count()  # some rows were replaced

@@ -259,6 +259,7 @@ def test_dynamic_overwrite_replaces_written_partitions(spark: Any, catalog: Any)
     assert snap.operation == "overwrite"
     assert snap.summary["replace-partitions"] == "true"
     assert snap.summary["job"] == "dyn"
+    assert snap.summary["spark.app.id"] == spark.sparkContext.applicationId  # as Java's
     table.refresh()
     replaced_days = {day_of(START + dt.timedelta(days=d)) for d in (2, 5)}
     expected = [

@@ -606,13 +606,16 @@ def write(
         len(texts),
         len({r["partition"] for r in rows}),
     )
+    # as Java's SparkWrite: the application in every summary, the caller's properties over it
+    app_id = sc.applicationId
+    props = {**({"spark.app.id": app_id} if app_id else {}), **(snapshot_properties or {})}
     try:
         snap = commit_files(
             table,
             texts,
             mode,
             overwrite_filter,
-            snapshot_properties,
+            props,
             branch,
             prepared,
             overwrite_mode,
