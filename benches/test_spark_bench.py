@@ -318,6 +318,7 @@ def read_cases(session, warehouse: str, java: bool) -> dict[str, Callable[[], An
             session.table("ref." + READ_TABLE)
         )
     cases[READ_OK + READ_FLOOR] = _floor_case(session, catalog.load_table(READ_TABLE))
+    cases[READ_OK + DECODE_FLOOR] = _decode_floor_case(session, catalog.load_table(READ_TABLE))
     try:
         from pyspark.sql.datasource import DataSource  # noqa: F401  # PySpark 4.0+
     except ImportError:
@@ -376,14 +377,60 @@ def _floor_case(session, table) -> Callable[[], Any]:
     return floor
 
 
+DECODE_FLOOR = "floor + decode: mapInArrow reading the same Parquet files with pyarrow (no Iceberg)"
+
+
+def _decode_floor_case(session, table) -> Callable[[], Any]:
+    """The read floor plus the decoding no reader skips: each of FLOOR_PARTITIONS partitions
+    reads its share of the table's Parquet files (balanced by size) with pyarrow and converts
+    the batches to Spark's Arrow types; no planning, metrics, deletes or metadata columns."""
+    from frazil.spark.read import spark_arrow_schema, spark_schema
+    from frazil.spark.write import quiet_pyspark_warnings
+
+    files = sorted(
+        ((t.file.file_path, t.file.file_size_in_bytes) for t in table.scan().plan_files()),
+        key=lambda f: -f[1],
+    )
+    bins: list[list[str]] = [[] for _ in range(FLOOR_PARTITIONS)]
+    sizes = [0] * FLOOR_PARTITIONS
+    for path, size in files:
+        i = sizes.index(min(sizes))
+        bins[i].append(path.removeprefix("file:"))
+        sizes[i] += size
+    arrow_schema = table.schema().as_arrow()
+    target = spark_arrow_schema(arrow_schema)
+    names = target.names
+
+    def gen(batches):
+        import pyarrow.parquet as pq
+
+        from frazil.spark.read import to_spark_batch
+
+        for b in batches:
+            for i in b.column(0).to_pylist():
+                for path in bins[i]:
+                    for batch in pq.ParquetFile(path).iter_batches(100_000, columns=names):
+                        yield to_spark_batch(batch, target)
+
+    schema = spark_schema(arrow_schema)
+
+    def floor() -> Any:
+        with quiet_pyspark_warnings():
+            df = session.range(FLOOR_PARTITIONS, numPartitions=FLOOR_PARTITIONS)
+            return _all_columns_checksum(df.mapInArrow(gen, schema))
+
+    return floor
+
+
 def _read_child(warehouse: str, rounds: int, warmup: int) -> None:
     """Under PySpark 4 (``--read-child``): times :func:`read_cases` and prints them as JSON."""
     import pyspark
 
     spark = local_session("frazil-bench-read-child")
     out: dict[str, Any] = {"pyspark": pyspark.__version__, "times": {}}
-    for name, fn in read_cases(spark, warehouse, java=False).items():
-        t = _time(fn, rounds, warmup)
+    for name, t in _time_interleaved(
+        read_cases(spark, warehouse, java=False), rounds, warmup
+    ).items():
         out["times"][name] = {"median": t["median"], "rounds": rounds, "sum": t["result"]}
     spark.stop()
     print("FRAZIL-BENCH " + json.dumps(out))
@@ -801,8 +848,8 @@ def test_read_throughput(spark) -> None:
     )
     _events(session).writeTo("ref." + READ_TABLE).append()
     results = {}
-    for name, fn in read_cases(session, str(warehouse), java=True).items():
-        t = _time(fn, rounds=1 if SMOKE else 3, warmup=0 if SMOKE else 1)
+    cases = read_cases(session, str(warehouse), java=True)
+    for name, t in _time_interleaved(cases, *((1, 0) if SMOKE else (5, 1))).items():
         results[name] = t["result"]
         _TIMES[f"{name} @ {pyspark.__version__}"] = {
             "median": t["median"],
@@ -828,7 +875,7 @@ def test_read_throughput(spark) -> None:
     if not SPARK4_PYTHON.exists():
         _NOTES.append(f"- reads on PySpark 4: not measured (no {SPARK4_PYTHON})")
         return
-    rounds, warmup = (1, 0) if SMOKE else (3, 1)
+    rounds, warmup = (1, 0) if SMOKE else (5, 1)
     proc = subprocess.run(
         [str(SPARK4_PYTHON), __file__, "--read-child", str(warehouse), str(rounds), str(warmup)],
         capture_output=True,
@@ -867,6 +914,12 @@ def _read_targets() -> list[str]:
             f"  (the floor of any reader in PySpark's Python workers, {FLOOR_PARTITIONS} "
             f"partitions yielding pre-decoded rows, takes {floor3:.2f} s on 3.5: frazil is "
             f"{fr3 / floor3:.2f}x it)"
+        )
+    decode3 = _find(READ_OK + DECODE_FLOOR, "3.")
+    if fr3 and decode3:
+        out.append(
+            f"  (with the Parquet decoding added, pyarrow reading the same files in as many "
+            f"partitions: {decode3:.2f} s on 3.5; frazil is {fr3 / decode3:.2f}x that)"
         )
     parquet = _find(READ_OK + "spark.read.parquet (its data files)", "4.")
     for name in ("frazil.spark.read", 'data source (format("frazil"))'):
