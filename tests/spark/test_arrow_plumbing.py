@@ -85,5 +85,21 @@ def test_marked_struct_columns_pass_through_as_arrow_backed_series():
 
 
 def test_numpy_backed_series_are_refused_not_converted_lossily():
+    # what PySpark makes of a nullable bigint column: float64, inexact past 2**53
     with pytest.raises(InvalidArgumentError, match="pass-through converter is not active"):
-        _arrow.series_to_arrow(pd.Series([1, 2]))
+        _arrow.series_to_arrow(pd.Series([2**53 + 1, None]))
+    with pytest.raises(InvalidArgumentError, match="pass-through converter is not active"):
+        _arrow.series_to_arrow(pd.Series(["a", "b"]))
+
+
+def test_numpy_integer_series_are_viewed_exactly():
+    """An unmarked non-nullable integer column: its NumPy data viewed as Arrow, no copy."""
+    import numpy as np
+
+    for dtype in (np.int8, np.int16, np.int32, np.int64):
+        values = np.array([0, -1, np.iinfo(dtype).max, np.iinfo(dtype).min], dtype=dtype)
+        series = pd.Series(values)
+        out = _arrow.series_to_arrow(series)
+        assert out.type == pa.from_numpy_dtype(dtype)
+        assert out.to_pylist() == values.tolist()
+        assert out.buffers()[1].address == values.ctypes.data  # the same memory
