@@ -453,16 +453,10 @@ class _Change:
                 writers.append(w)
                 for f in w.write(table):
                     producer.append_data_file(f)
-            dropped_deletes: set[str] = set()
+            # a removed data file's DV goes with it in the producer (the spec's rule)
             for task in self.removed.values():
                 producer.delete_data_file(task.file)
-                if ctx.v3:  # the spec: a removed data file's DV goes with it
-                    for d in task.delete_files:
-                        key = _delete_key(d.file_path, d.content_offset)
-                        if _is_dv(d) and key not in dropped_deletes:
-                            dropped_deletes.add(key)
-                            producer.delete_delete_file(d)
-            self._stage_positions(producer, deletes, dropped_deletes)
+            self._stage_positions(producer, deletes)
             if conflict is not None and ctx.isolation == "serializable":
                 producer.conflict_detection(conflict, ctx.schema)
             producer.isolation_level(ctx.isolation)
@@ -475,12 +469,11 @@ class _Change:
             raise
         return WrittenFilesStep(producer, *writers, deletes)
 
-    def _stage_positions(
-        self, producer: _RowChange, deletes: DeleteWriter, dropped: set[str]
-    ) -> None:
+    def _stage_positions(self, producer: _RowChange, deletes: DeleteWriter) -> None:
         ctx = self.ctx
         if not self.positions:
             return
+        dropped: set[str] = set()
         cache = DeleteCache(ctx.io, ctx.metadata.name_mapping())
         dvs: list[tuple[DataFile, DeletionVector]] = []
         for path, (task, pos) in self.positions.items():
