@@ -51,7 +51,6 @@ which applies the distribution mode.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import uuid
@@ -357,23 +356,15 @@ class FrazilWriter(DataSourceArrowWriter):  # type: ignore[misc]  # untyped befo
         self.write_id = str(uuid.uuid4())
 
     def write(self, iterator: Iterator[Any]) -> FrazilCommitMessage:
-        from frazil.metadata import TableMetadata
         from frazil.spark.write import write_task_files
-        from frazil.table.scan import content_file_to_json
 
         # The data source API cannot ask Spark for a distribution: a task gets whatever rows
         # its partition holds; the writer sorts them by partition (then sort order) in Arrow,
         # so each file still holds one partition.
-        files, _, attempt, _ = write_task_files(
+        written = write_task_files(
             self.metadata_json, self.io_props, self.io_location, self.write_id, iterator
         )
-        md = TableMetadata.from_json(self.metadata_json)
-        schema, specs = md.schema(), md.specs()
-        return FrazilCommitMessage(
-            [json.dumps(content_file_to_json(f, specs[f.spec_id], schema)) for f in files],
-            [f.file_path for f in files],
-            attempt,
-        )
+        return FrazilCommitMessage(written.texts, written.paths, written.attempt)
 
     def commit(self, messages: list[Any]) -> None:
         from frazil.spark.write import _sweep, commit_files, prepare_commit

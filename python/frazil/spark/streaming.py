@@ -191,19 +191,12 @@ class FrazilStreamWriter(_StreamWriterBase):  # type: ignore[misc]  # untyped be
         self.write_id = str(uuid.uuid4())
 
     def write(self, iterator: Iterator[Any]) -> StreamCommitMessage:
-        from frazil.metadata import TableMetadata
         from frazil.spark.write import write_task_files
-        from frazil.table.scan import content_file_to_json
 
-        files, _, _, _ = write_task_files(
+        written = write_task_files(
             self.metadata_json, self.io_props, self.io_location, self.write_id, iterator
         )
-        md = TableMetadata.from_json(self.metadata_json)
-        schema, specs = md.schema(), md.specs()
-        return StreamCommitMessage(
-            [json.dumps(content_file_to_json(f, specs[f.spec_id], schema)) for f in files],
-            [f.file_path for f in files],
-        )
+        return StreamCommitMessage(written.texts, written.paths)
 
     def commit(self, messages: list[Any], batchId: int) -> None:
         from frazil.spark.write import commit_files

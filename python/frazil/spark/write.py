@@ -281,11 +281,12 @@ def write_task_files(
     batches: Iterator[pa.RecordBatch],
     *,
     hook: Callable[[list[Any]], None] | None = None,
-) -> tuple[list[Any], int, int, int]:
-    """Writes one Spark task's rows as data files of the table: (data files, partition id,
-    attempt number, task attempt id). On any error the files are deleted before re-raising."""
+) -> TaskFiles:
+    """Writes one Spark task's rows as data files of the table. On any error the files are
+    deleted before re-raising."""
     from frazil.io import load_file_io
     from frazil.metadata import TableMetadata
+    from frazil.table.scan import content_file_to_json
     from frazil.table.write.writer import DataFileWriter
 
     try:
@@ -299,7 +300,7 @@ def write_task_files(
     task_attempt_id = ctx.taskAttemptId() if ctx is not None else 0
     first = next(batches, None)
     if first is None:
-        return [], partition, attempt, task_attempt_id
+        return TaskFiles([], [], partition, attempt, task_attempt_id)
 
     def chain() -> Iterator[pa.RecordBatch]:
         yield first
@@ -325,7 +326,25 @@ def write_task_files(
     except BaseException:
         writer.abort()
         raise
-    return files, partition, attempt, task_attempt_id
+    schema, specs = metadata.schema(), metadata.specs()
+    texts = [json.dumps(content_file_to_json(f, specs[f.spec_id], schema)) for f in files]
+    return TaskFiles(files, texts, partition, attempt, task_attempt_id)
+
+
+@dataclass
+class TaskFiles:
+    """What one Spark task wrote: the data files, the same as content-file JSON (what the
+    driver commits), and the task's partition id, attempt number and task attempt id."""
+
+    files: list[Any]
+    texts: list[str]
+    partition: int
+    attempt: int
+    task_attempt_id: int
+
+    @property
+    def paths(self) -> list[str]:
+        return [f.file_path for f in self.files]
 
 
 def _write_partition(
@@ -337,27 +356,18 @@ def _write_partition(
     accumulator: Any,
     batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
-    from frazil.metadata import TableMetadata
-    from frazil.table.scan import content_file_to_json
-
-    files, partition, attempt, task_attempt_id = write_task_files(
-        meta_json, io_props, io_location, write_id, batches, hook=hook
-    )
-    if not files:
+    written = write_task_files(meta_json, io_props, io_location, write_id, batches, hook=hook)
+    if not written.files:
         return
-    metadata = TableMetadata.from_json(meta_json)
-    schema = metadata.schema()
-    specs = metadata.specs()
-    texts = [json.dumps(content_file_to_json(f, specs[f.spec_id], schema)) for f in files]
     if accumulator is not None:
-        accumulator.add([f.file_path for f in files])
-    n = len(texts)
+        accumulator.add(written.paths)
+    n = len(written.texts)
     yield pa.RecordBatch.from_arrays(
         [
-            pa.array(texts, pa.string()),
-            pa.array([partition] * n, pa.int32()),
-            pa.array([attempt] * n, pa.int32()),
-            pa.array([task_attempt_id] * n, pa.int64()),
+            pa.array(written.texts, pa.string()),
+            pa.array([written.partition] * n, pa.int32()),
+            pa.array([written.attempt] * n, pa.int32()),
+            pa.array([written.task_attempt_id] * n, pa.int64()),
         ],
         names=["file", "partition", "attempt", "task_attempt_id"],
     )
