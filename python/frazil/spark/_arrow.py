@@ -116,7 +116,7 @@ def series_to_arrow(series: Any) -> pa.Array | pa.ChunkedArray:
     except AttributeError:
         pass
     kind = getattr(getattr(series, "dtype", None), "kind", None)
-    if kind in ("i", "u") and not series.hasnans:
+    if kind in ("i", "u"):  # NumPy integers hold no nulls
         return pa.Array.from_pandas(series)  # zero-copy over the NumPy buffer
     raise InvalidArgumentError(
         f"frazil's pandas_udf received a NumPy-backed Series of {series.dtype}: the Arrow "

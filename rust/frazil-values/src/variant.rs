@@ -311,27 +311,66 @@ pub fn encode_object(fields: &mut [(&str, usize, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
+/// Where the parts of an encoded object or array start (the spec's object and array layouts):
+/// `n` elements, field ids (objects only) at `ids_at`, `n + 1` offsets at `offsets_at`, the
+/// elements' bytes from `body_at`.
+struct Container {
+    n: usize,
+    id_w: usize,
+    off_w: usize,
+    ids_at: usize,
+    offsets_at: usize,
+    body_at: usize,
+}
+
+impl Container {
+    /// The layout of the object (`object`) or array at the start of `v`, whose header (the
+    /// first byte shifted right by 2) is `header`.
+    fn of(v: &[u8], header: u8, object: bool) -> Result<Container> {
+        let (large, id_w) = if object {
+            (header >> 4 & 1 == 1, (header >> 2 & 3) as usize + 1)
+        } else {
+            (header >> 2 & 1 == 1, 0)
+        };
+        let off_w = (header & 3) as usize + 1;
+        let count_w = if large { 4 } else { 1 };
+        let n = uint(v, 1, count_w)?;
+        let ids_at = 1 + count_w;
+        let offsets_at = ids_at + n * id_w;
+        Ok(Container {
+            n,
+            id_w,
+            off_w,
+            ids_at,
+            offsets_at,
+            body_at: offsets_at + (n + 1) * off_w,
+        })
+    }
+
+    /// The offset (relative to `body_at`) of element `i`; `i == n` gives the end.
+    fn offset(&self, v: &[u8], i: usize) -> Result<usize> {
+        uint(v, self.offsets_at + i * self.off_w, self.off_w)
+    }
+
+    fn field_id(&self, v: &[u8], i: usize) -> Result<usize> {
+        uint(v, self.ids_at + i * self.id_w, self.id_w)
+    }
+}
+
 /// The fields of an encoded object as `(dictionary id, value bytes)`.
 pub fn object_fields(v: &[u8]) -> Result<Vec<(usize, &[u8])>> {
     let head = *v.first().ok_or_else(|| bad("empty value"))?;
     if head & 3 != 2 {
         return Err(bad("a partially shredded object's value is not an object"));
     }
-    let header = head >> 2;
-    let large = header >> 4 & 1 == 1;
-    let (id_w, off_w) = ((header >> 2 & 3) as usize + 1, (header & 3) as usize + 1);
-    let count_w = if large { 4 } else { 1 };
-    let n = uint(v, 1, count_w)?;
-    let ids_at = 1 + count_w;
-    let offsets_at = ids_at + n * id_w;
-    let body_at = offsets_at + (n + 1) * off_w;
-    if body_at > v.len() {
+    let c = Container::of(v, head >> 2, true)?;
+    if c.body_at > v.len() {
         return Err(bad("element count exceeds the value's length"));
     }
-    (0..n)
+    (0..c.n)
         .map(|i| {
-            let id = uint(v, ids_at + i * id_w, id_w)?;
-            let start = body_at + uint(v, offsets_at + i * off_w, off_w)?;
+            let id = c.field_id(v, i)?;
+            let start = c.body_at + c.offset(v, i)?;
             let item = v
                 .get(start..)
                 .ok_or_else(|| bad("field offset out of range"))?;
@@ -364,20 +403,8 @@ pub fn size_of(v: &[u8]) -> Result<usize> {
         },
         1 => 1 + header as usize,
         basic => {
-            let (large, id_w, off_w) = if basic == 2 {
-                (
-                    header >> 4 & 1 == 1,
-                    (header >> 2 & 3) as usize + 1,
-                    (header & 3) as usize + 1,
-                )
-            } else {
-                (header >> 2 & 1 == 1, 0, (header & 3) as usize + 1)
-            };
-            let count_w = if large { 4 } else { 1 };
-            let n = uint(v, 1, count_w)?;
-            let offsets_at = 1 + count_w + n * id_w;
-            let body_at = offsets_at + (n + 1) * off_w;
-            body_at + uint(v, offsets_at + n * off_w, off_w)?
+            let c = Container::of(v, header, basic == 2)?;
+            c.body_at + c.offset(v, c.n)?
         }
     };
     if len > v.len() {
@@ -535,38 +562,25 @@ fn write_json(v: &[u8], keys: &[&str], out: &mut String, depth: usize) -> Result
         }
         basic => {
             let object = basic == 2;
-            let (large, id_w, off_w) = if object {
-                (
-                    header >> 4 & 1 == 1,
-                    (header >> 2 & 3) as usize + 1,
-                    (header & 3) as usize + 1,
-                )
-            } else {
-                (header >> 2 & 1 == 1, 0, (header & 3) as usize + 1)
-            };
-            let count_w = if large { 4 } else { 1 };
-            let n = uint(v, 1, count_w)?;
-            let ids_at = 1 + count_w;
-            let offsets_at = ids_at + n * id_w;
-            let body_at = offsets_at + (n + 1) * off_w;
-            if body_at > v.len() {
+            let c = Container::of(v, header, object)?;
+            if c.body_at > v.len() {
                 return Err(bad("element count exceeds the value's length"));
             }
             out.push(if object { '{' } else { '[' });
             let mut end = 0;
-            for i in 0..n {
+            for i in 0..c.n {
                 if i > 0 {
                     out.push(',');
                 }
                 if object {
-                    let id = uint(v, ids_at + i * id_w, id_w)?;
+                    let id = c.field_id(v, i)?;
                     let key = keys
                         .get(id)
                         .ok_or_else(|| bad(format!("field id {id} is not in the dictionary")))?;
                     quoted(out, key);
                     out.push(':');
                 }
-                let start = body_at + uint(v, offsets_at + i * off_w, off_w)?;
+                let start = c.body_at + c.offset(v, i)?;
                 let item = v
                     .get(start..)
                     .ok_or_else(|| bad("field offset out of range"))?;
@@ -574,7 +588,7 @@ fn write_json(v: &[u8], keys: &[&str], out: &mut String, depth: usize) -> Result
                 end = end.max(start + len);
             }
             out.push(if object { '}' } else { ']' });
-            let last = body_at + uint(v, offsets_at + n * off_w, off_w)?;
+            let last = c.body_at + c.offset(v, c.n)?;
             Ok(last.max(end))
         }
     }

@@ -47,25 +47,15 @@ fn gather_long(
     let Some(m) = int_long_map(df.column_by_name(name), name)? else {
         return Ok(());
     };
-    let keys = keys_of(&m, name)?;
     let values = m
         .values()
         .as_primitive_opt::<Int64Type>()
         .ok_or_else(|| Error::invalid(format!("data_file.{name} values must be int64")))?;
-    let offsets = m.value_offsets();
-    for row in 0..m.len() {
-        if m.is_null(row) {
-            continue;
+    for_each_entry(&m, name, index, |row, f, j| {
+        if values.is_valid(j) {
+            slot(row, f, values.value(j));
         }
-        for j in offsets[row] as usize..offsets[row + 1] as usize {
-            if let Some(&f) = index.get(&keys.value(j)) {
-                if values.is_valid(j) {
-                    slot(row, f, values.value(j));
-                }
-            }
-        }
-    }
-    Ok(())
+    })
 }
 
 fn gather_bytes(
@@ -77,11 +67,26 @@ fn gather_bytes(
     let Some(m) = map_of(df.column_by_name(name), name)? else {
         return Ok(());
     };
-    let keys = keys_of(&m, name)?;
     let values = m
         .values()
         .as_binary_opt::<i32>()
         .ok_or_else(|| Error::invalid(format!("data_file.{name} values must be binary")))?;
+    for_each_entry(&m, name, index, |row, f, j| {
+        if values.is_valid(j) {
+            slot(row, f, values.value(j));
+        }
+    })
+}
+
+/// Calls `entry(row, field position, entry index)` for each entry of a non-null map whose key
+/// is a field in `index`.
+fn for_each_entry(
+    m: &MapArray,
+    name: &str,
+    index: &HashMap<i32, usize>,
+    mut entry: impl FnMut(usize, usize, usize),
+) -> Result<()> {
+    let keys = keys_of(m, name)?;
     let offsets = m.value_offsets();
     for row in 0..m.len() {
         if m.is_null(row) {
@@ -89,9 +94,7 @@ fn gather_bytes(
         }
         for j in offsets[row] as usize..offsets[row + 1] as usize {
             if let Some(&f) = index.get(&keys.value(j)) {
-                if values.is_valid(j) {
-                    slot(row, f, values.value(j));
-                }
+                entry(row, f, j);
             }
         }
     }
