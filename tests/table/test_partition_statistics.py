@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from frazil.catalog import load_catalog
-from frazil.exceptions import InvalidArgumentError
+from frazil.exceptions import FileMissingError, FileReadError, InvalidArgumentError
 from frazil.table import Table
 from frazil.table.inspect import InspectTable
 from frazil.table.partition_statistics import read_partition_statistics
@@ -149,6 +149,21 @@ def test_unreadable_earlier_file_falls_back_to_the_full_computation(table, caplo
         table.compute_partition_statistics()
     assert first.statistics_path in caplog.text
     assert sum(r["data_record_count"] for r in _rows(table)) == 40
+
+
+def test_unreadable_file_is_a_frazil_error_naming_it(table) -> None:
+    table.append(_data(0, 30))
+    f = table.compute_partition_statistics()
+    assert f is not None
+    with open(f.statistics_path, "wb") as fh:
+        fh.write(b"not parquet")
+    with pytest.raises(FileReadError, match="partition statistics file") as e:
+        read_partition_statistics(table)
+    assert f.statistics_path in str(e.value)
+    os.remove(f.statistics_path)
+    with pytest.raises(FileMissingError) as missing:
+        read_partition_statistics(table)
+    assert f.statistics_path in str(missing.value)
 
 
 def test_unpartitioned_and_empty_tables(catalog, table) -> None:

@@ -19,7 +19,7 @@ import pytest
 
 from frazil import _native
 from frazil.catalog import load_catalog
-from frazil.exceptions import DecodeError, InvalidArgumentError
+from frazil.exceptions import DecodeError, FileMissingError, InvalidArgumentError
 from frazil.puffin import Blob, read_puffin, write_puffin
 from frazil.table import Table
 from frazil.table.statistics import THETA_BLOB_TYPE, write_statistics_file
@@ -224,6 +224,17 @@ def test_corrupt_sketch_is_a_decode_error_naming_the_file(table) -> None:
         assert f"field {field_id}" in str(e.value)
     table.transaction().set_statistics(good).commit_transaction()
     assert table.read_ndv() == {field_id: 77}
+
+
+def test_missing_statistics_file_is_a_frazil_error_naming_it(table) -> None:
+    import os
+
+    f = table.compute_statistics(columns=["i"])
+    os.remove(f.statistics_path.removeprefix("file:"))
+    with pytest.raises(FileMissingError) as e:
+        table.read_ndv()
+    assert f.statistics_path.removeprefix("file:") in str(e.value)
+    assert isinstance(e.value.__cause__, FileNotFoundError)
 
 
 def _column(table: Table, name: str):  # type: ignore[no-untyped-def]

@@ -32,7 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from frazil.arrow_schema import FIELD_ID_KEY, type_to_arrow
-from frazil.exceptions import InvalidArgumentError
+from frazil.exceptions import InvalidArgumentError, io_error
 from frazil.metadata import PartitionStatisticsFile, Snapshot, TableMetadata
 
 if TYPE_CHECKING:
@@ -177,21 +177,32 @@ def _contributions(
 def read_statistics_rows(data: bytes, location: str) -> pa.Table:
     """The rows of a partition statistics file in either format the reference writes (the
     table's default file format, Parquet or Avro; it has no ORC writer for them), told by the
-    file's extension."""
-    name = location.lower()
-    if name.endswith(".avro"):
-        from frazil.table.avro import AvroFile
+    file's extension. A file that does not decode is a ``FileReadError`` naming it."""
+    from frazil.table.read import reading
 
-        avro = AvroFile(pa.BufferReader(data))
-        return avro.read(avro.schema_arrow.names)
-    return pq.read_table(io.BytesIO(data))
+    with reading("partition statistics file", location):
+        if location.lower().endswith(".avro"):
+            from frazil.table.avro import AvroFile
+
+            avro = AvroFile(pa.BufferReader(data))
+            return avro.read(avro.schema_arrow.names)
+        return pq.read_table(io.BytesIO(data))
+
+
+def _read_file(table: Table, location: str) -> pa.Table:
+    """The rows of the partition statistics file at ``location``; I/O failures are frazil
+    errors naming it (``FileMissingError`` when it is gone)."""
+    try:
+        data = table.io.read(location)
+    except OSError as e:
+        raise io_error(e, "reading the partition statistics file", location) from e
+    return read_statistics_rows(data, location)
 
 
 def _previous_rows(table: Table, f: PartitionStatisticsFile, part_type: pa.StructType) -> pa.Table:
     """An earlier file's rows as contributions (partition coerced by field id to the current
     partition type)."""
-    location = table.metadata.resolve(f.statistics_path)
-    t = read_statistics_rows(table.io.read(location), location)
+    t = _read_file(table, table.metadata.resolve(f.statistics_path))
     part = t.column("partition").combine_chunks()
     by_id = {}
     for i in range(part.type.num_fields):
@@ -364,6 +375,5 @@ def read_partition_statistics(table: Table, snapshot_id: int | None = None) -> p
         snapshot_id = current.snapshot_id
     for f in metadata.partition_statistics:
         if f.snapshot_id == snapshot_id:
-            location = metadata.resolve(f.statistics_path)
-            return read_statistics_rows(table.io.read(location), location)
+            return _read_file(table, metadata.resolve(f.statistics_path))
     return None

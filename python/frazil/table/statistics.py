@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from frazil import _native
-from frazil.exceptions import DecodeError, InvalidArgumentError
+from frazil.exceptions import DecodeError, InvalidArgumentError, io_error
 from frazil.metadata import BlobMetadata as MetadataBlob
 from frazil.metadata import Snapshot, StatisticsFile, TableMetadata
 from frazil.puffin import Blob, read_puffin, write_puffin
@@ -252,7 +252,11 @@ def read_ndv(table: Table, snapshot_id: int | None = None) -> dict[int, int]:
     if not files:
         return {}
     location = table.metadata.resolve(files[-1].statistics_path)
-    puffin = read_puffin(table.io.read(location), location)
+    try:
+        data = table.io.read(location)
+    except OSError as e:
+        raise io_error(e, "reading the statistics file", location) from e
+    puffin = read_puffin(data, location)
     out: dict[int, int] = {}
     for i, blob in enumerate(puffin.blobs):
         if blob.type != THETA_BLOB_TYPE or len(blob.fields) != 1:
