@@ -12,6 +12,7 @@ mod inspect;
 mod manifest;
 mod metrics_evaluator;
 mod puffin;
+mod row_filter;
 mod scan;
 mod statistics;
 mod transforms;
@@ -48,6 +49,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     manifest::register(m)?;
     metrics_evaluator::register(m)?;
     puffin::register(m)?;
+    row_filter::register(m)?;
     scan::register(m)?;
     statistics::register(m)?;
     transforms::register(m)?;

@@ -104,6 +104,11 @@ impl PyScanPlanner {
         Ok(array_export(Arc::new(keep)))
     }
 
+    /// The filter as the residuals of undecided files write it, as JSON.
+    fn filter_json(&self) -> PyResult<String> {
+        self.inner.filter_json().py()
+    }
+
     /// The bound filter's inclusive projection onto a spec, as JSON.
     fn partition_filter_json(&self, spec_id: i32) -> PyResult<String> {
         self.inner.partition_filter_json(spec_id).py()

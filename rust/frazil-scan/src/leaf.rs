@@ -112,8 +112,17 @@ pub fn prefix_of<'a>(lits: &Lits<'a>) -> Option<&'a [u8]> {
     }
 }
 
-/// `op` on a non-null value, exactly; `None` when the value cannot be compared.
+/// `op` on a non-null value, exactly, with the spec's NaN rules (a comparison with NaN is
+/// false, `!=` true); `None` when the value cannot be compared.
 pub fn eval_value(op: Op, lits: &Lits<'_>, v: &Val<'_>) -> Option<bool> {
+    if v.is_nan()
+        && matches!(
+            op,
+            Op::Lt | Op::LtEq | Op::Gt | Op::GtEq | Op::Eq | Op::NotEq
+        )
+    {
+        return Some(op == Op::NotEq);
+    }
     let cmp = || compare(v, lits.one()?);
     Some(match op {
         Op::IsNull => false,

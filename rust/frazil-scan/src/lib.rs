@@ -8,8 +8,10 @@
 //! `ResidualEvaluator`). Deliberate differences, all in the safe direction or per the spec:
 //! string truncate widths count code points (Java counts UTF-16 units); floats compare with
 //! IEEE order so -0.0 = 0.0; unreadable bounds mean "no bound"; strict metrics assume a field
-//! missing from the null/NaN count maps may hold nulls/NaNs; a residual keeps a negated
-//! comparison on a null partition value instead of dropping it.
+//! missing from the null/NaN count maps may hold nulls/NaNs; predicates are 2-valued as the
+//! expressions spec says (`null != 'a'` is true, `NOT (x < 5)` holds for null and NaN, see
+//! [`expr::Expr::rewrite_not`] and [`row_filter`]), where Java's row `Evaluator` orders null
+//! first and NaN last.
 //!
 //! # PROGRESS
 //! Done:
@@ -28,6 +30,8 @@
 //!   `frazil.expressions.metrics_evaluator` for row deltas and conflict detection.
 //! - `leaf`: what those three share (tree walk, literal sets, one predicate on one value,
 //!   bounds); binary bounds are decoded and ordered by `frazil_values::bound`.
+//! - `row_filter`: the residual evaluated on Arrow columns (Java's `Evaluator` per batch),
+//!   2-valued, chains of `=`/`!=` merged into hash sets.
 //! - `residual`: residual per partition tuple, grouped so each distinct residual is built once.
 //! - `plan`: `ScanPlanner` (JSON in) -> manifest mask; `plan_files` decodes (through a
 //!   caller's loader) and plans data and delete manifests on a scoped thread pool (the
@@ -65,6 +69,7 @@ pub mod partition_evaluator;
 pub mod plan;
 pub mod project;
 pub mod residual;
+pub mod row_filter;
 pub mod value;
 
 pub use delete_file_index::{DeleteIndex, TaskDeletes};
@@ -74,6 +79,7 @@ pub use metrics_evaluator::{MetricsColumns, MetricsEvaluator};
 pub use plan::{DeletePlan, Load, ManifestPlan, PlannedManifest, PlannedScan, ScanPlanner};
 pub use project::{project, PartitionField, PartitionSpec};
 pub use residual::{ResidualEvaluator, Residuals};
+pub use row_filter::RowFilter;
 
 #[cfg(test)]
 mod tests;

@@ -54,7 +54,7 @@ impl<'s> ManifestEvaluator<'s> {
             })
             .collect();
         ManifestEvaluator {
-            expr: expr.rewrite_not(),
+            expr: expr.rewrite_not(partition_schema),
             positions,
         }
     }

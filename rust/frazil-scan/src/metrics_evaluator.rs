@@ -201,7 +201,7 @@ impl Row<'_> {
 impl<'s> MetricsEvaluator<'s> {
     pub fn new(expr: &Expr, schema: &'s Schema, strict: bool) -> Self {
         MetricsEvaluator {
-            expr: expr.clone().rewrite_not(),
+            expr: expr.clone().rewrite_not(schema),
             schema,
             strict,
             sql_nulls: false,

@@ -98,8 +98,10 @@ pub struct PartitionEvaluator;
 impl PartitionEvaluator {
     /// Java's `Evaluator` on partition tuples: a null value sorts before every value (so
     /// `p < X` holds for null, `p > X` does not), null is never in a set and never starts with
-    /// a prefix. This is the reference's file selection; residuals use stricter null rules.
-    /// Fields that are missing or cannot be compared might match.
+    /// a prefix. This is the reference's file selection, which keeps every file the spec's
+    /// semantics keep (it differs only in also keeping null partitions for `<` and `<=`);
+    /// residuals decide with the spec's rules. Fields that are missing or cannot be compared
+    /// might match.
     pub fn eval(expr: &Expr, cols: &PartitionColumns) -> Result<Vec<bool>> {
         let n = cols.len;
         eval_tree(expr, n, &mut |p| {
@@ -126,9 +128,10 @@ impl PartitionEvaluator {
     }
 
     /// For residuals: per row, whether `p` certainly holds (`Some(true)`), certainly fails
-    /// (`Some(false)`), or is undecided. A null value only decides null tests and the positive
-    /// comparisons (null never satisfies them); negated comparisons on null are left to the
-    /// reader, whose null semantics may differ (SQL's three-valued logic).
+    /// (`Some(false)`), or is undecided, with the spec's 2-valued semantics: on a null value
+    /// the positive tests and comparisons are false and their negations (`!=`, `NOT IN`,
+    /// `NOT STARTS WITH`, `IS NOT NaN`) true. Every transform maps null, and only null, to null,
+    /// so a null partition value means null source values.
     pub fn decide(
         p: &Predicate,
         cols: &PartitionColumns,
@@ -153,7 +156,7 @@ impl PartitionEvaluator {
                     | Op::Eq
                     | Op::In
                     | Op::StartsWith => Some(false),
-                    _ => None,
+                    Op::NotNaN | Op::NotEq | Op::NotIn | Op::NotStartsWith => Some(true),
                 },
             };
             // strict projections only prove truth, inclusive ones only falsity

@@ -131,7 +131,7 @@ impl ScanPlanner {
     }
 
     pub fn from_parts(schema: Schema, specs: Vec<PartitionSpec>, filter: Expr) -> ScanPlanner {
-        let filter = filter.rewrite_not();
+        let filter = filter.rewrite_not(&schema);
         let specs = specs
             .into_iter()
             .map(|spec| {
@@ -153,6 +153,12 @@ impl ScanPlanner {
 
     pub fn filter(&self) -> &Expr {
         &self.filter
+    }
+
+    /// The filter as residuals write it (NOT pushed down, chains balanced): the residual of
+    /// every file no partition value decides.
+    pub fn filter_json(&self) -> Result<String> {
+        Ok(self.filter.to_json(&self.schema)?.to_string())
     }
 
     fn spec(&self, spec_id: i32) -> Result<&SpecContext> {

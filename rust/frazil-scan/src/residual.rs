@@ -29,7 +29,7 @@ pub struct Residuals {
 
 impl ResidualEvaluator {
     pub fn new(filter: &Expr, spec: &PartitionSpec, schema: &Schema) -> ResidualEvaluator {
-        let filter = filter.clone().rewrite_not();
+        let filter = filter.clone().rewrite_not(schema);
         let mut preds = Vec::new();
         filter.predicates(&mut preds);
         let leaves = preds

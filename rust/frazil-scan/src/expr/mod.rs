@@ -218,6 +218,29 @@ impl Predicate {
     fn negate(&self) -> Predicate {
         Predicate::new(self.field_id, self.op.negate(), self.literals.clone())
     }
+
+    /// `NOT self` under the spec's 2-valued semantics (see [`Expr::rewrite_not`]).
+    fn negate_exact(&self, schema: &Schema) -> Expr {
+        let negated = Expr::Pred(self.negate());
+        if !matches!(self.op, Op::Lt | Op::LtEq | Op::Gt | Op::GtEq) {
+            return negated;
+        }
+        let field = schema.fields.get(&self.field_id);
+        let mut out = negated;
+        if !field.is_some_and(|f| f.required) {
+            out = Expr::or(
+                out,
+                Expr::Pred(Predicate::new(self.field_id, Op::IsNull, vec![])),
+            );
+        }
+        if field.is_some_and(|f| matches!(f.ty, PrimitiveType::Float | PrimitiveType::Double)) {
+            out = Expr::or(
+                out,
+                Expr::Pred(Predicate::new(self.field_id, Op::IsNaN, vec![])),
+            );
+        }
+        out
+    }
 }
 
 pub(crate) fn sort_dedup(literals: &mut Vec<Literal>) {
@@ -275,25 +298,39 @@ impl Expr {
 
     /// Pushes every NOT down to the predicates (Java's `RewriteNot`), which evaluators that only
     /// answer "might match" need: the negation of "might" is not "cannot".
-    pub fn rewrite_not(self) -> Expr {
-        self.push(false)
+    ///
+    /// The rewrite keeps the spec's 2-valued semantics exactly: `NOT (x < c)` is true where
+    /// `x < c` is false, which includes null and NaN values, so it becomes
+    /// `x >= c OR x IS NULL OR x IS NaN` (the null test only for optional fields of `schema`,
+    /// the NaN test only for float and double). Java's `RewriteNot` makes it `x >= c` alone,
+    /// which drops null and NaN rows. `!=`, `NOT IN`, `NOT STARTS WITH` and the null and NaN
+    /// tests are already exact negations.
+    pub fn rewrite_not(self, schema: &Schema) -> Expr {
+        self.push(false, schema)
     }
 
-    fn push(mut self, negate: bool) -> Expr {
+    fn push(mut self, negate: bool, schema: &Schema) -> Expr {
         // Expr implements Drop, so children are taken out rather than moved out of the match.
         match (&mut self, negate) {
             (Expr::True, false) | (Expr::False, true) => Expr::True,
             (Expr::True, true) | (Expr::False, false) => Expr::False,
-            (Expr::Not(inner), n) => take(inner).push(!n),
-            (Expr::And(a, b), false) => Expr::and(take(a).push(false), take(b).push(false)),
-            (Expr::And(a, b), true) => Expr::or(take(a).push(true), take(b).push(true)),
-            (Expr::Or(a, b), false) => Expr::or(take(a).push(false), take(b).push(false)),
-            (Expr::Or(a, b), true) => Expr::and(take(a).push(true), take(b).push(true)),
-            (Expr::Pred(p), true) => Expr::Pred(p.negate()),
+            (Expr::Not(inner), n) => take(inner).push(!n, schema),
+            (Expr::And(a, b), false) => {
+                Expr::and(take(a).push(false, schema), take(b).push(false, schema))
+            }
+            (Expr::And(a, b), true) => {
+                Expr::or(take(a).push(true, schema), take(b).push(true, schema))
+            }
+            (Expr::Or(a, b), false) => {
+                Expr::or(take(a).push(false, schema), take(b).push(false, schema))
+            }
+            (Expr::Or(a, b), true) => {
+                Expr::and(take(a).push(true, schema), take(b).push(true, schema))
+            }
+            (Expr::Pred(p), true) => p.negate_exact(schema),
             (Expr::Pred(_), false) => self,
         }
     }
-
     /// Visits the predicates, left to right.
     pub fn predicates<'a>(&'a self, out: &mut Vec<&'a Predicate>) {
         match self {
@@ -577,7 +614,8 @@ mod tests {
             "right":{"type":"not","child":{"type":"is-null","child":{"type":"reference","id":2}}}}}"#,
         )
         .unwrap()
-        .rewrite_not();
+        .rewrite_not(&schema());
+        // id is required: NOT (id < 5) is id >= 5
         assert_eq!(
             e,
             Expr::And(
@@ -587,6 +625,27 @@ mod tests {
                     vec![Literal::Long(5)]
                 ))),
                 Box::new(Expr::Pred(Predicate::new(2, Op::IsNull, vec![]))),
+            )
+        );
+        // f is an optional double: NOT (f > 1) also holds for null and NaN
+        let e = parse(
+            r#"{"type":"not","child":{"type":"gt","left":{"type":"reference","id":3},"right":1.0}}"#,
+        )
+        .unwrap()
+        .rewrite_not(&schema());
+        let pred = |op| Box::new(Expr::Pred(Predicate::new(3, op, vec![])));
+        assert_eq!(
+            e,
+            Expr::Or(
+                Box::new(Expr::Or(
+                    Box::new(Expr::Pred(Predicate::new(
+                        3,
+                        Op::LtEq,
+                        vec![Literal::Double(1.0)]
+                    ))),
+                    pred(Op::IsNull),
+                )),
+                pred(Op::IsNaN),
             )
         );
     }

@@ -446,7 +446,7 @@ pub fn project(expr: &Expr, spec: &PartitionSpec, schema: &Schema, strict: bool)
             }
         }
     }
-    go(&expr.clone().rewrite_not(), spec, schema, strict)
+    go(&expr.clone().rewrite_not(schema), spec, schema, strict)
 }
 
 #[cfg(test)]

@@ -370,7 +370,7 @@ fn void_and_unknown_project_to_nothing() {
 #[test]
 fn whole_expressions() {
     let schema = Schema::from_json(
-        r#"{"type":"struct","fields":[{"id":1,"name":"ts","required":false,"type":"timestamp"},
+        r#"{"type":"struct","fields":[{"id":1,"name":"ts","required":true,"type":"timestamp"},
         {"id":2,"name":"id","required":false,"type":"long"}]}"#,
     )
     .unwrap();
@@ -380,6 +380,32 @@ fn whole_expressions() {
         {"source-id":2,"field-id":1002,"name":"b","transform":"bucket[4]"}]}))
     .unwrap();
     let day = frazil_values::temporal::MICROS_PER_DAY;
+    // ts is required here; on an optional column NOT (ts < X) also holds for null (the spec's
+    // 2-valued NOT), so the partitions of null timestamps stay
+    let optional = Schema::from_json(
+        r#"{"type":"struct","fields":[{"id":1,"name":"ts","required":false,"type":"timestamp"},
+        {"id":2,"name":"id","required":false,"type":"long"}]}"#,
+    )
+    .unwrap();
+    let not_lt = Expr::Not(Box::new(Expr::Pred(Predicate::new(
+        1,
+        Op::Lt,
+        vec![Literal::Timestamp(day)],
+    ))));
+    let pred = |id, op, lits| Box::new(Expr::Pred(Predicate::new(id, op, lits)));
+    assert_eq!(
+        project(&not_lt, &spec, &optional, false),
+        Expr::Or(
+            Box::new(Expr::And(
+                pred(1000, Op::GtEq, vec![Literal::Date(1)]),
+                pred(1001, Op::GtEq, vec![i(24)]),
+            )),
+            Box::new(Expr::And(
+                pred(1000, Op::IsNull, vec![]),
+                pred(1001, Op::IsNull, vec![]),
+            )),
+        )
+    );
     let e = Expr::Not(Box::new(Expr::Or(
         Box::new(Expr::Pred(Predicate::new(
             1,

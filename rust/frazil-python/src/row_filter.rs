@@ -1,0 +1,63 @@
+//! Binding of `frazil_scan::row_filter` (Python twin: `frazil.table.arrow_filter`): a bound
+//! row filter compiled once, evaluated per batch of columns with the GIL released.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, BooleanArray};
+use arrow_schema::{DataType, Field};
+use frazil_scan::{Expr, RowFilter, Schema};
+use pyo3::prelude::*;
+
+use crate::arrow::{export, import_array, ArrowArrayExport};
+use crate::error::IntoPyResult;
+
+#[pyclass(frozen, module = "frazil._native", name = "RowFilter")]
+pub struct PyRowFilter {
+    inner: RowFilter,
+}
+
+#[pymethods]
+impl PyRowFilter {
+    /// `schema_json`: the schema the filter is bound to; `filter_json`: the bound filter
+    /// (expressions spec JSON).
+    #[new]
+    fn new(py: Python<'_>, schema_json: &str, filter_json: &str) -> PyResult<Self> {
+        let inner = py
+            .detach(|| {
+                let schema = Schema::from_json(schema_json)?;
+                let expr = Expr::from_json_str(filter_json, &schema)?;
+                RowFilter::new(&expr, &schema)
+            })
+            .py()?;
+        Ok(PyRowFilter { inner })
+    }
+
+    /// The field ids of the columns `mask` takes, in order.
+    fn field_ids(&self) -> Vec<i32> {
+        self.inner.field_ids().to_vec()
+    }
+
+    /// Per row, whether it makes the filter true (no nulls): `columns` holds one array per
+    /// `field_ids()` entry, `length` rows each.
+    fn mask(
+        &self,
+        py: Python<'_>,
+        columns: Vec<Bound<'_, PyAny>>,
+        length: usize,
+    ) -> PyResult<ArrowArrayExport> {
+        let arrays = columns
+            .iter()
+            .map(|c| Ok(import_array(c)?.array))
+            .collect::<PyResult<Vec<ArrayRef>>>()?;
+        let mask = py.detach(|| self.inner.eval(&arrays, length)).py()?;
+        let mask = BooleanArray::new(mask, None);
+        Ok(export(
+            Arc::new(mask),
+            Arc::new(Field::new("", DataType::Boolean, false)),
+        ))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyRowFilter>()
+}

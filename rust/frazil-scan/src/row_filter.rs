@@ -1,0 +1,605 @@
+//! [`RowFilter`]: a bound expression evaluated on the rows of Arrow columns (Java's
+//! `Evaluator`, over a batch instead of one struct), with the expressions spec's semantics.
+//!
+//! The spec ("Tests", "Comparisons", "Boolean logic") makes every predicate 2-valued and
+//! null-safe: a predicate is true or false, never null, and `NOT e` is true exactly where `e`
+//! is false. So `e` and `NOT e` partition the rows:
+//! - `x = c`, `x < c`, `x <= c`, `x > c`, `x >= c`, `x IN (..)`, `x STARTS WITH c` are false
+//!   when `x` is null or NaN (literals are never null or NaN);
+//! - `x != c`, `x NOT IN (..)`, `x NOT STARTS WITH c` are their negations: true for null and NaN;
+//! - `IS NaN` is false and `IS NOT NaN` true for null;
+//! - floats compare in IEEE order (`-0.0 = 0.0`); strings, binary, fixed and uuid byte-wise.
+//!
+//! Where Java's `Evaluator` (1.10) differs, the spec is followed: Java orders null first
+//! (`null < 5` and `null <= 5` are true there) and orders NaN above every value through
+//! `Double.compare` (`NaN > 1.0` is true, `-0.0 < 0.0`).
+//!
+//! Evaluation is linear in rows x distinct leaves and never recurses per term: and/or chains
+//! are flattened into n-ary nodes (the parser has already bounded the depth, see
+//! [`crate::expr::json`]), `=`/`IN` terms on one field inside an OR, and `!=`/`NOT IN` terms
+//! on one field inside an AND, become one hash-set probe, and and/or stop once every row is
+//! decided.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use arrow_array::{Array, ArrayRef};
+use arrow_buffer::BooleanBuffer;
+use frazil_values::bound::{compare, of_literal, Val};
+use frazil_values::{Error, Literal, PrimitiveType, Result};
+
+use crate::expr::{Expr, Op, Predicate, Schema};
+use crate::value::Column;
+
+/// A compiled row filter. [`RowFilter::field_ids`] names the columns [`RowFilter::eval`]
+/// takes, in order.
+pub struct RowFilter {
+    root: Node,
+    field_ids: Vec<i32>,
+    types: Vec<PrimitiveType>,
+}
+
+enum Node {
+    Const(bool),
+    And(Vec<Node>),
+    Or(Vec<Node>),
+    Not(Box<Node>),
+    Leaf(Leaf),
+}
+
+struct Leaf {
+    /// Index into the filter's columns.
+    col: usize,
+    op: Op,
+    /// The comparison literal, or the starts-with prefix.
+    lit: Option<Literal>,
+    /// `IN`/`NOT IN` members.
+    set: Option<LitSet>,
+}
+
+impl RowFilter {
+    /// Compiles a bound expression (as [`Expr::from_json`] reads it) against the schema it is
+    /// bound to.
+    pub fn new(expr: &Expr, schema: &Schema) -> Result<RowFilter> {
+        let mut b = Builder {
+            schema,
+            field_ids: Vec::new(),
+            types: Vec::new(),
+            cols: HashMap::new(),
+        };
+        let root = b.node(expr)?;
+        Ok(RowFilter {
+            root,
+            field_ids: b.field_ids,
+            types: b.types,
+        })
+    }
+
+    /// The field ids of the columns `eval` takes, in order.
+    pub fn field_ids(&self) -> &[i32] {
+        &self.field_ids
+    }
+
+    /// One boolean per row: whether the row makes the expression true. `columns` holds one
+    /// array per [`RowFilter::field_ids`] entry, each of `len` rows (a null parent struct must
+    /// already be folded into the child's nulls).
+    pub fn eval(&self, columns: &[ArrayRef], len: usize) -> Result<BooleanBuffer> {
+        if columns.len() != self.field_ids.len() {
+            return Err(Error::invalid(format!(
+                "the row filter reads {} columns, got {}",
+                self.field_ids.len(),
+                columns.len()
+            )));
+        }
+        let cols = columns
+            .iter()
+            .zip(&self.field_ids)
+            .zip(&self.types)
+            .map(|((a, id), ty)| {
+                if a.len() != len {
+                    return Err(Error::invalid(format!(
+                        "filter column of field {id} has {} rows, the batch {len}",
+                        a.len()
+                    )));
+                }
+                Column::new(a, ty, &format!("filter column of field {id}"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(eval(&self.root, &cols, len))
+    }
+}
+
+struct Builder<'s> {
+    schema: &'s Schema,
+    field_ids: Vec<i32>,
+    types: Vec<PrimitiveType>,
+    cols: HashMap<i32, usize>,
+}
+
+impl Builder<'_> {
+    fn col(&mut self, id: i32) -> Result<usize> {
+        if let Some(c) = self.cols.get(&id) {
+            return Ok(*c);
+        }
+        let info = self.schema.field(id)?;
+        let c = self.field_ids.len();
+        self.field_ids.push(id);
+        self.types.push(info.ty.clone());
+        self.cols.insert(id, c);
+        Ok(c)
+    }
+
+    fn node(&mut self, e: &Expr) -> Result<Node> {
+        Ok(match e {
+            Expr::True => Node::Const(true),
+            Expr::False => Node::Const(false),
+            Expr::Not(a) => Node::Not(Box::new(self.node(a)?)),
+            Expr::Pred(p) => Node::Leaf(self.leaf(p)?),
+            Expr::And(..) | Expr::Or(..) => {
+                let and = matches!(e, Expr::And(..));
+                let mut terms = Vec::new();
+                flatten(e, and, &mut terms);
+                // `=`/`IN` under OR and `!=`/`NOT IN` under AND on one field merge into one set.
+                let (merge_ops, set_op) = if and {
+                    ([Op::NotEq, Op::NotIn], Op::NotIn)
+                } else {
+                    ([Op::Eq, Op::In], Op::In)
+                };
+                let mut merged: Vec<(i32, Vec<Literal>)> = Vec::new();
+                let mut nodes = Vec::new();
+                for t in terms {
+                    match t {
+                        Expr::Pred(p) if merge_ops.contains(&p.op) && self.hashable(p) => {
+                            match merged.iter_mut().find(|(id, _)| *id == p.field_id) {
+                                Some((_, lits)) => lits.extend(p.literals.iter().cloned()),
+                                None => merged.push((p.field_id, p.literals.clone())),
+                            }
+                        }
+                        other => nodes.push(self.node(other)?),
+                    }
+                }
+                for (id, lits) in merged {
+                    let p = Predicate::new(id, set_op, lits);
+                    nodes.push(Node::Leaf(self.leaf(&p)?));
+                }
+                if and {
+                    Node::And(nodes)
+                } else {
+                    Node::Or(nodes)
+                }
+            }
+        })
+    }
+
+    fn hashable(&self, p: &Predicate) -> bool {
+        p.literals
+            .iter()
+            .all(|l| of_literal(l).is_some_and(|v| LitSet::key_kind(&v).is_some()))
+    }
+
+    fn leaf(&mut self, p: &Predicate) -> Result<Leaf> {
+        let col = self.col(p.field_id)?;
+        let needs_lit = !p.op.is_unary() && !p.op.is_set();
+        let lit = if needs_lit {
+            let l = p.literal().ok_or_else(|| {
+                Error::invalid(format!("{} predicate without a literal", p.op.as_str()))
+            })?;
+            if of_literal(l).is_none() {
+                return Err(Error::unsupported(format!(
+                    "{} literals cannot be compared",
+                    l.kind()
+                )));
+            }
+            Some(l.clone())
+        } else {
+            None
+        };
+        let set = if p.op.is_set() {
+            Some(LitSet::new(&p.literals)?)
+        } else {
+            None
+        };
+        if matches!(p.op, Op::StartsWith | Op::NotStartsWith)
+            && !matches!(lit.as_ref().and_then(of_literal), Some(Val::Bytes(_)))
+        {
+            return Err(Error::invalid(
+                "starts-with needs a string or binary prefix",
+            ));
+        }
+        Ok(Leaf {
+            col,
+            op: p.op,
+            lit,
+            set,
+        })
+    }
+}
+
+/// The operands of a chain of one operator, in order, without recursion.
+fn flatten<'e>(e: &'e Expr, and: bool, out: &mut Vec<&'e Expr>) {
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        match x {
+            Expr::And(a, b) if and => {
+                stack.push(b);
+                stack.push(a);
+            }
+            Expr::Or(a, b) if !and => {
+                stack.push(b);
+                stack.push(a);
+            }
+            other => out.push(other),
+        }
+    }
+}
+
+fn eval(node: &Node, cols: &[Column], n: usize) -> BooleanBuffer {
+    match node {
+        Node::Const(b) => constant(*b, n),
+        Node::Not(a) => !&eval(a, cols, n),
+        Node::Leaf(l) => eval_leaf(l, &cols[l.col], n),
+        Node::And(terms) | Node::Or(terms) => {
+            let and = matches!(node, Node::And(_));
+            let mut acc: Option<BooleanBuffer> = None;
+            for t in terms {
+                let v = eval(t, cols, n);
+                let next = match acc {
+                    None => v,
+                    Some(a) if and => &a & &v,
+                    Some(a) => &a | &v,
+                };
+                // every row decided: false for AND, true for OR
+                let decided = if and {
+                    next.count_set_bits() == 0
+                } else {
+                    next.count_set_bits() == n
+                };
+                acc = Some(next);
+                if decided {
+                    break;
+                }
+            }
+            acc.unwrap_or_else(|| constant(and, n))
+        }
+    }
+}
+
+fn constant(b: bool, n: usize) -> BooleanBuffer {
+    if b {
+        BooleanBuffer::new_set(n)
+    } else {
+        BooleanBuffer::new_unset(n)
+    }
+}
+
+/// One predicate on every row; null and NaN values follow the spec (see the module docs).
+fn eval_leaf(l: &Leaf, col: &Column, n: usize) -> BooleanBuffer {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    let positive = |f: &dyn Fn(&Val<'_>) -> bool| {
+        BooleanBuffer::collect_bool(n, |i| col.get(i).is_some_and(|v| f(&v)))
+    };
+    let lit = l.lit.as_ref().and_then(of_literal);
+    let cmp = |v: &Val<'_>, want: &dyn Fn(std::cmp::Ordering) -> bool| -> bool {
+        match &lit {
+            Some(c) if !v.is_nan() => compare(v, c).is_some_and(want),
+            _ => false,
+        }
+    };
+    match l.op {
+        Op::IsNull => BooleanBuffer::collect_bool(n, |i| col.get(i).is_none()),
+        Op::NotNull => BooleanBuffer::collect_bool(n, |i| col.get(i).is_some()),
+        Op::IsNaN => positive(&|v| v.is_nan()),
+        Op::NotNaN => !&positive(&|v| v.is_nan()),
+        Op::Lt => positive(&|v| cmp(v, &|o| o == Less)),
+        Op::LtEq => positive(&|v| cmp(v, &|o| o != Greater)),
+        Op::Gt => positive(&|v| cmp(v, &|o| o == Greater)),
+        Op::GtEq => positive(&|v| cmp(v, &|o| o != Less)),
+        Op::Eq => positive(&|v| cmp(v, &|o| o == Equal)),
+        Op::NotEq => !&positive(&|v| cmp(v, &|o| o == Equal)),
+        Op::In | Op::NotIn => {
+            let member = match &l.set {
+                Some(s) => positive(&|v| s.contains(v)),
+                None => BooleanBuffer::new_unset(n),
+            };
+            if l.op == Op::In {
+                member
+            } else {
+                !&member
+            }
+        }
+        Op::StartsWith | Op::NotStartsWith => {
+            let prefix: &[u8] = match &lit {
+                Some(Val::Bytes(b)) => b,
+                _ => &[],
+            };
+            let m = positive(&|v| matches!(v, Val::Bytes(b) if b.starts_with(prefix)));
+            if l.op == Op::StartsWith {
+                m
+            } else {
+                !&m
+            }
+        }
+    }
+}
+
+/// FxHash's multiply-rotate: set probes run once per row, and SipHash would cost more than the
+/// rest of the evaluation (the keys are literals of the user's filter, not attacker-chosen).
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(v as u64)
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64)
+    }
+}
+
+type FxSet<T> = std::collections::HashSet<T, BuildHasherDefault<FxHasher>>;
+
+/// `IN` members keyed so that equal values (in the spec's order) are equal keys.
+enum LitSet {
+    Bool([bool; 2]),
+    Int(FxSet<i64>),
+    /// Float bits with -0.0 read as 0.0 (IEEE equality); literals are never NaN.
+    Float(FxSet<u64>),
+    I128(FxSet<i128>),
+    U128(FxSet<u128>),
+    Bytes(FxSet<Vec<u8>>),
+}
+
+#[derive(PartialEq)]
+enum KeyKind {
+    Bool,
+    Int,
+    Float,
+    I128,
+    U128,
+    Bytes,
+}
+
+fn float_key(v: f64) -> u64 {
+    if v == 0.0 {
+        0
+    } else {
+        v.to_bits()
+    }
+}
+
+impl LitSet {
+    fn key_kind(v: &Val<'_>) -> Option<KeyKind> {
+        Some(match v {
+            Val::Bool(_) => KeyKind::Bool,
+            Val::I32(_) | Val::I64(_) => KeyKind::Int,
+            Val::F32(_) | Val::F64(_) => KeyKind::Float,
+            Val::I128(_) => KeyKind::I128,
+            Val::U128(_) => KeyKind::U128,
+            Val::Bytes(_) => KeyKind::Bytes,
+        })
+    }
+
+    fn new(literals: &[Literal]) -> Result<LitSet> {
+        let vals = literals
+            .iter()
+            .map(|l| {
+                of_literal(l).ok_or_else(|| {
+                    Error::unsupported(format!("{} literals cannot be compared", l.kind()))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let kind = vals.first().and_then(LitSet::key_kind);
+        if vals
+            .iter()
+            .any(|v| LitSet::key_kind(v) != kind || v.is_nan())
+        {
+            return Err(Error::invalid(
+                "set literals must share one type and not be NaN",
+            ));
+        }
+        let mut set = match kind {
+            None | Some(KeyKind::Bool) => LitSet::Bool([false; 2]),
+            Some(KeyKind::Int) => LitSet::Int(FxSet::default()),
+            Some(KeyKind::Float) => LitSet::Float(FxSet::default()),
+            Some(KeyKind::I128) => LitSet::I128(FxSet::default()),
+            Some(KeyKind::U128) => LitSet::U128(FxSet::default()),
+            Some(KeyKind::Bytes) => LitSet::Bytes(FxSet::default()),
+        };
+        for v in &vals {
+            match (&mut set, v) {
+                (LitSet::Bool(s), Val::Bool(b)) => s[*b as usize] = true,
+                (LitSet::Int(s), Val::I32(x)) => {
+                    s.insert(*x as i64);
+                }
+                (LitSet::Int(s), Val::I64(x)) => {
+                    s.insert(*x);
+                }
+                (LitSet::Float(s), Val::F32(x)) => {
+                    s.insert(float_key(*x as f64));
+                }
+                (LitSet::Float(s), Val::F64(x)) => {
+                    s.insert(float_key(*x));
+                }
+                (LitSet::I128(s), Val::I128(x)) => {
+                    s.insert(*x);
+                }
+                (LitSet::U128(s), Val::U128(x)) => {
+                    s.insert(*x);
+                }
+                (LitSet::Bytes(s), Val::Bytes(b)) => {
+                    s.insert(b.to_vec());
+                }
+                _ => return Err(Error::invalid("set literals must share one type")),
+            }
+        }
+        Ok(set)
+    }
+
+    #[inline]
+    fn contains(&self, v: &Val<'_>) -> bool {
+        match (self, v) {
+            (LitSet::Bool(s), Val::Bool(b)) => s[*b as usize],
+            (LitSet::Int(s), Val::I32(x)) => s.contains(&(*x as i64)),
+            (LitSet::Int(s), Val::I64(x)) => s.contains(x),
+            // a float column's values widen exactly, as its f32 literals did
+            (LitSet::Float(s), Val::F32(x)) => !x.is_nan() && s.contains(&float_key(*x as f64)),
+            (LitSet::Float(s), Val::F64(x)) => !x.is_nan() && s.contains(&float_key(*x)),
+            (LitSet::I128(s), Val::I128(x)) => s.contains(x),
+            (LitSet::U128(s), Val::U128(x)) => s.contains(x),
+            (LitSet::Bytes(s), Val::Bytes(b)) => s.contains(*b),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Float64Array, Int64Array, StringArray};
+
+    use super::*;
+
+    fn run(json: &str, cols: Vec<ArrayRef>) -> Vec<bool> {
+        let schema = Schema::from_json(
+            r#"{"type":"struct","fields":[
+            {"id":1,"name":"id","required":false,"type":"long"},
+            {"id":2,"name":"data","required":false,"type":"string"},
+            {"id":3,"name":"f","required":false,"type":"double"}]}"#,
+        )
+        .unwrap();
+        let e = Expr::from_json_str(json, &schema).unwrap();
+        let f = RowFilter::new(&e, &schema).unwrap();
+        let n = cols.first().map_or(0, |c| c.len());
+        let by_id: HashMap<i32, ArrayRef> = f
+            .field_ids()
+            .iter()
+            .zip(cols)
+            .map(|(id, c)| (*id, c))
+            .collect();
+        let cols: Vec<ArrayRef> = f.field_ids().iter().map(|id| by_id[id].clone()).collect();
+        f.eval(&cols, n).unwrap().iter().collect()
+    }
+
+    fn strings() -> ArrayRef {
+        Arc::new(StringArray::from(vec![
+            Some("a"),
+            Some("b"),
+            None,
+            Some("c"),
+            Some("a"),
+            None,
+        ]))
+    }
+
+    fn pred(op: &str, id: i32, value: &str) -> String {
+        format!(r#"{{"type":"{op}","left":{{"type":"reference","id":{id}}},"right":{value}}}"#)
+    }
+
+    #[test]
+    fn not_eq_keeps_nulls_and_not_partitions() {
+        let ne = pred("not-eq", 2, r#""a""#);
+        assert_eq!(
+            run(&ne, vec![strings()]),
+            [false, true, true, true, false, true]
+        );
+        let not_ne = format!(r#"{{"type":"not","child":{ne}}}"#);
+        assert_eq!(
+            run(&not_ne, vec![strings()]),
+            [true, false, false, false, true, false]
+        );
+    }
+
+    #[test]
+    fn comparisons_on_null_and_nan() {
+        let f: ArrayRef = Arc::new(Float64Array::from(vec![
+            Some(1.0),
+            Some(f64::NAN),
+            None,
+            Some(-0.0),
+            Some(3.0),
+        ]));
+        assert_eq!(
+            run(&pred("gt", 3, "0.5"), vec![f.clone()]),
+            [true, false, false, false, true]
+        );
+        assert_eq!(
+            run(&pred("lt", 3, "0.5"), vec![f.clone()]),
+            [false, false, false, true, false]
+        );
+        // -0.0 = 0.0 in IEEE order
+        assert_eq!(
+            run(&pred("eq", 3, "0.0"), vec![f.clone()]),
+            [false, false, false, true, false]
+        );
+        assert_eq!(
+            run(&pred("not-eq", 3, "0.0"), vec![f.clone()]),
+            [true, true, true, false, true]
+        );
+        let not_nan = r#"{"type":"not-nan","child":{"type":"reference","id":3}}"#;
+        assert_eq!(
+            run(not_nan, vec![f.clone()]),
+            [true, false, true, true, true]
+        );
+        let in_set = r#"{"type":"in","child":{"type":"reference","id":3},"values":[0.0, 3.0]}"#;
+        assert_eq!(
+            run(in_set, vec![f.clone()]),
+            [false, false, false, true, true]
+        );
+        let not_in = r#"{"type":"not-in","child":{"type":"reference","id":3},"values":[0.0, 3.0]}"#;
+        assert_eq!(run(not_in, vec![f]), [true, true, true, false, false]);
+    }
+
+    #[test]
+    fn long_chains_merge_into_sets() {
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter((0..1000).map(|i| {
+            if i % 7 == 0 {
+                None
+            } else {
+                Some(i)
+            }
+        })));
+        // left-deep, as `e = Or(e, t)` in a loop builds it
+        let chain = |kind: &str, op: &str| {
+            let mut s = format!(r#"{{"type":"{kind}","left":"#).repeat(99_999);
+            s += &pred(op, 1, "0");
+            for k in 1..100_000 {
+                s += &format!(r#","right":{}}}"#, pred(op, 1, &(k * 3).to_string()));
+            }
+            s
+        };
+        let got = run(&chain("or", "eq"), vec![ids.clone()]);
+        let want: Vec<bool> = (0..1000).map(|i| i % 7 != 0 && i % 3 == 0).collect();
+        assert_eq!(got, want);
+        let got = run(&chain("and", "not-eq"), vec![ids]);
+        let want: Vec<bool> = (0..1000).map(|i| i % 7 == 0 || i % 3 != 0).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn starts_with_and_negation() {
+        let sw = pred("starts-with", 2, r#""a""#);
+        assert_eq!(
+            run(&sw, vec![strings()]),
+            [true, false, false, false, true, false]
+        );
+        let nsw = pred("not-starts-with", 2, r#""a""#);
+        assert_eq!(
+            run(&nsw, vec![strings()]),
+            [false, true, true, true, false, true]
+        );
+    }
+}
