@@ -39,6 +39,9 @@ class BooleanExpression(_Immutable):
 
     __slots__ = ()
     _prec: ClassVar[int] = _PREC_ATOM
+    # Unbound predicates at or below this node (a class constant for leaves, counted when an
+    # And/Or/Not is built): binding an already bound filter of 100k terms then costs no rebuild.
+    _unbound: int = 0
 
     def negate(self) -> BooleanExpression:
         """The logical negation, pushed into predicates (``~(x < 5)`` is ``x >= 5``)."""
@@ -165,7 +168,7 @@ class _Compound(BooleanExpression):
     """``And``/``Or``/``Not``: equality, hash, text and pickling without recursion. The hash is
     computed once, from the children's, when the node is built."""
 
-    __slots__ = ("_hash",)
+    __slots__ = ("_hash", "_unbound")
     _hash: int
 
     def __eq__(self, other: object) -> bool:
@@ -299,7 +302,12 @@ class _Junction(_Compound):
             if isinstance(b, cls._neutral):
                 return a
             self = super().__new__(cls)
-            self._set(left=a, right=b, _hash=hash((cls._keyword, hash(a), hash(b))))
+            self._set(
+                left=a,
+                right=b,
+                _hash=hash((cls._keyword, hash(a), hash(b))),
+                _unbound=a._unbound + b._unbound,
+            )
             return self
         # n-ary: constants first (so the balanced tree is over the operands that remain).
         kept = []
@@ -365,7 +373,7 @@ class Not(_Compound):
         if isinstance(inner, Not):
             return inner.child
         self = super().__new__(cls)
-        self._set(child=inner, _hash=hash(("not", hash(inner))))
+        self._set(child=inner, _hash=hash(("not", hash(inner))), _unbound=inner._unbound)
         return self
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -12,6 +12,7 @@ type promotion, never an unsafe cast.
 
 from __future__ import annotations
 
+import collections
 import logging
 from typing import Any
 
@@ -49,15 +50,49 @@ __all__ = ["bind", "bind_term"]
 log = logging.getLogger(__name__)
 
 
+# Large filters bound lately, by the identity of the filter and schema (both kept alive beside
+# the result): a delete or overwrite binds its filter once per step (plan, conflict check,
+# retry), and 100k terms take a second each time.
+_BOUND: collections.OrderedDict[tuple[int, int, bool], tuple[Any, Any, BooleanExpression]] = (
+    collections.OrderedDict()
+)
+_BOUND_KEPT = 8
+_BOUND_MIN_TERMS = 1000
+
+
 def bind(schema: Schema, expr: BooleanExpression, case_sensitive: bool = True) -> BooleanExpression:
     """Binds every predicate of ``expr`` to ``schema``; already bound predicates are kept (they
     must refer to fields of ``schema``)."""
     if not isinstance(expr, BooleanExpression):
         raise ValidationError(f"expected a BooleanExpression, got {expr!r}")
-    return _bind(schema, expr, case_sensitive)
+    if expr._unbound < _BOUND_MIN_TERMS:
+        return _bind(schema, expr, case_sensitive)
+    key = (id(expr), id(schema), case_sensitive)
+    hit = _BOUND.get(key)
+    if hit is not None and hit[0] is expr and hit[1] is schema:
+        return hit[2]
+    bound = _bind(schema, expr, case_sensitive)
+    _BOUND[key] = (expr, schema, bound)
+    while len(_BOUND) > _BOUND_KEPT:
+        _BOUND.popitem(last=False)
+    return bound
 
 
 def _bind(schema: Schema, expr: BooleanExpression, cs: bool) -> BooleanExpression:
+    if expr._unbound == 0 and isinstance(expr, (And, Or, Not)):
+        # bound already (a scan's filter bound again by its planner): check, don't rebuild
+        ids = schema.field_ids
+        todo: list[BooleanExpression] = [expr]
+        while todo:
+            e = todo.pop()
+            if isinstance(e, (And, Or, Not)):
+                todo.extend(e.children())
+            elif isinstance(e, BoundPredicate) and e.ref.field_id not in ids:
+                raise ValidationError(
+                    f"bound predicate {e} refers to field id {e.ref.field_id}, not in the schema"
+                )
+        return expr
+
     def leaf(e: BooleanExpression) -> BooleanExpression:
         if isinstance(e, (AlwaysTrue, AlwaysFalse)):
             return e
@@ -76,6 +111,8 @@ def _bind(schema: Schema, expr: BooleanExpression, cs: bool) -> BooleanExpressio
         raise ValidationError(f"cannot bind {e!r}")
 
     def node(e: BooleanExpression, bound: list[BooleanExpression]) -> BooleanExpression:
+        if all(b is c for b, c in zip(bound, e.children(), strict=True)):
+            return e  # already bound below here: no new tree (a filter bound twice)
         if isinstance(e, Not):
             return Not(bound[0])
         if isinstance(e, And):

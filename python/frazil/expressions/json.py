@@ -38,6 +38,7 @@ the left of a comparison (the operator is flipped), every function-reference spe
 
 from __future__ import annotations
 
+import collections
 import json
 from typing import Any
 
@@ -97,10 +98,31 @@ def to_json(expr: BooleanExpression, legacy: bool = False) -> Any:
     return fold(expr, lambda e: _write(e, legacy), node)
 
 
+# The last few texts written, by the identity of their expression (kept alive beside it): a
+# scan sends one filter to the planner and to the row filter, and 100k terms take a second.
+_TEXTS: collections.OrderedDict[tuple[int, bool], tuple[BooleanExpression, str]] = (
+    collections.OrderedDict()
+)
+_TEXTS_KEPT = 8
+
+
 def to_json_text(expr: BooleanExpression, legacy: bool = False) -> str:
     """:func:`to_json` as compact JSON text, written without recursion so that a filter nested
     thousands of levels deep (a chain built by hand) can be sent to the native planner."""
     _check(expr)
+    key = (id(expr), legacy)
+    hit = _TEXTS.get(key)
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    text = _to_json_text(expr, legacy)
+    if len(text) > 4096:
+        _TEXTS[key] = (expr, text)
+        while len(_TEXTS) > _TEXTS_KEPT:
+            _TEXTS.popitem(last=False)
+    return text
+
+
+def _to_json_text(expr: BooleanExpression, legacy: bool) -> str:
     out: list[str] = []
     todo: list[str | BooleanExpression] = [expr]
     while todo:

@@ -128,6 +128,7 @@ class UnboundPredicate(BooleanExpression):
 
     __slots__ = ("term",)
     op: ClassVar[str] = ""
+    _unbound: int = 1
     term: UnboundTerm
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

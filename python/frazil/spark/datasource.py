@@ -207,12 +207,23 @@ def translate_filter(f: Any, types: dict[str, str]) -> tuple[Any, bool] | None:
         return isinstance(v, (bool, int, float, str, bytes, Decimal, dt.date))
 
     if isinstance(f, ds.Not):
+        # Spark's filters are SQL's (3-valued); frazil's expressions are the spec's (2-valued):
+        # SQL's NOT c is true where c is false, not where it is unknown (a null operand), so it
+        # is the spec's NOT c AND x IS NOT NULL (the spec's "Boolean logic" section).
         inner = translate_filter(f.child, types)
-        return None if inner is None else (E.Not(inner[0]), inner[1])
+        if inner is None:
+            return None
+        if isinstance(f.child, (ds.IsNull, ds.IsNotNull)):
+            return E.Not(inner[0]), inner[1]
+        child_name = name_of(getattr(f.child, "attribute", ()))
+        if child_name is None:
+            return None
+        return E.And(E.Not(inner[0]), E.NotNull(child_name)), inner[1]
     name = name_of(getattr(f, "attribute", ()))
     if name is None:
         return None
-    exact = types.get(name, "").split("(")[0] in _EXACT_TYPES
+    base_type = types.get(name, "").split("(")[0]
+    exact = base_type in _EXACT_TYPES
     if isinstance(f, ds.IsNull):
         return E.IsNull(name), True
     if isinstance(f, ds.IsNotNull):
@@ -233,6 +244,10 @@ def translate_filter(f: Any, types: dict[str, str]) -> tuple[Any, bool] | None:
     make = ops.get(type(f))
     if make is None or f.value is None or not plain(f.value):
         return None
+    if base_type in ("float", "double") and make in (E.GreaterThan, E.GreaterThanOrEqual):
+        # Spark orders NaN above every number (the spec makes a comparison with NaN false):
+        # keep NaN rows for Spark to judge, as this filter is not exact on floats
+        return E.Or(make(name, f.value), E.IsNaN(name)), exact
     return make(name, f.value), exact
 
 

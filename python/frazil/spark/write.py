@@ -436,7 +436,7 @@ def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
     values and the filter's inclusive projection)? True when unsure."""
     from frazil.expressions import AlwaysTrue, from_json
     from frazil.schema import Schema
-    from frazil.table.arrow_filter import expression_to_arrow
+    from frazil.table.arrow_filter import RowFilter
     from frazil.table.planning import planner_for
 
     if isinstance(bound, AlwaysTrue):
@@ -462,7 +462,7 @@ def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
             row = pa.Table.from_pylist(
                 [dict(zip(arrow_schema.names, f.partition, strict=True))], schema=arrow_schema
             )
-            return bool(row.filter(expression_to_arrow(expr, pschema)).num_rows > 0)
+            return bool(RowFilter(expr, pschema).filter_table(row).num_rows > 0)
         except Exception:
             log.debug("conflict check of %s: assuming a match", f.file_path, exc_info=True)
             return True

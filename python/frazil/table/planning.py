@@ -120,6 +120,10 @@ class PlanContext:
     delete_groups: list[ManifestTasks] = field(default_factory=list)
     residuals: list[BooleanExpression] = field(default_factory=list)
     _residual_ids: dict[str, int] = field(default_factory=dict, repr=False)
+    #: the bound filter and the planner's JSON of it: a residual equal to the whole filter is
+    #: this object, not a parse of its JSON (a filter of 100k terms parses for seconds)
+    filter: BooleanExpression = field(default_factory=AlwaysTrue)
+    filter_text: str | None = None
 
     @functools.cached_property
     def delete_files(self) -> list[DataFile]:
@@ -137,7 +141,10 @@ class PlanContext:
             k = self._residual_ids.get(text)
             if k is None:
                 k = self._residual_ids[text] = len(self.residuals)
-                self.residuals.append(from_json(json.loads(text), self.schema))
+                if text == self.filter_text:
+                    self.residuals.append(self.filter)
+                else:
+                    self.residuals.append(from_json(json.loads(text), self.schema))
             remap.append(k)
         if remap == list(range(len(remap))):
             return local
@@ -382,6 +389,7 @@ def plan_manifests(
     if snapshot is None:
         return plan, iter(())
     planner = planner_for(metadata, schema, bound)
+    plan.filter, plan.filter_text = bound, planner.filter_json()
     if manifests is not None:
         list_path = f"the manifests selected up to snapshot {snapshot.snapshot_id}"
         manifest_list = manifests

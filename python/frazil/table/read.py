@@ -16,7 +16,8 @@ the whole file), in the table's (projected) schema:
   position delete files, and equality delete files (their keys hashed once per scan; null-safe,
   columns matched by field id so renamed columns still match) are applied natively as one
   keep-mask per batch (:mod:`frazil.deletes`);
-- then the residual filter, with the SQL semantics of :mod:`frazil.table.arrow_filter`.
+- then the residual filter, with the expressions spec's 2-valued semantics, evaluated natively
+  (:class:`frazil.table.arrow_filter.RowFilter`).
 
 Parquet, ORC and Avro files are read (ORC through :mod:`frazil.table.orc`, stripe by stripe;
 Avro natively through :mod:`frazil.table.avro`); a file the reader cannot read raises a
@@ -51,7 +52,7 @@ from frazil.exceptions import (
 from frazil.expressions import AlwaysTrue, BooleanExpression
 from frazil.name_mapping import MappedField, NameMapping, create_mapping_from_schema
 from frazil.schema import Schema
-from frazil.table.arrow_filter import expression_to_arrow, referenced_field_ids
+from frazil.table.arrow_filter import RowFilter, referenced_field_ids
 from frazil.table.avro import AvroFile
 from frazil.table.orc import OrcFile
 from frazil.types import (
@@ -483,6 +484,18 @@ class DeleteCache:
         default_factory=dict
     )
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # compiled residuals by the identity of the expression (kept alive beside its filter): the
+    # planner hands every task of one residual the same object
+    _filters: dict[int, tuple[BooleanExpression, RowFilter]] = field(default_factory=dict)
+
+    def row_filter(self, expr: BooleanExpression, schema: Schema) -> RowFilter:
+        """``expr`` (bound to ``schema``) compiled once per scan."""
+        hit = self._filters.get(id(expr))
+        if hit is not None and hit[0] is expr:
+            return hit[1]
+        compiled = RowFilter(expr, schema)
+        self._filters[id(expr)] = (expr, compiled)
+        return compiled
 
     def positions(self, delete_file: DataFile, data_path: str) -> np.ndarray:
         table = self._positions.get(delete_file.file_path)
@@ -722,7 +735,7 @@ def read_task(
     for ids in eq_groups:
         needed |= set(ids)
     read_schema = prune_schema(table_schema, needed)
-    filter_expr = None if isinstance(filt, AlwaysTrue) else expression_to_arrow(filt, read_schema)
+    row_filter = None if isinstance(filt, AlwaysTrue) else cache.row_filter(filt, table_schema)
     eq_sets = [
         (ids, cache.equality_set(files, ids, table_schema)) for ids, files in eq_groups.items()
     ]
@@ -776,8 +789,8 @@ def read_task(
                 keep = keys.keep_mask(cols, keep)
             if keep is not None and keep.false_count:
                 batch = batch.filter(keep)
-            if filter_expr is not None and batch.num_rows:
-                batch = _filter(batch, filter_expr)
+            if row_filter is not None and batch.num_rows:
+                batch = row_filter.filter(batch)
             if batch.num_rows == 0:
                 continue
             out = [batch.column(f.name) for f in projected.fields]
@@ -789,33 +802,6 @@ def read_task(
 
 
 METADATA_COLUMNS_BY_ID = {fid: name for name, (fid, _) in METADATA_COLUMNS.items()}
-
-
-def _storage_type(t: pa.DataType) -> pa.DataType:
-    """``t`` with every extension type (uuid) replaced by its storage type, recursively."""
-    if isinstance(t, pa.BaseExtensionType):
-        return _storage_type(t.storage_type)
-    if pa.types.is_struct(t):
-        return pa.struct([f.with_type(_storage_type(f.type)) for f in t])
-    if pa.types.is_map(t):
-        return pa.map_(
-            t.key_field.with_type(_storage_type(t.key_type)),
-            t.item_field.with_type(_storage_type(t.item_type)),
-        )
-    if pa.types.is_large_list(t):
-        return pa.large_list(t.value_field.with_type(_storage_type(t.value_type)))
-    if pa.types.is_list(t):
-        return pa.list_(t.value_field.with_type(_storage_type(t.value_type)))
-    return t
-
-
-def _filter(batch: pa.RecordBatch, expr: pc.Expression) -> pa.RecordBatch:
-    """``batch.filter(expr)``; Acero, which evaluates it, refuses extension columns (uuid)
-    in some paths, so such batches are filtered as their storage and cast back."""
-    storage = pa.schema([f.with_type(_storage_type(f.type)) for f in batch.schema])
-    if storage == batch.schema:
-        return batch.filter(expr)
-    return batch.cast(storage).filter(expr).cast(batch.schema)
 
 
 def _top_name(schema: Schema, field_id: int) -> str:

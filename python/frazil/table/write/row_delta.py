@@ -59,7 +59,7 @@ from frazil.expressions import (
 from frazil.expressions.metrics_evaluator import StrictMetricsEvaluator
 from frazil.metadata import MAIN_BRANCH, Operation, Snapshot, TableMetadata
 from frazil.schema import Schema
-from frazil.table.arrow_filter import expression_to_arrow, referenced_field_ids
+from frazil.table.arrow_filter import referenced_field_ids
 from frazil.table.read import (
     FILE_PATH_FIELD_ID,
     LAST_UPDATED_FIELD_ID,
@@ -495,10 +495,12 @@ class _Change:
             producer.add_delete_file(d)
 
 
-def _matched_positions(rows: pa.Table, bound: BooleanExpression, schema: Schema) -> np.ndarray:
-    """``_pos`` of the rows the filter makes true (null is not true)."""
+def _matched_positions(
+    rows: pa.Table, bound: BooleanExpression, schema: Schema, cache: DeleteCache
+) -> np.ndarray:
+    """``_pos`` of the rows the filter makes true (the spec's 2-valued semantics)."""
     if not isinstance(bound, AlwaysTrue):
-        rows = rows.filter(expression_to_arrow(bound, schema))
+        rows = cache.row_filter(bound, schema).filter_table(rows)
     positions: np.ndarray = rows.column(_POS).to_numpy()
     return positions
 
@@ -518,8 +520,8 @@ def _data_columns(rows: pa.Table, v3: bool) -> pa.Table:
 def _all_rows_match(
     ctx: _Context, files: Sequence[DataFile], residuals: Sequence[BooleanExpression]
 ) -> list[bool]:
-    """Per file, whether every row makes its residual true (SQL semantics, as the rows read are
-    matched): the residual is ``true``, or the strict metrics evaluator proves it from the
+    """Per file, whether every row makes its residual true (the spec's semantics, as the rows
+    read are matched): the residual is ``true``, or the strict metrics evaluator proves it from the
     file's metrics (one Arrow batch of the files, each distinct residual evaluated natively
     over its own files)."""
     out = [isinstance(r, AlwaysTrue) for r in residuals]
@@ -536,7 +538,7 @@ def _all_rows_match(
     for group in by_residual.values():
         rows = batch.slice(start, len(group))
         start += len(group)
-        evaluator = StrictMetricsEvaluator(ctx.schema, residuals[group[0]], sql_nulls=True)
+        evaluator = StrictMetricsEvaluator(ctx.schema, residuals[group[0]])
         proven = evaluator.eval(rows)
         for i, must in zip(group, proven.to_pylist(), strict=True):
             out[i] = bool(must)
@@ -565,7 +567,7 @@ def _delete_rows(change: _Change, bound: BooleanExpression) -> int:
             else None
         )
         rows = ctx.read(task, cache, projected)
-        pos = _matched_positions(rows, residual, ctx.schema)
+        pos = _matched_positions(rows, residual, ctx.schema, cache)
         if len(pos) == 0:
             continue
         deleted += len(pos)
