@@ -164,14 +164,13 @@ pub struct ReadOptions {
 
 /// Decodes a manifest into one record batch of `manifest_entry` columns; the file's key-value
 /// metadata (`schema`, `partition-spec`, `format-version`, `content`, ...) becomes the schema's
-/// metadata. `data` is the whole file: with a `manifest_file`, its length and entries are held
-/// against what the manifest list promises ([`crate::Promised`]), so a cut file is an error.
+/// metadata. `data` is the whole file: with a `manifest_file`, its entries are held against
+/// what the manifest list promises ([`crate::Promised`]), so a file cut short is an error.
 pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> {
     let promised = options
         .manifest_file
         .map(|m| m.promised)
         .unwrap_or_default();
-    promised.check_length(data.len())?;
     let target = match &options.columns {
         None => manifest_entry(),
         Some(paths) => {
@@ -191,8 +190,9 @@ pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> 
         None => target,
         Some(ids) => project_stats(target, ids),
     };
-    let batch = read_container(data, &target, options.threads.unwrap_or(1))?;
-    promised.check_entries(&batch)?;
+    let batch = read_container(data, &target, options.threads.unwrap_or(1))
+        .map_err(|e| promised.explain(e, data.len()))?;
+    promised.check(data.len(), &batch)?;
     let batch = finish_v4(batch, keep.as_ref(), options.table_location.as_deref())?;
     match &options.manifest_file {
         Some(m) => inherit(batch, m),

@@ -252,26 +252,34 @@ fn java_manifests_keep_their_lists_promises() {
             manifest_file: Some(mf),
             ..ReadOptions::default()
         };
-        // cut after the header: a valid Avro file of no entries, refused by its length
+        // cut after the header: a valid Avro file of no entries, refused by its counts
         let header = frazil_manifest::avro::Container::parse(&bytes)
             .unwrap()
             .body_offset();
-        let err = read_manifest(&bytes[..header], &options).unwrap_err();
-        assert!(err.message.contains("promises a file of"), "{file}: {err}");
-        // the same cut with an unknown length: refused by the counts
-        let mut unknown_length = mf;
-        unknown_length.promised.length = None;
-        let options = ReadOptions {
-            manifest_file: Some(unknown_length),
-            ..ReadOptions::default()
-        };
         let err = read_manifest(&bytes[..header], &options).unwrap_err();
         assert!(
             err.message.contains("files, the file holds 0"),
             "{file}: {err}"
         );
-        // a count that disagrees
-        let mut tampered = unknown_length;
+        // the same cut in a list without counts (v1 may leave them null): by its length
+        let length_only = ManifestFile {
+            promised: frazil_manifest::Promised {
+                length: mf.promised.length,
+                ..Default::default()
+            },
+            ..mf
+        };
+        let options = ReadOptions {
+            manifest_file: Some(length_only),
+            ..ReadOptions::default()
+        };
+        let err = read_manifest(&bytes[..header], &options).unwrap_err();
+        assert!(err.message.contains("promises a file of"), "{file}: {err}");
+        // cut inside its last block: the decoder's error says the file is short
+        let err = read_manifest(&bytes[..bytes.len() - 20], &options).unwrap_err();
+        assert!(err.message.contains("cut short?"), "{file}: {err}");
+        // a count the entries fall short of
+        let mut tampered = mf;
         tampered.promised.existing_files = Some(tampered.promised.existing_files.unwrap_or(0) + 1);
         let options = ReadOptions {
             manifest_file: Some(tampered),
