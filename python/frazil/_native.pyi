@@ -1,6 +1,12 @@
 # Hand-written stub of the private native module; CI checks it against the binary with
 # `python -m mypy.stubtest frazil._native`.
-from typing import Any, Final, final
+from typing import Any, Final, TypeAlias, final
+
+_I: TypeAlias = int | None
+# A manifest list row: (added_snapshot_id, sequence_number, first_row_id) to inherit, optionally
+# followed by what it promises of the file: manifest_length, added/existing/deleted_files_count,
+# added/existing/deleted_rows_count.
+_ListEntry: TypeAlias = tuple[_I, _I, _I] | tuple[_I, _I, _I, _I, _I, _I, _I, _I, _I, _I]
 
 __all__ = [
     "ArrowArrayExport",
@@ -218,7 +224,7 @@ class ScanPlanner:
         manifest_list: object,
         rows: list[int],
         datas: list[bytes],
-        inherits: list[tuple[int | None, int | None, int | None] | None],
+        inherits: list[_ListEntry | None],
         threads: int | None = None,
         include_column_stats: bool = True,
     ) -> PlannedScan: ...
@@ -227,7 +233,7 @@ class ScanPlanner:
         manifest_list: object,
         rows: list[int],
         datas: list[bytes],
-        inherits: list[tuple[int | None, int | None, int | None] | None],
+        inherits: list[_ListEntry | None],
         threads: int | None = None,
     ) -> DeletePlan: ...
     def plan_data(
@@ -236,7 +242,7 @@ class ScanPlanner:
         manifest_list: object,
         rows: list[int],
         datas: list[bytes],
-        inherits: list[tuple[int | None, int | None, int | None] | None],
+        inherits: list[_ListEntry | None],
         threads: int | None = None,
         include_column_stats: bool = True,
     ) -> PlannedScan: ...
@@ -269,16 +275,17 @@ def avro_data_read(
 ) -> tuple[list[int], RecordBatchExport]: ...
 def manifest_read(
     data: bytes,
-    inherit: tuple[int | None, int | None, int | None] | None = None,
+    inherit: _ListEntry | None = None,
     columns: list[str] | None = None,
     location: str | None = None,
 ) -> RecordBatchExport: ...
 def manifest_read_many(
     datas: list[bytes],
-    inherits: list[tuple[int | None, int | None, int | None] | None],
+    inherits: list[_ListEntry | None],
     columns: list[str] | None = None,
     threads: int | None = None,
     location: str | None = None,
+    paths: list[str | None] | None = None,
 ) -> list[RecordBatchExport]: ...
 def manifest_write(
     entries: object,

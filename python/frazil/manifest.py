@@ -92,7 +92,21 @@ MANIFEST_FILE_SCHEMA = pa.schema(
 """The columns of a manifest list's table (:func:`read_manifest_list`), without the field ids:
 what :func:`write_manifest_list` takes."""
 
-_Inherit = tuple[int | None, int | None, int | None]
+# What the native reader takes of a manifest list row: what the entries inherit, then what the
+# row promises about the file (its length, file and row counts by status), which it holds the
+# file to, so a manifest cut short is an error rather than fewer entries.
+_LIST_ENTRY_FIELDS = (
+    "added_snapshot_id",
+    "sequence_number",
+    "first_row_id",
+    "manifest_length",
+    "added_files_count",
+    "existing_files_count",
+    "deleted_files_count",
+    "added_rows_count",
+    "existing_rows_count",
+    "deleted_rows_count",
+)
 
 
 def _relabel(err: FrazilError, path: str | None) -> NoReturn:
@@ -101,14 +115,12 @@ def _relabel(err: FrazilError, path: str | None) -> NoReturn:
     raise type(err)(f"{path}: {err}") from None
 
 
-def _inherit(manifest_file: Mapping[str, Any] | None) -> _Inherit | None:
+def list_entry(manifest_file: Mapping[str, Any] | None) -> _native._ListEntry | None:
+    """A manifest list row as the native readers take it (absent keys are unknown, unchecked)."""
     if manifest_file is None:
         return None
-    return (
-        manifest_file.get("added_snapshot_id"),
-        manifest_file.get("sequence_number"),
-        manifest_file.get("first_row_id"),
-    )
+    get = manifest_file.get
+    return tuple(get(k) for k in _LIST_ENTRY_FIELDS)  # type: ignore[return-value]
 
 
 def read_manifest_list(
@@ -139,17 +151,22 @@ def read_manifest(
     ``manifest_file`` is this manifest's row of its manifest list (a mapping with at least
     ``added_snapshot_id``, ``sequence_number`` and ``first_row_id``, e.g. one element of
     ``read_manifest_list(...).to_pylist()``); when given, null snapshot ids, sequence numbers and
-    first row ids are inherited as the spec prescribes. ``columns`` selects dotted column paths
-    (``"data_file.file_path"``) to skip decoding the rest, e.g. the metrics maps; the columns
-    inheritance needs are always decoded. ``path`` only labels error messages. ``location``:
-    as for :func:`read_manifest_list`, for ``file_path`` and ``referenced_data_file``. v4
-    manifests' ``content_stats`` are returned as the stats maps v1-v3 manifests hold.
+    first row ids are inherited as the spec prescribes, and ``data`` (the whole file) is held to
+    what the row promises: entries falling short of its file or row counts
+    (``added_files_count``, ..., ``deleted_rows_count``; absent or null ones are not checked),
+    or, with no count known, no entries in a file shorter than ``manifest_length``, raise
+    :class:`~frazil.exceptions.DecodeError` (rust/frazil-manifest/src/promised.rs). ``columns``
+    selects dotted column paths (``"data_file.file_path"``) to skip decoding the rest, e.g. the
+    metrics maps; the columns inheritance needs are always decoded. ``path`` only labels error
+    messages. ``location``: as for :func:`read_manifest_list`, for ``file_path`` and
+    ``referenced_data_file``. v4 manifests' ``content_stats`` are returned as the stats maps
+    v1-v3 manifests hold.
     """
     try:
         return pa.table(
             _native.manifest_read(
                 data,
-                _inherit(manifest_file),
+                list_entry(manifest_file),
                 None if columns is None else list(columns),
                 location,
             )
@@ -165,11 +182,21 @@ def read_manifests(
     columns: Sequence[str] | None = None,
     threads: int | None = None,
     location: str | None = None,
+    paths: Sequence[str | None] | None = None,
 ) -> list[pa.Table]:
-    """Decodes many manifests in parallel (``threads``, default all cores), GIL released."""
-    inherits = [_inherit(m) for m in manifest_files] if manifest_files is not None else []
+    """Decodes many manifests in parallel (``threads``, default all cores), GIL released;
+    ``manifest_files`` as for :func:`read_manifest`. An error names the manifest by its path in
+    ``paths`` (default: the rows' ``manifest_path``)."""
+    inherits = [list_entry(m) for m in manifest_files] if manifest_files is not None else []
+    if paths is None and manifest_files is not None:
+        paths = [None if m is None else m.get("manifest_path") for m in manifest_files]
     exports = _native.manifest_read_many(
-        list(datas), inherits, None if columns is None else list(columns), threads, location
+        list(datas),
+        inherits,
+        None if columns is None else list(columns),
+        threads,
+        location,
+        None if paths is None else list(paths),
     )
     return [pa.table(e) for e in exports]
 

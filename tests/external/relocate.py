@@ -6,6 +6,8 @@ test-warehouse/...``, ``/home/iceberg/warehouse/...``, repository-relative ``dat
 manifests, and position delete files, whose rows hold data file paths) under a temporary
 directory with every path rewritten to where the file lies in the fixtures folder; data files are
 not copied. The copy is plain Iceberg, so frazil, PyIceberg and DuckDB all read the same thing.
+A rewritten manifest's ``manifest_length`` moves by what the rewrite changed (as Java's
+``RewriteTablePath`` sets it), so a length that was stale in the original stays as stale.
 
 The rewrite uses fastavro and pyarrow, not frazil, so a frazil bug cannot hide in the setup.
 """
@@ -171,8 +173,12 @@ def relocate(metadata_file: Path, root: Path, out: Path) -> Relocated:
             if os.path.exists(src):
 
                 def fix(rec: dict[str, Any]) -> dict[str, Any]:
-                    path = _rewrite_manifest_path(m, rec["manifest_path"], manifests)
-                    return {**rec, "manifest_path": path}
+                    old = rec["manifest_path"]
+                    path = _rewrite_manifest_path(m, old, manifests)
+                    length = rec["manifest_length"]
+                    if path != old:  # rewritten: the length moves by what the rewrite changed
+                        length += os.path.getsize(path) - os.path.getsize(m.source(old))
+                    return {**rec, "manifest_path": path, "manifest_length": length}
 
                 _rewrite_avro(src, dst, fix)
                 snap["manifest-list"] = dst

@@ -64,6 +64,7 @@ def reachable_files(
         [d for _, d in found],
         columns=["data_file.file_path"],
         location=metadata.paths_location,
+        paths=[loc for loc, _ in found],
     )
     for t in decoded:
         paths = t.column("data_file").combine_chunks().field("file_path").to_pylist()

@@ -100,11 +100,12 @@ def cmd_files(ctx: Context) -> None:
             entries: list[dict[str, Any]] = []
             for start in range(0, len(manifests), MANIFEST_BATCH):
                 batch = manifests[start : start + MANIFEST_BATCH]
-                datas = io.read_many([md.resolve(p) for p, _ in batch])
+                locations = [md.resolve(p) for p, _ in batch]
                 decoded = read_manifests(
-                    datas,
+                    io.read_many(locations),
                     columns=["status", "data_file.file_path"],
                     location=md.paths_location,
+                    paths=locations,
                 )
                 for (path, content), t in zip(batch, decoded, strict=True):
                     paths = t.column("data_file").combine_chunks().field("file_path")

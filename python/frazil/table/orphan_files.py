@@ -200,10 +200,11 @@ def reachable_files(io: FileIO, md: TableMetadata, metadata_location: str | None
     out.update(md.resolve(f.statistics_path) for f in md.partition_statistics)
     snapshots = list(md.snapshots)
     out.update(md.resolve(s.manifest_list) for s in snapshots if s.manifest_list)
-    # A manifest that cannot be read fails the action: its files' reachability is unknown.
+    # A manifest that cannot be read, or is not what its list row promises (cut short), fails
+    # the action: its files' reachability is unknown.
     manifests = _manifest_paths(io, md, snapshots, missing_ok=False)
     out.update(manifests)
-    out.update(_content_file_paths(io, md, sorted(manifests), live_only=True, missing_ok=False))
+    out.update(_content_file_paths(io, md, manifests, live_only=True, missing_ok=False))
     return out
 
 

@@ -56,7 +56,7 @@ from frazil.expressions import AlwaysTrue, BooleanExpression, from_json
 from frazil.expressions.binding import bind
 from frazil.expressions.json import to_json_text
 from frazil.io import FileIO
-from frazil.manifest import inline_manifest_list, read_manifest, read_manifest_list
+from frazil.manifest import inline_manifest_list, list_entry, read_manifest, read_manifest_list
 from frazil.metadata import Snapshot, TableMetadata
 from frazil.partitioning import PartitionSpec
 from frazil.schema import Schema
@@ -312,10 +312,6 @@ def planner_for(
     )
 
 
-def _inherit(row: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
-    return (row.get("added_snapshot_id"), row.get("sequence_number"), row.get("first_row_id"))
-
-
 def _table(entries: Any) -> pa.Table:
     return pa.table(entries)
 
@@ -420,7 +416,7 @@ def plan_manifests(
         datas = _read_all(io, paths(delete_rows), "manifest")
         try:
             delete_plan = planner.plan_deletes(
-                batch, delete_rows, datas, [_inherit(by_row[r]) for r in delete_rows], threads
+                batch, delete_rows, datas, [list_entry(by_row[r]) for r in delete_rows], threads
             )
         except FrazilError as e:
             raise relabel(e) from None
@@ -478,7 +474,7 @@ def _plan_runs(
                     batch,
                     run,
                     datas,
-                    [_inherit(by_row[r]) for r in run],
+                    [list_entry(by_row[r]) for r in run],
                     threads,
                     include_stats,
                 )

@@ -16,10 +16,44 @@ pub struct ManifestFile {
     /// The manifest's sequence number; 0 for manifests of v1 manifest lists.
     pub sequence_number: Option<i64>,
     pub first_row_id: Option<i64>,
+    /// What the entry says of the file (length, counts by status), checked on read.
+    pub promised: crate::promised::Promised,
 }
 
 const ADDED: i32 = 1;
 const DATA: i32 = 0;
+
+impl ManifestFile {
+    /// The entry at `row` of a manifest list ([`crate::read_manifest_list`]'s columns; a
+    /// missing or null column is unknown).
+    pub fn from_list_row(list: &RecordBatch, row: usize) -> ManifestFile {
+        let get = |name: &str| -> Option<i64> {
+            let c = list.column_by_name(name)?;
+            if row >= c.len() || c.is_null(row) {
+                return None;
+            }
+            if let Some(a) = c.as_primitive_opt::<Int64Type>() {
+                return Some(a.value(row));
+            }
+            c.as_primitive_opt::<Int32Type>()
+                .map(|a| a.value(row) as i64)
+        };
+        ManifestFile {
+            added_snapshot_id: get("added_snapshot_id"),
+            sequence_number: get("sequence_number"),
+            first_row_id: get("first_row_id"),
+            promised: crate::Promised {
+                length: get("manifest_length"),
+                added_files: get("added_files_count"),
+                existing_files: get("existing_files_count"),
+                deleted_files: get("deleted_files_count"),
+                added_rows: get("added_rows_count"),
+                existing_rows: get("existing_rows_count"),
+                deleted_rows: get("deleted_rows_count"),
+            },
+        }
+    }
+}
 
 fn column<'a>(batch: &'a RecordBatch, name: &str) -> Option<(usize, &'a ArrayRef)> {
     let i = batch.schema().index_of(name).ok()?;
@@ -195,6 +229,7 @@ mod tests {
             added_snapshot_id: Some(9),
             sequence_number: Some(5),
             first_row_id: None,
+            ..ManifestFile::default()
         };
         let out = inherit(b.clone(), &m).unwrap();
         assert_eq!(longs(&out, "snapshot_id"), vec![Some(9); 4]);
@@ -211,6 +246,7 @@ mod tests {
             added_snapshot_id: Some(9),
             sequence_number: Some(0),
             first_row_id: None,
+            ..ManifestFile::default()
         };
         let out = inherit(b, &m).unwrap();
         assert_eq!(
@@ -232,6 +268,7 @@ mod tests {
             added_snapshot_id: Some(1),
             sequence_number: Some(1),
             first_row_id: Some(100),
+            ..ManifestFile::default()
         };
         let out = inherit(b, &m).unwrap();
         let df = out.column_by_name("data_file").unwrap().as_struct();

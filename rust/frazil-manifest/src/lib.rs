@@ -9,11 +9,13 @@ pub mod inheritance;
 pub mod manifest;
 pub mod manifest_list;
 pub mod paths;
+pub mod promised;
 mod read;
 
 pub use inheritance::ManifestFile;
 pub use manifest::{read_manifest, read_manifests, ReadOptions};
 pub use manifest_list::read_manifest_list;
+pub use promised::Promised;
 pub mod summary;
 pub mod write;
 

@@ -157,12 +157,20 @@ pub struct ReadOptions {
     /// The table location: relative `file_path`s and `referenced_data_file`s of v4 manifests
     /// are resolved against it (spec "Path Resolution"). Paths stay as written when `None`.
     pub table_location: Option<Arc<str>>,
+    /// The manifest's path, naming it in the errors of [`read_manifests`] (which name it by
+    /// its index otherwise).
+    pub path: Option<Arc<str>>,
 }
 
 /// Decodes a manifest into one record batch of `manifest_entry` columns; the file's key-value
 /// metadata (`schema`, `partition-spec`, `format-version`, `content`, ...) becomes the schema's
-/// metadata.
+/// metadata. `data` is the whole file: with a `manifest_file`, its entries are held against
+/// what the manifest list promises ([`crate::Promised`]), so a file cut short is an error.
 pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> {
+    let promised = options
+        .manifest_file
+        .map(|m| m.promised)
+        .unwrap_or_default();
     let target = match &options.columns {
         None => manifest_entry(),
         Some(paths) => {
@@ -182,7 +190,9 @@ pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> 
         None => target,
         Some(ids) => project_stats(target, ids),
     };
-    let batch = read_container(data, &target, options.threads.unwrap_or(1))?;
+    let batch = read_container(data, &target, options.threads.unwrap_or(1))
+        .map_err(|e| promised.explain(e, data.len()))?;
+    promised.check(data.len(), &batch)?;
     let batch = finish_v4(batch, keep.as_ref(), options.table_location.as_deref())?;
     match &options.manifest_file {
         Some(m) => inherit(batch, m),
@@ -264,7 +274,11 @@ pub fn read_manifests(
         }
     };
     let label = |i: usize, e: frazil_values::Error| {
-        frazil_values::Error::new(e.kind, format!("manifest {i}: {e}"))
+        let name = match jobs.get(i).and_then(|(_, o)| o.path.as_deref()) {
+            Some(path) => path.to_string(),
+            None => i.to_string(),
+        };
+        frazil_values::Error::new(e.kind, format!("manifest {name}: {e}"))
     };
     if threads == 1 {
         return jobs

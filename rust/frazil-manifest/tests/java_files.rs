@@ -131,6 +131,7 @@ fn inheritance_fills_what_java_left_null() {
         added_snapshot_id: long(&list, "added_snapshot_id", row),
         sequence_number: long(&list, "sequence_number", row),
         first_row_id: long(&list, "first_row_id", row),
+        ..ManifestFile::default()
     };
     assert!(mf.first_row_id.is_some());
     let options = ReadOptions {
@@ -139,6 +140,7 @@ fn inheritance_fills_what_java_left_null() {
         threads: None,
         stats_field_ids: None,
         table_location: None,
+        path: None,
     };
     let batch = read_manifest(&data("v3-data.avro"), &options).unwrap();
     for name in ["snapshot_id", "sequence_number", "file_sequence_number"] {
@@ -161,6 +163,7 @@ fn projection_keeps_only_what_is_asked() {
         threads: None,
         stats_field_ids: None,
         table_location: None,
+        path: None,
     };
     let batch = read_manifest(&data("v2-data.avro"), &options).unwrap();
     let df = batch.column_by_name("data_file").unwrap().as_struct();
@@ -223,4 +226,87 @@ fn encoder_round_trips_java_files_with_every_codec() {
             assert_eq!(a.to_data(), b.to_data(), "{list_name}");
         }
     }
+}
+
+/// Java writes what its manifests hold into its manifest lists: each fixture (a whole, untouched
+/// file) meets every promise of its list entry, read whole or projected; the same file cut
+/// short, or with a count changed, is refused.
+#[test]
+fn java_manifests_keep_their_lists_promises() {
+    for (list_name, file) in MANIFESTS {
+        let list = read_manifest_list(&data(list_name)).unwrap();
+        let (row, _) = list_row(&list, file);
+        let mf = ManifestFile::from_list_row(&list, row);
+        assert!(mf.promised.length.is_some(), "{file}");
+        assert!(mf.promised.added_files.is_some(), "{file}");
+        let bytes = data(file);
+        for columns in [None, Some(vec!["data_file.file_path".to_string()])] {
+            let options = ReadOptions {
+                manifest_file: Some(mf),
+                columns,
+                ..ReadOptions::default()
+            };
+            read_manifest(&bytes, &options).unwrap_or_else(|e| panic!("{file}: {e}"));
+        }
+        let options = ReadOptions {
+            manifest_file: Some(mf),
+            ..ReadOptions::default()
+        };
+        // cut after the header: a valid Avro file of no entries, refused by its counts
+        let header = frazil_manifest::avro::Container::parse(&bytes)
+            .unwrap()
+            .body_offset();
+        let err = read_manifest(&bytes[..header], &options).unwrap_err();
+        assert!(
+            err.message.contains("files, the file holds 0"),
+            "{file}: {err}"
+        );
+        // the same cut in a list without counts (v1 may leave them null): by its length
+        let length_only = ManifestFile {
+            promised: frazil_manifest::Promised {
+                length: mf.promised.length,
+                ..Default::default()
+            },
+            ..mf
+        };
+        let options = ReadOptions {
+            manifest_file: Some(length_only),
+            ..ReadOptions::default()
+        };
+        let err = read_manifest(&bytes[..header], &options).unwrap_err();
+        assert!(err.message.contains("promises a file of"), "{file}: {err}");
+        // cut inside its last block: the decoder's error says the file is short
+        let err = read_manifest(&bytes[..bytes.len() - 20], &options).unwrap_err();
+        assert!(err.message.contains("cut short?"), "{file}: {err}");
+        // a count the entries fall short of
+        let mut tampered = mf;
+        tampered.promised.existing_files = Some(tampered.promised.existing_files.unwrap_or(0) + 1);
+        let options = ReadOptions {
+            manifest_file: Some(tampered),
+            ..ReadOptions::default()
+        };
+        let err = read_manifest(&bytes, &options).unwrap_err();
+        assert!(err.message.contains("existing files"), "{file}: {err}");
+    }
+}
+
+/// `read_manifests` names a failing manifest by its path when it is given.
+#[test]
+fn read_manifests_names_the_failing_file() {
+    let list = read_manifest_list(&data("v2-manifest-list.avro")).unwrap();
+    let (row, _) = list_row(&list, "v2-data.avro");
+    let mut mf = ManifestFile::from_list_row(&list, row);
+    mf.promised.added_files = Some(mf.promised.added_files.unwrap() + 3);
+    let bytes = data("v2-data.avro");
+    let options = ReadOptions {
+        manifest_file: Some(mf),
+        path: Some("s3://bucket/t/metadata/m0.avro".into()),
+        ..ReadOptions::default()
+    };
+    let err = frazil_manifest::read_manifests(&[(&bytes, options)], Some(1)).unwrap_err();
+    assert!(
+        err.message
+            .starts_with("manifest s3://bucket/t/metadata/m0.avro: the manifest list promises"),
+        "{err}"
+    );
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::StructArray;
 use frazil_manifest::avro::Codec;
-use frazil_manifest::{ManifestFile, ReadOptions, WriteOptions};
+use frazil_manifest::{ManifestFile, Promised, ReadOptions, WriteOptions};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -31,7 +31,49 @@ fn manifest_read_list(
     Ok(export_batch(batch))
 }
 
-type Inherit = Option<(Option<i64>, Option<i64>, Option<i64>)>;
+/// A manifest's entry in its manifest list, as Python passes it: (added_snapshot_id,
+/// sequence_number, first_row_id) for inheritance alone, or those followed by manifest_length,
+/// added/existing/deleted_files_count and added/existing/deleted_rows_count, which the read
+/// then holds the file to (`frazil_manifest::Promised`).
+#[derive(FromPyObject)]
+pub(crate) enum ListEntry {
+    Promised((L, L, L, L, L, L, L, L, L, L)),
+    Inherit((L, L, L)),
+}
+
+/// A long the row may leave null.
+type L = Option<i64>;
+
+impl ListEntry {
+    pub(crate) fn manifest_file(self) -> ManifestFile {
+        match self {
+            ListEntry::Inherit((added_snapshot_id, sequence_number, first_row_id)) => {
+                ManifestFile {
+                    added_snapshot_id,
+                    sequence_number,
+                    first_row_id,
+                    promised: Promised::default(),
+                }
+            }
+            ListEntry::Promised((a, s, f, length, af, ef, df, ar, er, dr)) => ManifestFile {
+                added_snapshot_id: a,
+                sequence_number: s,
+                first_row_id: f,
+                promised: Promised {
+                    length,
+                    added_files: af,
+                    existing_files: ef,
+                    deleted_files: df,
+                    added_rows: ar,
+                    existing_rows: er,
+                    deleted_rows: dr,
+                },
+            },
+        }
+    }
+}
+
+pub(crate) type Inherit = Option<ListEntry>;
 
 fn options(
     inherit: Inherit,
@@ -39,17 +81,12 @@ fn options(
     location: Option<&Arc<str>>,
 ) -> ReadOptions {
     ReadOptions {
-        manifest_file: inherit.map(|(added_snapshot_id, sequence_number, first_row_id)| {
-            ManifestFile {
-                added_snapshot_id,
-                sequence_number,
-                first_row_id,
-            }
-        }),
+        manifest_file: inherit.map(ListEntry::manifest_file),
         columns,
         threads: None,
         stats_field_ids: None,
         table_location: location.cloned(),
+        path: None,
     }
 }
 
@@ -73,9 +110,9 @@ fn manifest_read(
 }
 
 /// Many manifests at once, on up to `threads` threads; returns one export per manifest or the
-/// first error with the index of the manifest that failed.
+/// first error, naming the manifest that failed by its path in `paths` (its index without).
 #[pyfunction]
-#[pyo3(signature = (datas, inherits, columns = None, threads = None, location = None))]
+#[pyo3(signature = (datas, inherits, columns = None, threads = None, location = None, paths = None))]
 fn manifest_read_many(
     py: Python<'_>,
     datas: Vec<PyBackedBytes>,
@@ -83,12 +120,24 @@ fn manifest_read_many(
     columns: Option<Vec<String>>,
     threads: Option<usize>,
     location: Option<String>,
+    paths: Option<Vec<Option<String>>>,
 ) -> PyResult<Vec<RecordBatchExport>> {
     let location: Option<Arc<str>> = location.map(Arc::from);
+    let paths = paths
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| p.map(Arc::from));
     let jobs: Vec<(&[u8], ReadOptions)> = datas
         .iter()
-        .zip(inherits.into_iter().chain(std::iter::repeat(None)))
-        .map(|(d, i)| (d.as_ref(), options(i, columns.clone(), location.as_ref())))
+        .zip(inherits.into_iter().chain(std::iter::repeat_with(|| None)))
+        .zip(paths.chain(std::iter::repeat(None)))
+        .map(|((d, i), path)| {
+            let options = ReadOptions {
+                path,
+                ..options(i, columns.clone(), location.as_ref())
+            };
+            (d.as_ref(), options)
+        })
         .collect();
     let batches = py
         .detach(|| frazil_manifest::read_manifests(&jobs, threads))

@@ -8,7 +8,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, ListArray, RecordBatch};
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field};
-use frazil_manifest::{ManifestFile, ReadOptions};
+use frazil_manifest::ReadOptions;
 use frazil_scan::{DeletePlan, Load, PlannedScan as Planned, ScanPlanner, TaskDeletes};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
@@ -16,7 +16,7 @@ use pyo3::pybacked::PyBackedBytes;
 use crate::arrow::{export, export_batch, import_array, ArrowArrayExport, RecordBatchExport};
 use crate::error::{invalid, IntoPyResult};
 
-type Inherit = Option<(Option<i64>, Option<i64>, Option<i64>)>;
+use crate::manifest::{Inherit, ListEntry};
 
 fn import_batch(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
     let imported = import_array(obj)?;
@@ -248,17 +248,12 @@ fn read_options(
     Ok(inherits
         .into_iter()
         .map(|i| ReadOptions {
-            manifest_file: i.map(|(added_snapshot_id, sequence_number, first_row_id)| {
-                ManifestFile {
-                    added_snapshot_id,
-                    sequence_number,
-                    first_row_id,
-                }
-            }),
+            manifest_file: i.map(ListEntry::manifest_file),
             columns: None,
             threads: None,
             stats_field_ids: None,
             table_location: location.cloned(),
+            path: None,
         })
         .collect())
 }

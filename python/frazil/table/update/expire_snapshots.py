@@ -328,38 +328,46 @@ class ExpireSnapshots(TransactionStep):
 
 def _manifest_paths(
     io: FileIO, metadata: TableMetadata, snapshots: Sequence[Snapshot], missing_ok: bool
-) -> set[str]:
-    """The locations of the manifests the snapshots list."""
+) -> dict[str, dict[str, Any] | None]:
+    """The locations of the manifests the snapshots list, each with its manifest list row
+    (``None`` for a v1 snapshot's inline manifests), which reading it is checked against."""
     lists = sorted({metadata.resolve(s.manifest_list) for s in snapshots if s.manifest_list})
-    paths: set[str] = set()
+    paths: dict[str, dict[str, Any] | None] = {}
     for s in snapshots:  # v1 snapshots may list their manifests inline
         if s.manifest_list is None and s.manifests:
-            paths.update(metadata.resolve(m) for m in s.manifests)
+            paths.update((metadata.resolve(m), None) for m in s.manifests)
     for location, data in zip(lists, io.read_many(lists, missing_ok=missing_ok), strict=True):
         if data is None:
             logger.info("manifest list %s is already gone", location)
             continue
-        column = read_manifest_list(data, path=location, location=metadata.paths_location).column(
-            "manifest_path"
-        )
-        paths.update(metadata.resolve(p) for p in column.to_pylist())
+        rows = read_manifest_list(data, path=location, location=metadata.paths_location)
+        for row in rows.to_pylist():
+            paths[metadata.resolve(row["manifest_path"])] = row
     return paths
 
 
 def _content_file_paths(
     io: FileIO,
     metadata: TableMetadata,
-    manifests: Sequence[str],
+    manifests: Mapping[str, dict[str, Any] | None],
     *,
     live_only: bool,
     missing_ok: bool,
 ) -> set[str]:
-    """The data/delete file paths the manifests reference: in entries of any status, or only in
-    live ones (added or existing; a deleted entry's file is not part of its snapshot)."""
-    datas = [d for d in io.read_many(manifests, missing_ok=missing_ok) if d is not None]
+    """The data/delete file paths the manifests (locations with their manifest list rows)
+    reference: in entries of any status, or only in live ones (added or existing; a deleted
+    entry's file is not part of its snapshot). A manifest that is not what its row promises
+    (cut short) raises: a retained file missed here would be deleted."""
+    locations = sorted(manifests)
+    read = io.read_many(locations, missing_ok=missing_ok)
+    found = [(loc, d) for loc, d in zip(locations, read, strict=True) if d is not None]
     out: set[str] = set()
     for table in read_manifests(
-        datas, columns=["status", "data_file.file_path"], location=metadata.paths_location
+        [d for _, d in found],
+        [manifests[loc] for loc, _ in found],
+        columns=["status", "data_file.file_path"],
+        location=metadata.paths_location,
+        paths=[loc for loc, _ in found],
     ):
         paths = table.column("data_file").combine_chunks().field("file_path")
         if live_only:
@@ -406,13 +414,17 @@ def _clean_expired_files(
     try:
         expired_manifests = _manifest_paths(io, base, expired, missing_ok=True)
         retained_manifests = _manifest_paths(io, committed, retained, missing_ok=False)
-        manifests_to_delete = sorted(expired_manifests - retained_manifests)
+        manifests_to_delete = sorted(expired_manifests.keys() - retained_manifests.keys())
         candidates = _content_file_paths(
-            io, base, manifests_to_delete, live_only=False, missing_ok=True
+            io,
+            base,
+            {m: expired_manifests[m] for m in manifests_to_delete},
+            live_only=False,
+            missing_ok=True,
         )
         if candidates:
             candidates -= _content_file_paths(
-                io, committed, sorted(retained_manifests), live_only=True, missing_ok=False
+                io, committed, retained_manifests, live_only=True, missing_ok=False
             )
         files_to_delete = sorted(candidates)
     except (FrazilError, OSError) as e:

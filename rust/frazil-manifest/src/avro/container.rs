@@ -275,7 +275,8 @@ impl<'a> Container<'a> {
             }
             if size + 16 > r.remaining() as u64 {
                 return Err(at(Error::decode(format!(
-                    "truncated file: block of {size} bytes with {} bytes left",
+                    "truncated file: a block of {size} bytes and its 16-byte sync marker, \
+                     {} bytes left",
                     r.remaining()
                 ))));
             }
