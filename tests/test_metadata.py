@@ -502,6 +502,45 @@ def test_not_metadata_at_all(data: str | bytes, message: str) -> None:
         TableMetadata.from_json(data)
 
 
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (["schemas", 1, "fields", 1, "doc"], "bad \ud800 doc", r"schemas\[1\]\.fields\[1\]\.doc"),
+        (["schemas", 0, "fields", 0, "name"], "\udc00", r"schemas\[0\]\.fields\[0\]\.name"),
+        (["properties"], {"k": "v\ud83d"}, r"properties\.k"),
+        (["properties"], {"\ud800k": "v"}, r"properties: key '\\ud800k'"),
+    ],
+    ids=["doc", "field name", "property value", "property key"],
+)
+def test_a_lone_surrogate_is_a_parse_error_naming_the_field(
+    path: list[Any], value: Any, message: str
+) -> None:
+    # json.dumps writes the lone surrogate as its escape, as such a file holds it.
+    text = json.dumps(_break(v2_full(), path, value))
+    assert "\\ud" in text or "\\udc" in text
+    for data in (text, text.encode()):
+        with pytest.raises(ParseError, match=message + ": holds a lone surrogate") as e:
+            TableMetadata.from_json(data)
+        assert isinstance(e.value.__cause__, UnicodeEncodeError)
+    with pytest.raises(ParseError, match=f"^table metadata /t/v1.metadata.json: {message}"):
+        TableMetadata.from_json(text, file="/t/v1.metadata.json")
+
+
+def test_a_surrogate_pair_is_one_character() -> None:
+    text = json.dumps(_break(v2_full(), ["properties"], {"k": "\U0001f600"}))
+    assert "\\ud83d\\ude00" in text
+    m = TableMetadata.from_json(text)
+    assert m.properties["k"] == "\U0001f600"
+    assert "\U0001f600".encode() in m.to_json_bytes()
+
+
+def test_errors_name_the_file_when_given() -> None:
+    with pytest.raises(ParseError, match=r"^table metadata /t/v1.metadata.json: invalid JSON"):
+        TableMetadata.from_json("{", file="/t/v1.metadata.json")
+    with pytest.raises(UnsupportedError, match=r"^table metadata /t/v9.metadata.json: format-v"):
+        TableMetadata.from_json(json.dumps({"format-version": 9}), file="/t/v9.metadata.json")
+
+
 def test_errors_are_frazil_errors_and_value_errors() -> None:
     with pytest.raises(ValueError):
         parse(_break(v2_full(), ["location"]))

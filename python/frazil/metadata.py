@@ -21,7 +21,7 @@ from enum import Enum
 from typing import Any
 
 from frazil import _json_text
-from frazil._json_fields import Fields, check_str, check_unique
+from frazil._json_fields import Fields, check_str, check_unicode, check_unique
 from frazil.exceptions import FrazilError, ParseError, UnsupportedError
 from frazil.name_mapping import (
     DEFAULT_NAME_MAPPING_PROPERTY,
@@ -636,9 +636,22 @@ class TableMetadata:
     # ---- JSON
 
     @classmethod
-    def from_json(cls, data: str | bytes | bytearray, location: str | None = None) -> TableMetadata:
+    def from_json(
+        cls, data: str | bytes | bytearray, location: str | None = None, *, file: str | None = None
+    ) -> TableMetadata:
         """Parses a metadata file's content (plain or gzip-compressed JSON). ``location`` is the
-        table location for v4 metadata that omits it."""
+        table location for v4 metadata that omits it; ``file``, the file's path, is named in
+        errors."""
+        if file is None:
+            return cls._from_json(data, location)
+        try:
+            return cls._from_json(data, location)
+        except (ParseError, UnsupportedError) as e:
+            detail = str(e).removeprefix("table metadata: ")
+            raise type(e)(f"table metadata {file}: {detail}") from e
+
+    @classmethod
+    def _from_json(cls, data: str | bytes | bytearray, location: str | None) -> TableMetadata:
         if isinstance(data, (bytes, bytearray)):
             raw: bytes | bytearray = bytes(data)
             if raw[:2] == b"\x1f\x8b":
@@ -653,6 +666,7 @@ class TableMetadata:
             raise ParseError(f"table metadata: expected str or bytes, got {type(data).__name__}")
         try:
             obj = json.loads(text)
+            check_unicode(text, obj)
         except (json.JSONDecodeError, RecursionError) as e:
             raise ParseError(f"table metadata: invalid JSON: {e}") from None
         return cls.from_dict(obj, location=location)
