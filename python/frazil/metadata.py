@@ -855,8 +855,8 @@ def _parse(f: Fields, location_override: str | None) -> TableMetadata:
         EncryptedKey.from_json(e, f"encryption-keys[{i}]")
         for i, e in enumerate((f.opt_list("encryption-keys") or []) if version >= 3 else [])
     )
-    # A last-column-id below the highest field id (Hive and Impala wrote such tables) is read
-    # as the reference reads it; new ids start above both (TableMetadata.highest_assigned_id).
+    # A last-column-id below the highest field id (Hive and Impala wrote such tables) is kept
+    # as the reference keeps it; new ids start above both (TableMetadata.highest_assigned_id).
 
     return TableMetadata(
         format_version=version,
@@ -901,7 +901,9 @@ def _serialize(m: TableMetadata) -> dict[str, Any]:
     if v >= 2:
         out["last-sequence-number"] = m.last_sequence_number
     out["last-updated-ms"] = m.last_updated_ms
-    out["last-column-id"] = m.highest_assigned_id  # repairs a value below the highest field id
+    # As read, even below the highest field id (Hive, Impala): Java keeps it too. New columns
+    # are numbered above both (highest_assigned_id).
+    out["last-column-id"] = m.last_column_id
     if v == 1:
         # v1 readers know only the deprecated single schema and spec.
         out["schema"] = m.schema().to_json()
