@@ -164,13 +164,16 @@ def test_name_mapping_for_files_without_ids(tmp_path: Path) -> None:
 
 def test_files_without_ids_nor_mapping_read_by_position(tmp_path: Path) -> None:
     # Java's ParquetSchemaUtil.addFallbackIds: top-level columns get ids 1..n in file order
-    # (names do not matter); nested fields get none, so a struct's children read as null.
+    # (names do not matter); nested fields get none, so Java reads a struct (and a list of
+    # structs, a map keyed by structs) as null; lists and maps of primitives read.
     plain = pa.table(
         {
             "a": pa.array([1, 2], pa.int32()),
             "b": ["p", "q"],
             "st": [{"x": 1}, None],
             "tags": [["t"], None],
+            "structs": [[{"x": 1}], []],
+            "m": pa.array([[("k", 1)], None], pa.map_(pa.string(), pa.int32())),
         }
     )
     path = _write(tmp_path / "noids.parquet", plain)
@@ -178,14 +181,32 @@ def test_files_without_ids_nor_mapping_read_by_position(tmp_path: Path) -> None:
     schema = Schema(
         NestedField(2, "renamed", StringType()),
         NestedField(1, "id", LongType()),
-        NestedField(3, "st", StructType(NestedField(5, "x", IntegerType()))),
-        NestedField(4, "tags", ListType(6, StringType())),
+        NestedField(3, "st", StructType(NestedField(8, "x", IntegerType()))),
+        NestedField(4, "tags", ListType(9, StringType())),
+        NestedField(5, "structs", ListType(10, StructType(NestedField(11, "x", IntegerType())))),
+        NestedField(6, "m", MapType(12, StringType(), 13, IntegerType())),
         NestedField(7, "added", StringType()),
     )
     t = _read(FileScanTask(f), schema)
     assert t.to_pylist() == [
-        {"renamed": "p", "id": 1, "st": {"x": None}, "tags": ["t"], "added": None},
-        {"renamed": "q", "id": 2, "st": None, "tags": None, "added": None},
+        {
+            "renamed": "p",
+            "id": 1,
+            "st": None,
+            "tags": ["t"],
+            "structs": None,
+            "m": [("k", 1)],
+            "added": None,
+        },
+        {
+            "renamed": "q",
+            "id": 2,
+            "st": None,
+            "tags": None,
+            "structs": None,
+            "m": None,
+            "added": None,
+        },
     ]
     # One id anywhere in the file (here a nested one) turns the fallback off, as in Java.
     nested_id = pa.schema(

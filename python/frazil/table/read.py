@@ -250,10 +250,27 @@ def _with_fallback_ids(fields: Sequence[pa.Field]) -> list[pa.Field]:
     mapping (files of tables migrated from Hive, whose columns were only ever appended)."""
     out = []
     for position, f in enumerate(fields, 1):
+        if _reads_null_without_ids(f.type):
+            out.append(f)  # no id: read as a missing column, null
+            continue
         meta = dict(f.metadata or {})
         meta[b"PARQUET:field_id"] = str(position).encode()
         out.append(f.with_metadata(meta))
     return out
+
+
+def _reads_null_without_ids(t: pa.DataType) -> bool:
+    """Whether Java's Parquet reader reads a column of type ``t`` as null in every row when its
+    nested fields have no ids: a struct then reads none of its children's columns (so it is
+    null), a list reads through its element and a map through its key (checked against
+    Iceberg 1.10.2; a map's struct values read as null there, as structs of nulls here)."""
+    if pa.types.is_struct(t):
+        return True
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _reads_null_without_ids(t.value_type)
+    if pa.types.is_map(t):
+        return _reads_null_without_ids(t.key_type)
+    return False
 
 
 def _file_fields(schema: pa.Schema, mapping: NameMapping | None) -> list[pa.Field]:
