@@ -4,7 +4,6 @@ with its own fields, malformed input refused with the field named."""
 from __future__ import annotations
 
 import copy
-import dataclasses
 import gzip
 import json
 import tracemalloc
@@ -243,14 +242,28 @@ def test_v1_with_both_schema_forms_and_no_current_id_uses_the_deprecated_schema(
     assert parse(obj).current_schema_id == 1
 
 
-def test_last_column_id_below_the_highest_field_id_is_read_and_new_ids_go_above_both() -> None:
-    # Hive and Impala wrote such tables; Java, PyIceberg and DuckDB read them.
-    m = parse({**v2_full(), "last-column-id": 1})
+@pytest.mark.parametrize("version", [1, 2])
+def test_last_column_id_below_the_highest_field_id_is_kept_and_new_ids_go_above_both(
+    version: int,
+) -> None:
+    # Hive and Impala wrote such tables; Java, PyIceberg and DuckDB read them, and Java writes
+    # the value back as read (TableMetadataParser keeps lastColumnId).
+    obj = v1_minimal() if version == 1 else v2_full()
+    m = parse({**obj, "last-column-id": 1})
     assert m.last_column_id == 1
-    assert m.highest_assigned_id == max(s.highest_field_id for s in m.schemas) == 3
+    assert m.highest_assigned_id == max(s.highest_field_id for s in m.schemas) >= 2
     added = UpdateSchema(m).add_column("n", IntegerType()).apply()
-    assert added.find_field("n").field_id == 4
-    assert json.loads(m.to_json())["last-column-id"] == 3  # repaired when written
+    assert added.find_field("n").field_id == m.highest_assigned_id + 1
+    assert json.loads(m.to_json())["last-column-id"] == 1
+    assert TableMetadata.from_json(m.to_json_bytes()) == m
+
+
+def test_last_column_id_above_the_highest_field_id_is_kept_and_new_ids_go_above_it() -> None:
+    # iceberg-rust's TableMetadataV1Valid/V2Valid fixtures: last-column-id beyond every field id
+    m = parse({**v2_full(), "last-column-id": 10})
+    assert json.loads(m.to_json())["last-column-id"] == 10
+    added = UpdateSchema(m).add_column("n", IntegerType()).apply()
+    assert added.find_field("n").field_id == 11
 
 
 def test_v1_schema_without_its_struct_type_is_refused() -> None:
@@ -502,6 +515,45 @@ def test_not_metadata_at_all(data: str | bytes, message: str) -> None:
         TableMetadata.from_json(data)
 
 
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (["schemas", 1, "fields", 1, "doc"], "bad \ud800 doc", r"schemas\[1\]\.fields\[1\]\.doc"),
+        (["schemas", 0, "fields", 0, "name"], "\udc00", r"schemas\[0\]\.fields\[0\]\.name"),
+        (["properties"], {"k": "v\ud83d"}, r"properties\.k"),
+        (["properties"], {"\ud800k": "v"}, r"properties: key '\\ud800k'"),
+    ],
+    ids=["doc", "field name", "property value", "property key"],
+)
+def test_a_lone_surrogate_is_a_parse_error_naming_the_field(
+    path: list[Any], value: Any, message: str
+) -> None:
+    # json.dumps writes the lone surrogate as its escape, as such a file holds it.
+    text = json.dumps(_break(v2_full(), path, value))
+    assert "\\ud" in text or "\\udc" in text
+    for data in (text, text.encode()):
+        with pytest.raises(ParseError, match=message + ": holds a lone surrogate") as e:
+            TableMetadata.from_json(data)
+        assert isinstance(e.value.__cause__, UnicodeEncodeError)
+    with pytest.raises(ParseError, match=f"^table metadata /t/v1.metadata.json: {message}"):
+        TableMetadata.from_json(text, file="/t/v1.metadata.json")
+
+
+def test_a_surrogate_pair_is_one_character() -> None:
+    text = json.dumps(_break(v2_full(), ["properties"], {"k": "\U0001f600"}))
+    assert "\\ud83d\\ude00" in text
+    m = TableMetadata.from_json(text)
+    assert m.properties["k"] == "\U0001f600"
+    assert "\U0001f600".encode() in m.to_json_bytes()
+
+
+def test_errors_name_the_file_when_given() -> None:
+    with pytest.raises(ParseError, match=r"^table metadata /t/v1.metadata.json: invalid JSON"):
+        TableMetadata.from_json("{", file="/t/v1.metadata.json")
+    with pytest.raises(UnsupportedError, match=r"^table metadata /t/v9.metadata.json: format-v"):
+        TableMetadata.from_json(json.dumps({"format-version": 9}), file="/t/v9.metadata.json")
+
+
 def test_errors_are_frazil_errors_and_value_errors() -> None:
     with pytest.raises(ValueError):
         parse(_break(v2_full(), ["location"]))
@@ -624,9 +676,8 @@ def test_damaged_metadata_fails_cleanly(data: st.DataObject, make: Any) -> None:
         m = parse(obj)
     except FrazilError:
         return
-    # what was accepted writes back as read, a last-column-id below the highest field id repaired
-    repaired = dataclasses.replace(m, last_column_id=m.highest_assigned_id)
-    assert TableMetadata.from_json(m.to_json()) == repaired
+    # what was accepted writes back as read (a last-column-id below the highest field id too)
+    assert TableMetadata.from_json(m.to_json()) == m
 
 
 def test_v3_snapshot_with_first_row_id_needs_added_rows() -> None:

@@ -73,6 +73,7 @@ def test_derived_from_a_schema() -> None:
         ('[{"field-id": 1}]', r"name-mapping\[0\].names: expected a JSON list, got null"),
         ('[{"names": [1]}]', r"names\[0\]: expected a string"),
         ('[{"names": [], "field-id": "1"}]', "field-id: expected a 32-bit integer"),
+        ('[{"names": ["a\\ud800"], "field-id": 1}]', r"default\[0\]\.names\[0\]: .*surrogate"),
     ],
 )
 def test_malformed_mappings(text: str, message: str) -> None:

@@ -8,6 +8,7 @@ only after every field was read, so no half-built object ever escapes.
 from __future__ import annotations
 
 import builtins
+import re
 from typing import Any
 
 from frazil.exceptions import ParseError
@@ -15,6 +16,9 @@ from frazil.exceptions import ParseError
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _MISSING = object()
+# A \uD800-\uDFFF escape; a pair of them decodes to one character, a lone one stays a surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _kind(value: Any) -> str:
@@ -155,3 +159,38 @@ def check_unique(ids: list[int], at: str, what: str) -> None:
         if i in seen:
             raise ParseError(f"{at}: duplicate {what} {i}")
         seen.add(i)
+
+
+def check_unicode(text: str, obj: Any, path: str = "") -> None:
+    """Refuses a lone UTF-16 surrogate (``"\\ud800"`` without its pair) anywhere in ``obj``,
+    the JSON ``text`` decoded: it is no Unicode text, so it could not be written back as UTF-8
+    nor handed to Arrow or the native core. Walks ``obj`` only when ``text`` may hold one."""
+    if _SURROGATE_ESCAPE.search(text) is None and (text.isascii() or not _SURROGATE.search(text)):
+        return
+    _check_unicode(obj, path)
+
+
+def _check_unicode(value: Any, path: str) -> None:
+    if isinstance(value, str):
+        _check_str(value, path or "(value)")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            at = f"{path}.{key}" if path else key
+            _check_str(key, f"{path or '(object)'}: key {key!r}")
+            _check_unicode(item, at)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_unicode(item, f"{path}[{i}]")
+
+
+def _check_str(value: str, at: str) -> None:
+    m = _SURROGATE.search(value)
+    if m is None:
+        return
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ParseError(
+            f"{at}: holds a lone surrogate \\u{ord(m.group()):04x} (an escape without its pair), "
+            "which is not Unicode text"
+        ) from e

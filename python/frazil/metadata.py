@@ -21,7 +21,7 @@ from enum import Enum
 from typing import Any
 
 from frazil import _json_text
-from frazil._json_fields import Fields, check_str, check_unique
+from frazil._json_fields import Fields, check_str, check_unicode, check_unique
 from frazil.exceptions import FrazilError, ParseError, UnsupportedError
 from frazil.name_mapping import (
     DEFAULT_NAME_MAPPING_PROPERTY,
@@ -636,9 +636,22 @@ class TableMetadata:
     # ---- JSON
 
     @classmethod
-    def from_json(cls, data: str | bytes | bytearray, location: str | None = None) -> TableMetadata:
+    def from_json(
+        cls, data: str | bytes | bytearray, location: str | None = None, *, file: str | None = None
+    ) -> TableMetadata:
         """Parses a metadata file's content (plain or gzip-compressed JSON). ``location`` is the
-        table location for v4 metadata that omits it."""
+        table location for v4 metadata that omits it; ``file``, the file's path, is named in
+        errors."""
+        if file is None:
+            return cls._from_json(data, location)
+        try:
+            return cls._from_json(data, location)
+        except (ParseError, UnsupportedError) as e:
+            detail = str(e).removeprefix("table metadata: ")
+            raise type(e)(f"table metadata {file}: {detail}") from e
+
+    @classmethod
+    def _from_json(cls, data: str | bytes | bytearray, location: str | None) -> TableMetadata:
         if isinstance(data, (bytes, bytearray)):
             raw: bytes | bytearray = bytes(data)
             if raw[:2] == b"\x1f\x8b":
@@ -653,6 +666,7 @@ class TableMetadata:
             raise ParseError(f"table metadata: expected str or bytes, got {type(data).__name__}")
         try:
             obj = json.loads(text)
+            check_unicode(text, obj)
         except (json.JSONDecodeError, RecursionError) as e:
             raise ParseError(f"table metadata: invalid JSON: {e}") from None
         return cls.from_dict(obj, location=location)
@@ -841,8 +855,8 @@ def _parse(f: Fields, location_override: str | None) -> TableMetadata:
         EncryptedKey.from_json(e, f"encryption-keys[{i}]")
         for i, e in enumerate((f.opt_list("encryption-keys") or []) if version >= 3 else [])
     )
-    # A last-column-id below the highest field id (Hive and Impala wrote such tables) is read
-    # as the reference reads it; new ids start above both (TableMetadata.highest_assigned_id).
+    # A last-column-id below the highest field id (Hive and Impala wrote such tables) is kept
+    # as the reference keeps it; new ids start above both (TableMetadata.highest_assigned_id).
 
     return TableMetadata(
         format_version=version,
@@ -887,7 +901,9 @@ def _serialize(m: TableMetadata) -> dict[str, Any]:
     if v >= 2:
         out["last-sequence-number"] = m.last_sequence_number
     out["last-updated-ms"] = m.last_updated_ms
-    out["last-column-id"] = m.highest_assigned_id  # repairs a value below the highest field id
+    # As read, even below the highest field id (Hive, Impala): Java keeps it too. New columns
+    # are numbered above both (highest_assigned_id).
+    out["last-column-id"] = m.last_column_id
     if v == 1:
         # v1 readers know only the deprecated single schema and spec.
         out["schema"] = m.schema().to_json()

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from frazil._json_fields import Fields, check_list, check_str
+from frazil._json_fields import Fields, check_list, check_str, check_unicode
 from frazil.exceptions import ParseError
 from frazil.schema import Schema
 from frazil.types import IcebergType, ListType, MapType, StructType
@@ -96,7 +96,8 @@ class NameMapping:
 def parse_mapping_from_json(text: str) -> NameMapping:
     try:
         obj = json.loads(text)
-    except (json.JSONDecodeError, TypeError) as e:
+        check_unicode(text, obj, DEFAULT_NAME_MAPPING_PROPERTY)
+    except (json.JSONDecodeError, TypeError, RecursionError) as e:
         raise ParseError(f"{DEFAULT_NAME_MAPPING_PROPERTY}: invalid JSON: {e}") from None
     items = check_list(obj, DEFAULT_NAME_MAPPING_PROPERTY)
     return NameMapping(

@@ -35,6 +35,7 @@ from frazil.exceptions import (
     FrazilError,
     FrazilIOError,
     InvalidArgumentError,
+    ParseError,
 )
 from frazil.schema import Schema
 from frazil.table import Table
@@ -268,6 +269,29 @@ def test_lone_surrogate_in_a_schema_is_refused(warehouse: Path) -> None:
     assert isinstance(info.value.__cause__, UnicodeEncodeError)
     assert isinstance(info.value, FrazilError)
     assert not catalog.table_exists("db.t")
+
+
+def test_lone_surrogate_in_a_metadata_file_names_the_file_and_field(warehouse: Path) -> None:
+    # Another writer's file with a "\ud800" escape: a ParseError from load_table and from
+    # StaticTable, naming the file and the field, not a UnicodeEncodeError when written back.
+    from frazil.table.static import StaticTable
+
+    t = new_table(load_catalog("w", type="sql", warehouse=str(warehouse)))
+    assert t.metadata_location is not None
+    path = Path(t.metadata_location.removeprefix("file://"))
+    obj = json.loads(path.read_bytes())
+    obj["properties"]["owner"] = "x\ud800"
+    obj["schemas"][0]["fields"][0]["doc"] = "fine \U0001f600"  # a pair: valid
+    path.write_text(json.dumps(obj))  # ASCII: the surrogate as its escape
+    loads = (lambda: t.catalog.load_table("db.t"), lambda: StaticTable.from_metadata(str(path)))
+    for load in loads:
+        with pytest.raises(ParseError) as info:
+            load()
+        message = str(info.value)
+        assert str(path) in message and "properties.owner" in message, message
+        assert "lone surrogate" in message
+        assert isinstance(info.value.__cause__, ParseError)
+        assert isinstance(info.value.__cause__.__cause__, UnicodeEncodeError)
 
 
 def test_catalog_error_classes() -> None:

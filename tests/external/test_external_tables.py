@@ -5,7 +5,8 @@ Every table folder there is relocated (tests/external/relocate.py) and its curre
 with ``StaticTable.from_metadata(...).scan().to_arrow()``; the rows must equal those PyIceberg
 and DuckDB's iceberg extension read from the same copy (each peer that can read it: PyIceberg
 refuses equality deletes, DuckDB reads no ORC). Tables no peer reads carry their expected row
-count from the source project's own tests. Every table metadata JSON file there is parsed, and
+count from the source project's own tests, or the rows of their one data file read by pyarrow
+(:data:`DATA_FILE_ROWS`). Every table metadata JSON file there is parsed, and
 the deliberately invalid ones (named in :data:`INVALID_METADATA` with the Java reference's
 verdict) must be refused with a :class:`~frazil.exceptions.FrazilError`.
 
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from fixtures_root import fixtures_root, require_fixtures
 from relocate import relocate
@@ -129,6 +131,14 @@ EXPECTED: dict[str, tuple[str, list[Any]]] = {
     _IMPALA + "iceberg_v3/iceberg_v3_default_value_avro": ("j", [-1, 2]),
 }
 
+# Tables no peer reads whose rows are one data file's, read by pyarrow alone (columns by
+# position): table -> that file, in the table folder.
+DATA_FILE_ROWS: dict[str, str] = {
+    # No field ids, no name mapping: read by position as Java's Parquet reader does
+    # (ParquetSchemaUtil.addFallbackIds). PyIceberg refuses it; DuckDB reads no v1 'schema'.
+    _ICE + "airports_parquet": "000000_0",
+}
+
 # Tables frazil refuses with a clear error though a peer reads them: table -> (error, pattern).
 REFUSED: dict[str, tuple[type[Exception], str]] = {
     # pyarrow (so frazil and PyIceberg) cannot open the Hive-written Parquet file: "Logical type
@@ -147,8 +157,6 @@ KNOWN_GAPS: dict[str, str] = {
     _IMPALA + "iceberg_migrated_complex_test_orc": "its name mapping's ids disagree with its "
     "schema's (string_col is 4 in the mapping, int_array_col a list in the schema): frazil "
     "refuses the type mismatch; no peer reads it",
-    _ICE + "airports_parquet": "no field ids, no name mapping: Java falls back to position-less "
-    "name matching for Hive-migrated files (PyIceberg refuses too; DuckDB reads)",
     _IMPALA + "iceberg_v3/trino_nested_variant": "variant has no Arrow type in frazil",
     _IMPALA + "iceberg_v3/trino_variant": "variant has no Arrow type in frazil",
 }
@@ -322,4 +330,9 @@ def test_read_table(table_dir: Path | None, tmp_path: Path, peers: dict[str, Any
         column, values = EXPECTED[rel]
         assert sorted(got.column(column).to_pylist()) == values
         compared.append("expected")
+    if rel in DATA_FILE_ROWS:
+        expected = pq.read_table(table_dir / DATA_FILE_ROWS[rel])
+        assert got.num_rows == expected.num_rows > 0
+        assert _rows(got) == _rows(expected), "rows differ from the data file's"
+        compared.append("data file")
     assert compared, f"no peer reads {rel}: give it an expected row count ({refused})"

@@ -18,6 +18,7 @@ from parsing frazil's text, or frazil's from parsing Java's).
 from __future__ import annotations
 
 import gzip
+import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -353,6 +354,32 @@ def test_frazil_writes_the_bytes_java_writes(
     theirs = _java_writes(spark, ours.decode("utf-8"), tmp_path / "v1.metadata.json")
     assert ours == theirs, _first_difference(ours, theirs)
     assert TableMetadata.from_json(theirs) == metadata
+
+
+def _edited(version: int, change: str) -> str:
+    obj = _frazil_metadata(version).to_dict()
+    highest = max(f["id"] for f in obj["schemas"][-1]["fields"])
+    if change == "last-column-id-below":  # as Hive and Impala wrote it
+        obj["last-column-id"] = highest - 5
+    elif change == "last-column-id-above":  # as iceberg-rust's TableMetadataV2Valid.json
+        obj["last-column-id"] = highest + 7
+    else:  # no refs, a current snapshot: Java's parser makes main a branch at it
+        assert change == "no-refs" and obj["current-snapshot-id"] is not None
+        del obj["refs"]
+    return json.dumps(obj)
+
+
+@pytest.mark.parametrize("change", ["last-column-id-below", "last-column-id-above", "no-refs"])
+@pytest.mark.parametrize("version", [1, 2])
+def test_frazil_rewrites_files_other_writers_wrote_as_java_does(
+    spark: Any, tmp_path: Path, version: int, change: str
+) -> None:
+    text = _edited(version, change)
+    ours = TableMetadata.from_json(text).to_json_bytes()
+    theirs = _java_writes(spark, text, tmp_path / "v1.metadata.json")
+    assert ours == theirs, _first_difference(ours, theirs)
+    if change.startswith("last-column-id"):
+        assert json.loads(ours)["last-column-id"] == json.loads(text)["last-column-id"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -484,3 +484,58 @@ def test_reference_planner_reads_the_same_rows(
     reference, native = deletes(tasks), deletes(scan.plan_files())
     assert native.keys() <= reference.keys()
     assert native == {path: reference[path] for path in native}
+
+
+def test_parquet_without_field_ids_nor_name_mapping_reads_by_position(
+    java_tables: Any, tmp_path: Path
+) -> None:
+    """A Parquet file written without field ids, in a table without a name mapping (as Hive
+    migrations leave them): Java reads its top-level columns by position
+    (ParquetSchemaUtil.addFallbackIds) and so does frazil, after a rename and an added column.
+    (A map with struct values differs: Java reads the values as null, frazil as structs of
+    nulls.)"""
+    from frazil.catalog import load_catalog
+    from frazil.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY
+    from frazil.types import StringType
+
+    spark, _, _ = java_tables
+    plain = pa.table(
+        {
+            "a": pa.array([1, 2, None], pa.int32()),
+            "b": ["p", None, "r"],
+            "st": pa.array(
+                [{"x": 1, "y": "s"}, None, {"x": None, "y": "t"}],
+                pa.struct([("x", pa.int32()), ("y", pa.string())]),
+            ),
+            "tags": [["t", "u"], [], None],
+            "structs": [[{"x": 1}], None, []],
+            "m": pa.array([[("k", 1)], None, []], pa.map_(pa.string(), pa.int32())),
+        }
+    )
+    path = tmp_path / "noids.parquet"
+    pq.write_table(plain, path)
+    assert all(f.metadata is None for f in pq.read_schema(path))  # no PARQUET:field_id
+    catalog = load_catalog(
+        "noids", type="sql", uri=f"sqlite:///{tmp_path}/c.db", warehouse=str(tmp_path)
+    )
+    catalog.create_namespace("db")
+    table = catalog.create_table("db.noids", plain.schema)
+    table.add_files([str(path)])
+    with table.transaction() as tx:  # add_files pins a name mapping: take it away
+        tx.remove_properties(DEFAULT_NAME_MAPPING_PROPERTY)
+    with table.update_schema() as update:
+        update.rename_column("b", "renamed")
+        update.add_column("added", StringType())
+    table = catalog.load_table("db.noids")
+    assert table.name_mapping() is None
+    ours = table.scan().to_arrow()
+    df = spark.read.format("iceberg").load(table.metadata_location)
+    theirs = pa.Table.from_batches(df._collect_as_arrow())
+    names = ["a", "renamed", "st", "tags", "structs", "m", "added"]
+    assert ours.column_names == theirs.column_names == names
+    assert _rows(ours) == _rows(theirs)
+    assert ours.column("renamed").to_pylist() == ["p", None, "r"]
+    assert ours.column("tags").to_pylist() == [["t", "u"], [], None]
+    # the nested fields have no ids: Java reads a struct, and a list of structs, as null
+    for name in ("st", "structs", "added"):
+        assert ours.column(name).null_count == 3, name

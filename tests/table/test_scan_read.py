@@ -149,13 +149,79 @@ def test_name_mapping_for_files_without_ids(tmp_path: Path) -> None:
     path = _write(tmp_path / "noids.parquet", plain)
     f = DataFile(path, "PARQUET", ("x",), 2, 1, spec_id=0)
     schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "payload", StringType()))
-    with pytest.raises(ValidationError, match="no field ids"):
-        _read(FileScanTask(f), schema)
+    # The mapping names "data" id 3: the table's "payload" (id 2) is not in the file.
+    mapping = create_mapping_from_schema(
+        Schema(NestedField(1, "id", LongType()), NestedField(3, "data", StringType()))
+    )
+    t = _read(FileScanTask(f), schema, name_mapping=mapping)
+    assert t.to_pylist() == [{"id": 1, "payload": None}, {"id": 2, "payload": None}]
     mapping = create_mapping_from_schema(
         Schema(NestedField(1, "id", LongType()), NestedField(2, "data", StringType()))
     )
     t = _read(FileScanTask(f), schema, name_mapping=mapping)
     assert t.to_pylist() == [{"id": 1, "payload": "p"}, {"id": 2, "payload": "q"}]
+
+
+def test_files_without_ids_nor_mapping_read_by_position(tmp_path: Path) -> None:
+    # Java's ParquetSchemaUtil.addFallbackIds: top-level columns get ids 1..n in file order
+    # (names do not matter); nested fields get none, so Java reads a struct (and a list of
+    # structs, a map keyed by structs) as null; lists and maps of primitives read.
+    plain = pa.table(
+        {
+            "a": pa.array([1, 2], pa.int32()),
+            "b": ["p", "q"],
+            "st": [{"x": 1}, None],
+            "tags": [["t"], None],
+            "structs": [[{"x": 1}], []],
+            "m": pa.array([[("k", 1)], None], pa.map_(pa.string(), pa.int32())),
+        }
+    )
+    path = _write(tmp_path / "noids.parquet", plain)
+    f = DataFile(path, "PARQUET", ("x",), 2, 1, spec_id=0)
+    schema = Schema(
+        NestedField(2, "renamed", StringType()),
+        NestedField(1, "id", LongType()),
+        NestedField(3, "st", StructType(NestedField(8, "x", IntegerType()))),
+        NestedField(4, "tags", ListType(9, StringType())),
+        NestedField(5, "structs", ListType(10, StructType(NestedField(11, "x", IntegerType())))),
+        NestedField(6, "m", MapType(12, StringType(), 13, IntegerType())),
+        NestedField(7, "added", StringType()),
+    )
+    t = _read(FileScanTask(f), schema)
+    assert t.to_pylist() == [
+        {
+            "renamed": "p",
+            "id": 1,
+            "st": None,
+            "tags": ["t"],
+            "structs": None,
+            "m": [("k", 1)],
+            "added": None,
+        },
+        {
+            "renamed": "q",
+            "id": 2,
+            "st": None,
+            "tags": None,
+            "structs": None,
+            "m": None,
+            "added": None,
+        },
+    ]
+    # One id anywhere in the file (here a nested one) turns the fallback off, as in Java.
+    nested_id = pa.schema(
+        [
+            pa.field("a", pa.int32()),
+            pa.field("st", pa.struct([_f("x", pa.int32(), 5)])),
+        ]
+    )
+    path = _write(
+        tmp_path / "nested-id.parquet",
+        pa.table({"a": pa.array([1], pa.int32()), "st": [{"x": 9}]}, schema=nested_id),
+    )
+    f = DataFile(path, "PARQUET", ("x",), 1, 1, spec_id=0)
+    t = _read(FileScanTask(f), Schema(NestedField(1, "a", IntegerType()), *schema.fields[2:3]))
+    assert t.to_pylist() == [{"a": None, "st": None}]
 
 
 def test_name_mapping_reaches_into_structs_lists_and_maps(tmp_path: Path) -> None:

@@ -217,6 +217,12 @@ def test_newer_format_version_is_refused_not_misread() -> None:
         ViewMetadata.from_dict(_mutate(["format-version"], 2))
 
 
+def test_a_lone_surrogate_is_a_parse_error_naming_the_field() -> None:
+    text = json.dumps(_mutate(["versions", 0, "representations", 0, "sql"], "select '\udfff'"))
+    with pytest.raises(ParseError, match=r"versions\[0\]\.representations\[0\]\.sql: .*surr"):
+        ViewMetadata.from_json(text.encode())
+
+
 @pytest.mark.parametrize("data", [b"\x1f\x8b\x08junk", b"\xff\xfe", "{", "[]", 3])
 def test_garbage_is_a_parse_error(data: Any) -> None:
     with pytest.raises(ParseError):

@@ -575,7 +575,9 @@ class Catalog(abc.ABC):
         except OSError as e:
             raise io_error(e, "reading table metadata", location) from e
         # v4 metadata may omit its location: the table lies where its metadata file does
-        metadata = TableMetadata.from_json(data, location=table_location_from_metadata(location))
+        metadata = TableMetadata.from_json(
+            data, location=table_location_from_metadata(location), file=location
+        )
         if metadata.location is None:
             raise ParseError(
                 f"table metadata {location}: format version {metadata.format_version} metadata "

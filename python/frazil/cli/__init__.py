@@ -26,6 +26,29 @@ _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
 
+# The module docstring is for readers of the code; `frazil --help` gets its own text.
+_DESCRIPTION = """\
+Inspect and maintain Apache Iceberg tables from the command line: PyIceberg's commands and
+options (list, describe, schema, files, properties, ...), table maintenance (snapshots, expire,
+compact, remove-orphan-files, rewrite-manifests), and a REST catalog server (serve).
+The catalog comes from ~/.frazil.yaml (or PyIceberg's ~/.pyiceberg.yaml),
+FRAZIL_CATALOG__<NAME>__<KEY> variables, or --uri and --warehouse."""
+
+_EPILOG = """\
+examples:
+  frazil --catalog default list                 namespaces of the catalog `default`
+  frazil --uri sqlite:////data/wh/catalog.db --warehouse /data/wh list db
+  frazil describe db.events                     metadata and a file-size histogram
+  frazil schema db.events
+  frazil files db.events                        snapshots -> manifests -> data files
+  frazil --output json snapshots db.events
+  frazil expire db.events --older-than 7d --dry-run
+  frazil serve --warehouse /data/wh --no-auth   REST catalog on http://127.0.0.1:8181
+                                                (needs: pip install 'frazil[server]')
+
+`frazil COMMAND --help` describes a command's arguments."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """One line, not argparse's usage block (``--help`` has it)."""
@@ -67,7 +90,12 @@ def _snapshot_option(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from frazil.cli import commands, maintenance, run, tables
 
-    parser = _Parser(prog="frazil", description=(__doc__ or "").splitlines()[0])
+    parser = _Parser(
+        prog="frazil",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--catalog", default=None, help="catalog name from the configuration")
     parser.add_argument(

@@ -10,7 +10,9 @@ evolution, pruned scans, time travel, and a summary.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
+import sys
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -80,8 +82,18 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+SERVER_EXTRA_MISSING = "frazil serve needs the server extra: pip install 'frazil[server]'"
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from frazil.exceptions import FrazilError
+
+    try:  # the server's packages come with the `server` extra, not with frazil itself
+        importlib.import_module("starlette")
+        importlib.import_module("uvicorn")
+    except ImportError:
+        sys.stderr.write(f"{SERVER_EXTRA_MISSING}\n")
+        return 2
     from frazil.rest.serve import serve
 
     logging.basicConfig(

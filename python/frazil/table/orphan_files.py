@@ -185,7 +185,7 @@ def _metadata_files(io: FileIO, md: TableMetadata, metadata_location: str | None
                 continue
             seen.add(path)
             try:
-                todo.append(TableMetadata.from_json(io.read(path), location=md.location))
+                todo.append(TableMetadata.from_json(io.read(path), location=md.location, file=path))
             except FileNotFoundError:
                 continue
             except (FrazilError, OSError) as e:

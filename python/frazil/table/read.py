@@ -4,10 +4,11 @@
 the whole file), in the table's (projected) schema:
 
 - columns are matched by field id (``PARQUET:field_id``), or through the table's name mapping
-  for files written without ids; renamed columns are found by id, columns added later read as
-  null or as their ``initial-default``, promoted types are cast (int -> long, float -> double,
-  wider decimals, date -> timestamp), structs, lists and maps are projected recursively, and
-  identity partition columns a file lacks are filled from the task's partition value (spec
+  for files written without ids (without a mapping: top-level columns by position, as Java);
+  renamed columns are found by id, columns added later read as null or as their
+  ``initial-default``, promoted types are cast (int -> long, float -> double, wider decimals,
+  date -> timestamp), structs, lists and maps are projected recursively, and identity
+  partition columns a file lacks are filled from the task's partition value (spec
   "Column Projection");
 - metadata columns ``_file``, ``_pos``, ``_spec_id``, ``_partition`` and, for v3 row lineage,
   ``_row_id`` and ``_last_updated_sequence_number`` (inherited from the data file's
@@ -226,20 +227,61 @@ def _with_mapped_ids(fields: Sequence[pa.Field], mapping: Sequence[MappedField])
 
 
 def _has_ids(fields: Sequence[pa.Field]) -> bool:
-    return any(field_id_of(f) is not None for f in fields)
+    """Whether any field, at any depth, has an id (Java's ``ParquetSchemaUtil.hasIds``)."""
+    for f in fields:
+        if field_id_of(f) is not None:
+            return True
+        t = f.type
+        if pa.types.is_struct(t):
+            children = list(t)
+        elif pa.types.is_list(t) or pa.types.is_large_list(t):
+            children = [t.value_field]
+        elif pa.types.is_map(t):
+            children = [t.key_field, t.item_field]
+        else:
+            continue
+        if _has_ids(children):
+            return True
+    return False
 
 
-def _file_fields(
-    schema: pa.Schema, mapping: NameMapping | None, location: str, what: str = "data file"
-) -> list[pa.Field]:
+def _with_fallback_ids(fields: Sequence[pa.Field]) -> list[pa.Field]:
+    """Top-level fields numbered 1..n in file order, nested ones left without ids: Java's
+    ``ParquetSchemaUtil.addFallbackIds`` for a file with no ids in a table with no name
+    mapping (files of tables migrated from Hive, whose columns were only ever appended)."""
+    out = []
+    for position, f in enumerate(fields, 1):
+        if _reads_null_without_ids(f.type):
+            out.append(f)  # no id: read as a missing column, null
+            continue
+        meta = dict(f.metadata or {})
+        meta[b"PARQUET:field_id"] = str(position).encode()
+        out.append(f.with_metadata(meta))
+    return out
+
+
+def _reads_null_without_ids(t: pa.DataType) -> bool:
+    """Whether Java's Parquet reader reads a column of type ``t`` as null in every row when its
+    nested fields have no ids: a struct then reads none of its children's columns (so it is
+    null), a list reads through its element and a map through its key (checked against
+    Iceberg 1.10.2; a map's struct values read as null there, as structs of nulls here)."""
+    if pa.types.is_struct(t):
+        return True
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _reads_null_without_ids(t.value_type)
+    if pa.types.is_map(t):
+        return _reads_null_without_ids(t.key_type)
+    return False
+
+
+def _file_fields(schema: pa.Schema, mapping: NameMapping | None) -> list[pa.Field]:
+    """The file's fields with the ids they are matched by: their own, else the name mapping's,
+    else ids by position (in that order, as Java's Parquet reader)."""
     fields = list(schema)
     if _has_ids(fields):
         return fields
     if mapping is None:
-        raise ValidationError(
-            f"{what} {location} has no field ids and the table has no name mapping "
-            "(schema.name-mapping.default) to read it by column names"
-        )
+        return _with_fallback_ids(fields)
     return _with_mapped_ids(fields, list(mapping.fields))
 
 
@@ -542,9 +584,7 @@ class DeleteCache:
             mapping = self.name_mapping
             if mapping is None and fmt in _MAPPED_BY_DEFAULT:
                 mapping = create_mapping_from_schema(schema)  # as Java's ORC reader falls back
-            fields = _file_fields(
-                pf.schema_arrow, mapping, delete_file.file_path, "equality delete file"
-            )
+            fields = _file_fields(pf.schema_arrow, mapping)
             top = {field_id_of(f): i for i, f in enumerate(fields)}
             target = Schema(*(_top_field_for(schema, i, delete_file) for i in ids))
             wanted = sorted({top[i] for i in ids if i in top})
@@ -754,7 +794,7 @@ def read_task(
         if mapping is None and fmt in _MAPPED_BY_DEFAULT:
             # Java's ORC and Avro readers read a file without ids by the table's column names.
             mapping = create_mapping_from_schema(table_schema)
-        fields = _file_fields(pf.schema_arrow, mapping, data_file.file_path)
+        fields = _file_fields(pf.schema_arrow, mapping)
         by_id = {field_id_of(f): i for i, f in enumerate(fields)}
         wanted = sorted(
             {by_id[f.field_id] for f in read_schema.fields if f.field_id in by_id}

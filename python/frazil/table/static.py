@@ -87,7 +87,7 @@ class StaticTable(Table):
         if not location.rstrip("/").endswith(".metadata.json") and not location.endswith(".gz"):
             location = _find_metadata_file(io, location)
         metadata = TableMetadata.from_json(
-            io.read(location), location=table_location_from_metadata(location)
+            io.read(location), location=table_location_from_metadata(location), file=location
         )
         # The caller's properties configure storage; the file's own properties are untrusted.
         io = load_file_io(table_file_io_properties(props, metadata.properties), location)

@@ -23,6 +23,7 @@ from frazil.exceptions import (
     InvalidArgumentError,
     NoSuchNamespaceError,
     NoSuchViewError,
+    ParseError,
     TableAlreadyExistsError,
     ValidationError,
     ViewAlreadyExistsError,
@@ -62,7 +63,11 @@ def read_view_metadata(catalog: Catalog, location: str) -> ViewMetadata:
         data = catalog._table_io(None, location).read(location)
     except OSError as e:
         raise io_error(e, "reading view metadata", location) from e
-    return ViewMetadata.from_json(data)
+    try:
+        return ViewMetadata.from_json(data)
+    except ParseError as e:  # name the file
+        detail = str(e).removeprefix("view metadata: ")
+        raise ParseError(f"view metadata {location}: {detail}") from e
 
 
 def first_view_version(

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frazil import _json_text
-from frazil._json_fields import Fields, check_unique
+from frazil._json_fields import Fields, check_unicode, check_unique
 from frazil.exceptions import ParseError, UnsupportedError
 from frazil.metadata import _gunzip
 from frazil.schema import Schema, check_str_list
@@ -252,6 +252,7 @@ class ViewMetadata:
             raise ParseError(f"view metadata: expected str or bytes, got {type(data).__name__}")
         try:
             obj = json.loads(text)
+            check_unicode(text, obj)
         except (json.JSONDecodeError, RecursionError) as e:
             raise ParseError(f"view metadata: invalid JSON: {e}") from None
         return cls.from_dict(obj)
