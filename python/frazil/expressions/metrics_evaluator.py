@@ -90,9 +90,10 @@ class StrictMetricsEvaluator(_MetricsEvaluator):
     it (Java's ``StrictMetricsEvaluator``).
 
     Iceberg's negated predicates (``!=``, ``NOT IN``, ``NOT STARTS WITH``, ``NOT NaN``) hold for
-    null, as in Java; ``sql_nulls=True`` evaluates under SQL's semantics instead, where a
-    comparison with null is not true (a file proven to match them has no nulls in the column),
-    which is what a row-level delete of the rows its filter makes true needs.
+    null, as the expressions spec and Java say, and frazil's row filters and deletes agree.
+    ``sql_nulls=True`` evaluates under SQL's semantics instead, where a comparison with null is
+    not true (a file proven to match them has no nulls in the column), for a caller that
+    applies SQL's meaning to the rows.
     """
 
     def __init__(

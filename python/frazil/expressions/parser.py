@@ -21,6 +21,13 @@ more.
     string     := 'single quoted, '' or \\' for a quote'
     number     := [+-] digits: a long; with a point: a decimal; with an exponent: a double
 
+A string filter means the expressions spec's predicates as written, not SQL's: ``s != 'a'`` is
+``NotEqualTo("s", "a")``, true for a null ``s`` (the spec's comparisons are null-safe and every
+predicate is true or false); ``NOT s = 'a'`` is ``Not(EqualTo("s", "a"))``, the same rows;
+``s NOT IN ('a', 'b')`` and ``s NOT LIKE 'a%'`` keep nulls too, while ``s = 'a'``, ``s < 'b'``,
+``s IN (...)`` and ``s LIKE 'a%'`` never do. For SQL's meaning write the null test out, as the
+spec's "Boolean logic" section says: ``s != 'a' AND s IS NOT NULL``.
+
 Keywords are case-insensitive. In LIKE patterns ``\\%`` is a literal percent sign and ``\\\\`` a
 backslash; ``_`` has no special meaning (as in PyIceberg).
 """
