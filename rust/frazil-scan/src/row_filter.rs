@@ -285,20 +285,26 @@ fn eval_leaf(l: &Leaf, col: &Column, n: usize) -> BooleanBuffer {
             _ => false,
         }
     };
+    let ordered = |want: fn(std::cmp::Ordering) -> bool| match lit.as_ref() {
+        Some(c) => fast_compare(col, c, want, n).unwrap_or_else(|| positive(&|v| cmp(v, &want))),
+        None => BooleanBuffer::new_unset(n),
+    };
     match l.op {
+        Op::Lt => ordered(|o| o == Less),
+        Op::LtEq => ordered(|o| o != Greater),
+        Op::Gt => ordered(|o| o == Greater),
+        Op::GtEq => ordered(|o| o != Less),
+        Op::Eq => ordered(|o| o == Equal),
+        Op::NotEq => !&ordered(|o| o == Equal),
         Op::IsNull => BooleanBuffer::collect_bool(n, |i| col.get(i).is_none()),
         Op::NotNull => BooleanBuffer::collect_bool(n, |i| col.get(i).is_some()),
         Op::IsNaN => positive(&|v| v.is_nan()),
         Op::NotNaN => !&positive(&|v| v.is_nan()),
-        Op::Lt => positive(&|v| cmp(v, &|o| o == Less)),
-        Op::LtEq => positive(&|v| cmp(v, &|o| o != Greater)),
-        Op::Gt => positive(&|v| cmp(v, &|o| o == Greater)),
-        Op::GtEq => positive(&|v| cmp(v, &|o| o != Less)),
-        Op::Eq => positive(&|v| cmp(v, &|o| o == Equal)),
-        Op::NotEq => !&positive(&|v| cmp(v, &|o| o == Equal)),
         Op::In | Op::NotIn => {
             let member = match &l.set {
-                Some(s) => positive(&|v| s.contains(v)),
+                Some(s) => s
+                    .members(col, n)
+                    .unwrap_or_else(|| positive(&|v| s.contains(v))),
                 None => BooleanBuffer::new_unset(n),
             };
             if l.op == Op::In {
@@ -322,14 +328,66 @@ fn eval_leaf(l: &Leaf, col: &Column, n: usize) -> BooleanBuffer {
     }
 }
 
-/// FxHash's multiply-rotate: set probes run once per row, and SipHash would cost more than the
-/// rest of the evaluation (the keys are literals of the user's filter, not attacker-chosen).
+/// `value <ordering> literal` for every row of the common numeric columns, straight from the
+/// Arrow buffers (`None`: compare value by value). Null and NaN rows are false; floats compare
+/// in IEEE order (`-0.0 = 0.0`).
+fn fast_compare(
+    col: &Column,
+    lit: &Val<'_>,
+    want: fn(std::cmp::Ordering) -> bool,
+    n: usize,
+) -> Option<BooleanBuffer> {
+    fn valid(found: BooleanBuffer, nulls: Option<&arrow_buffer::NullBuffer>) -> BooleanBuffer {
+        match nulls {
+            Some(nb) => &found & nb.inner(),
+            None => found,
+        }
+    }
+    Some(match (col, lit) {
+        (Column::I64(a), Val::I64(c)) => {
+            let v = a.values();
+            valid(
+                BooleanBuffer::collect_bool(n, |i| want(v[i].cmp(c))),
+                a.nulls(),
+            )
+        }
+        (Column::I32(a), Val::I32(c)) => {
+            let v = a.values();
+            valid(
+                BooleanBuffer::collect_bool(n, |i| want(v[i].cmp(c))),
+                a.nulls(),
+            )
+        }
+        (Column::F64(a), Val::F64(c)) => {
+            let v = a.values();
+            let found = BooleanBuffer::collect_bool(n, |i| v[i].partial_cmp(c).is_some_and(want));
+            valid(found, a.nulls())
+        }
+        (Column::F32(a), Val::F32(c)) => {
+            let v = a.values();
+            let found = BooleanBuffer::collect_bool(n, |i| v[i].partial_cmp(c).is_some_and(want));
+            valid(found, a.nulls())
+        }
+        _ => return None,
+    })
+}
+
+/// FxHash's multiply-rotate with a final mix: set probes run once per row, and SipHash would
+/// cost more than the rest of the evaluation (the keys are literals of the user's filter, not
+/// attacker-chosen). The final mix (MurmurHash3's fmix64) matters: the table indexes by the low
+/// bits, which a last multiply leaves depending only on the last chunk, and keys such as
+/// `key-12345` share everything else.
 #[derive(Default)]
 struct FxHasher(u64);
 
 impl Hasher for FxHasher {
     fn finish(&self) -> u64 {
-        self.0
+        let mut h = self.0;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
     }
     fn write(&mut self, bytes: &[u8]) {
         for chunk in bytes.chunks(8) {
@@ -340,6 +398,16 @@ impl Hasher for FxHasher {
     }
     fn write_u64(&mut self, v: u64) {
         self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64)
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.write_u64(v as u64);
+        self.write_u64((v >> 64) as u64)
+    }
+    fn write_i128(&mut self, v: i128) {
+        self.write_u128(v as u128)
     }
     fn write_u8(&mut self, v: u8) {
         self.write_u64(v as u64)
@@ -359,7 +427,62 @@ enum LitSet {
     Float(FxSet<u64>),
     I128(FxSet<i128>),
     U128(FxSet<u128>),
-    Bytes(FxSet<Vec<u8>>),
+    Bytes(BytesSet),
+}
+
+/// Strings and binaries: entries are (hash, start, length) over one arena, so a probe touches
+/// the table and one contiguous buffer rather than a heap allocation per member.
+#[derive(Default)]
+struct BytesSet {
+    arena: Vec<u8>,
+    table: hashbrown::HashTable<(u64, usize, usize)>,
+}
+
+impl BytesSet {
+    /// Eight bytes at a time, the last word overlapping the one before (no per-byte tail).
+    #[inline]
+    fn hash(b: &[u8]) -> u64 {
+        let word =
+            |i: usize| u64::from_le_bytes(<[u8; 8]>::try_from(&b[i..i + 8]).unwrap_or_default());
+        let n = b.len();
+        let mut h = FxHasher(n as u64);
+        if n < 8 {
+            let mut w = [0u8; 8];
+            w[..n].copy_from_slice(b);
+            h.write_u64(u64::from_le_bytes(w));
+        } else {
+            let mut i = 0;
+            while i + 8 <= n {
+                h.write_u64(word(i));
+                i += 8;
+            }
+            if i < n {
+                h.write_u64(word(n - 8));
+            }
+        }
+        h.finish()
+    }
+
+    fn insert(&mut self, b: &[u8]) {
+        if self.contains(b) {
+            return;
+        }
+        let h = BytesSet::hash(b);
+        let start = self.arena.len();
+        self.arena.extend_from_slice(b);
+        self.table
+            .insert_unique(h, (h, start, b.len()), |(h, _, _)| *h);
+    }
+
+    #[inline]
+    fn contains(&self, b: &[u8]) -> bool {
+        let h = BytesSet::hash(b);
+        self.table
+            .find(h, |&(eh, start, len)| {
+                eh == h && len == b.len() && &self.arena[start..start + len] == b
+            })
+            .is_some()
+    }
 }
 
 #[derive(PartialEq)]
@@ -416,7 +539,7 @@ impl LitSet {
             Some(KeyKind::Float) => LitSet::Float(FxSet::default()),
             Some(KeyKind::I128) => LitSet::I128(FxSet::default()),
             Some(KeyKind::U128) => LitSet::U128(FxSet::default()),
-            Some(KeyKind::Bytes) => LitSet::Bytes(FxSet::default()),
+            Some(KeyKind::Bytes) => LitSet::Bytes(BytesSet::default()),
         };
         for v in &vals {
             match (&mut set, v) {
@@ -439,13 +562,52 @@ impl LitSet {
                 (LitSet::U128(s), Val::U128(x)) => {
                     s.insert(*x);
                 }
-                (LitSet::Bytes(s), Val::Bytes(b)) => {
-                    s.insert(b.to_vec());
-                }
+                (LitSet::Bytes(s), Val::Bytes(b)) => s.insert(b),
                 _ => return Err(Error::invalid("set literals must share one type")),
             }
         }
         Ok(set)
+    }
+
+    /// Membership of every row for the common column types, straight from the Arrow buffers
+    /// (`None`: use [`LitSet::contains`] per value). Null rows are not members.
+    fn members(&self, col: &Column, n: usize) -> Option<BooleanBuffer> {
+        fn valid(found: BooleanBuffer, nulls: Option<&arrow_buffer::NullBuffer>) -> BooleanBuffer {
+            match nulls {
+                Some(nb) => &found & nb.inner(),
+                None => found,
+            }
+        }
+        fn bytes<O: arrow_array::OffsetSizeTrait>(
+            s: &BytesSet,
+            a: &arrow_array::GenericBinaryArray<O>,
+            n: usize,
+        ) -> BooleanBuffer {
+            let offsets = a.value_offsets();
+            let data = a.value_data();
+            let found = BooleanBuffer::collect_bool(n, |i| {
+                let (lo, hi) = (offsets[i].as_usize(), offsets[i + 1].as_usize());
+                s.contains(&data[lo..hi])
+            });
+            valid(found, a.nulls())
+        }
+        Some(match (self, col) {
+            (LitSet::Int(s), Column::I64(a)) => {
+                let v = a.values();
+                valid(
+                    BooleanBuffer::collect_bool(n, |i| s.contains(&v[i])),
+                    a.nulls(),
+                )
+            }
+            (LitSet::Int(s), Column::I32(a)) => {
+                let v = a.values();
+                let found = BooleanBuffer::collect_bool(n, |i| s.contains(&(v[i] as i64)));
+                valid(found, a.nulls())
+            }
+            (LitSet::Bytes(s), Column::Bytes(a)) => bytes(s, a, n),
+            (LitSet::Bytes(s), Column::LargeBytes(a)) => bytes(s, a, n),
+            _ => return None,
+        })
     }
 
     #[inline]
@@ -459,7 +621,7 @@ impl LitSet {
             (LitSet::Float(s), Val::F64(x)) => !x.is_nan() && s.contains(&float_key(*x)),
             (LitSet::I128(s), Val::I128(x)) => s.contains(x),
             (LitSet::U128(s), Val::U128(x)) => s.contains(x),
-            (LitSet::Bytes(s), Val::Bytes(b)) => s.contains(*b),
+            (LitSet::Bytes(s), Val::Bytes(b)) => s.contains(b),
             _ => false,
         }
     }
@@ -590,6 +752,38 @@ mod tests {
     }
 
     #[test]
+    fn string_sets_of_every_length() {
+        // lengths around the hash's 8-byte words, multi-byte UTF-8, the empty string
+        let words = [
+            "",
+            "a",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "é🧊",
+            "0123456789abcdef0",
+        ];
+        let mut rows: Vec<Option<String>> = words.iter().map(|w| Some(w.to_string())).collect();
+        rows.extend(words.iter().map(|w| Some(format!("{w}x"))));
+        rows.push(None);
+        let col: ArrayRef = Arc::new(StringArray::from(rows.clone()));
+        let members = [words[0], words[3], words[4], words[5], words[6]];
+        let lits = members.iter().map(|w| format!("{w:?}")).collect::<Vec<_>>();
+        let json = format!(
+            r#"{{"type":"in","child":{{"type":"reference","id":2}},"values":[{}]}}"#,
+            lits.join(",")
+        );
+        let want: Vec<bool> = rows
+            .iter()
+            .map(|r| r.as_deref().is_some_and(|r| members.contains(&r)))
+            .collect();
+        assert_eq!(run(&json, vec![col.clone()]), want);
+        let not_in = json.replacen(r#""in""#, r#""not-in""#, 1);
+        let negated: Vec<bool> = want.iter().map(|b| !b).collect();
+        assert_eq!(run(&not_in, vec![col]), negated);
+    }
+
+    #[test]
     fn starts_with_and_negation() {
         let sw = pred("starts-with", 2, r#""a""#);
         assert_eq!(
@@ -601,5 +795,56 @@ mod tests {
             run(&nsw, vec![strings()]),
             [false, true, true, true, false, true]
         );
+    }
+
+    proptest::proptest! {
+        /// The typed fast paths against the spec's rules written out per value: doubles with
+        /// nulls, NaN and both zeros; longs with nulls; every comparison, IN and their NOTs.
+        #[test]
+        fn fast_paths_follow_the_spec(
+            xs in proptest::collection::vec(proptest::option::of(proptest::sample::select(
+                vec![-1.5, -0.0, 0.0, 0.5, 2.0, f64::NAN, f64::INFINITY])), 0..200),
+            ls in proptest::collection::vec(proptest::option::of(-3i64..3), 0..200),
+            op in proptest::sample::select(vec!["lt", "lt-eq", "gt", "gt-eq", "eq", "not-eq"]),
+            c in proptest::sample::select(vec![-1.5, -0.0, 0.0, 0.5, 2.0]),
+            k in -3i64..3,
+            set in proptest::collection::vec(-3i64..3, 1..4),
+        ) {
+            let spec = |v: Option<f64>, c: f64| -> bool {
+                match v {
+                    None => op == "not-eq",
+                    Some(v) if v.is_nan() => op == "not-eq",
+                    Some(v) => match op {
+                        "lt" => v < c,
+                        "lt-eq" => v <= c,
+                        "gt" => v > c,
+                        "gt-eq" => v >= c,
+                        "eq" => v == c,
+                        _ => v != c,
+                    },
+                }
+            };
+            let fa: ArrayRef = Arc::new(Float64Array::from(xs.clone()));
+            let got = run(&pred(op, 3, &format!("{c:?}")), vec![fa]);
+            let want: Vec<bool> = xs.iter().map(|v| spec(*v, c)).collect();
+            proptest::prop_assert_eq!(got, want);
+            let la: ArrayRef = Arc::new(Int64Array::from(ls.clone()));
+            let got = run(&pred(op, 1, &k.to_string()), vec![la.clone()]);
+            let want: Vec<bool> =
+                ls.iter().map(|v| spec(v.map(|v| v as f64), k as f64)).collect();
+            proptest::prop_assert_eq!(got, want);
+            let lits = set.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",");
+            for (kind, negated) in [("in", false), ("not-in", true)] {
+                let json = format!(
+                    r#"{{"type":"{kind}","child":{{"type":"reference","id":1}},"values":[{lits}]}}"#
+                );
+                let got = run(&json, vec![la.clone()]);
+                let want: Vec<bool> = ls
+                    .iter()
+                    .map(|v| v.is_some_and(|v| set.contains(&v)) != negated)
+                    .collect();
+                proptest::prop_assert_eq!(got, want);
+            }
+        }
     }
 }
