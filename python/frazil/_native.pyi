@@ -23,6 +23,7 @@ __all__ = [
     "PuffinFileMetadata",
     "PuffinWritten",
     "RecordBatchExport",
+    "RowFilter",
     "ScanPlanner",
     "ThetaSketch",
     "ThetaUnion",
