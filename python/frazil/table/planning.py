@@ -337,7 +337,7 @@ def snapshot_manifests(
         list_path = metadata.resolve(snapshot.manifest_list)
         listed = _read_all(io, [list_path], "manifest list")[0]
         return list_path, read_manifest_list(
-            listed, path=list_path, location=metadata.paths_location
+            listed, path=list_path, location=metadata.paths_location, summary=snapshot.summary
         )
     list_path = f"the manifests of snapshot {snapshot.snapshot_id}"
     inline = list(snapshot.manifests or ())

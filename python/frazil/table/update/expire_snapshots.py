@@ -332,6 +332,7 @@ def _manifest_paths(
     """The locations of the manifests the snapshots list, each with its manifest list row
     (``None`` for a v1 snapshot's inline manifests), which reading it is checked against."""
     lists = sorted({metadata.resolve(s.manifest_list) for s in snapshots if s.manifest_list})
+    summaries = {metadata.resolve(s.manifest_list): s.summary for s in snapshots if s.manifest_list}
     paths: dict[str, dict[str, Any] | None] = {}
     for s in snapshots:  # v1 snapshots may list their manifests inline
         if s.manifest_list is None and s.manifests:
@@ -340,7 +341,9 @@ def _manifest_paths(
         if data is None:
             logger.info("manifest list %s is already gone", location)
             continue
-        rows = read_manifest_list(data, path=location, location=metadata.paths_location)
+        rows = read_manifest_list(
+            data, path=location, location=metadata.paths_location, summary=summaries[location]
+        )
         for row in rows.to_pylist():
             paths[metadata.resolve(row["manifest_path"])] = row
     return paths

@@ -356,7 +356,7 @@ class _SnapshotProducer(TransactionStep):
         location = self._location
         (data,) = self._read([resolve_path(snapshot.manifest_list, location)])
         rows: list[dict[str, Any]] = fm.read_manifest_list(
-            data, path=snapshot.manifest_list, location=location
+            data, path=snapshot.manifest_list, location=location, summary=snapshot.summary
         ).to_pylist()
         return rows
 
