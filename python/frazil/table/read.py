@@ -515,7 +515,8 @@ def _read_dv(io: FileIO, dv: DataFile) -> DeletionVector:
 class DeleteCache:
     """Delete files read once per scan: position delete files (as sorted ``(file_path, pos)``
     tables), equality delete key tables (by location and field ids) and the hashed key sets of
-    each group of equality delete files a task applies (by locations and field ids). Tasks read
+    each group of equality delete files a task applies (by locations and field ids), and the
+    scan's residuals compiled to native row filters (:meth:`row_filter`). Tasks read
     concurrently share it; a key set is built by one of them."""
 
     io: FileIO

@@ -172,9 +172,7 @@ impl Builder<'_> {
     }
 
     fn hashable(&self, p: &Predicate) -> bool {
-        p.literals
-            .iter()
-            .all(|l| of_literal(l).is_some_and(|v| LitSet::key_kind(&v).is_some()))
+        p.literals.iter().all(|l| of_literal(l).is_some())
     }
 
     fn leaf(&mut self, p: &Predicate) -> Result<Leaf> {
@@ -328,6 +326,14 @@ fn eval_leaf(l: &Leaf, col: &Column, n: usize) -> BooleanBuffer {
     }
 }
 
+/// `found` where the row is valid: a null row is never a match.
+fn and_valid(found: BooleanBuffer, nulls: Option<&arrow_buffer::NullBuffer>) -> BooleanBuffer {
+    match nulls {
+        Some(nb) => &found & nb.inner(),
+        None => found,
+    }
+}
+
 /// `value <ordering> literal` for every row of the common numeric columns, straight from the
 /// Arrow buffers (`None`: compare value by value). Null and NaN rows are false; floats compare
 /// in IEEE order (`-0.0 = 0.0`).
@@ -337,23 +343,17 @@ fn fast_compare(
     want: fn(std::cmp::Ordering) -> bool,
     n: usize,
 ) -> Option<BooleanBuffer> {
-    fn valid(found: BooleanBuffer, nulls: Option<&arrow_buffer::NullBuffer>) -> BooleanBuffer {
-        match nulls {
-            Some(nb) => &found & nb.inner(),
-            None => found,
-        }
-    }
     Some(match (col, lit) {
         (Column::I64(a), Val::I64(c)) => {
             let v = a.values();
-            valid(
+            and_valid(
                 BooleanBuffer::collect_bool(n, |i| want(v[i].cmp(c))),
                 a.nulls(),
             )
         }
         (Column::I32(a), Val::I32(c)) => {
             let v = a.values();
-            valid(
+            and_valid(
                 BooleanBuffer::collect_bool(n, |i| want(v[i].cmp(c))),
                 a.nulls(),
             )
@@ -361,12 +361,12 @@ fn fast_compare(
         (Column::F64(a), Val::F64(c)) => {
             let v = a.values();
             let found = BooleanBuffer::collect_bool(n, |i| v[i].partial_cmp(c).is_some_and(want));
-            valid(found, a.nulls())
+            and_valid(found, a.nulls())
         }
         (Column::F32(a), Val::F32(c)) => {
             let v = a.values();
             let found = BooleanBuffer::collect_bool(n, |i| v[i].partial_cmp(c).is_some_and(want));
-            valid(found, a.nulls())
+            and_valid(found, a.nulls())
         }
         _ => return None,
     })
@@ -408,12 +408,6 @@ impl Hasher for FxHasher {
     }
     fn write_i128(&mut self, v: i128) {
         self.write_u128(v as u128)
-    }
-    fn write_u8(&mut self, v: u8) {
-        self.write_u64(v as u64)
-    }
-    fn write_usize(&mut self, v: usize) {
-        self.write_u64(v as u64)
     }
 }
 
@@ -504,15 +498,15 @@ fn float_key(v: f64) -> u64 {
 }
 
 impl LitSet {
-    fn key_kind(v: &Val<'_>) -> Option<KeyKind> {
-        Some(match v {
+    fn key_kind(v: &Val<'_>) -> KeyKind {
+        match v {
             Val::Bool(_) => KeyKind::Bool,
             Val::I32(_) | Val::I64(_) => KeyKind::Int,
             Val::F32(_) | Val::F64(_) => KeyKind::Float,
             Val::I128(_) => KeyKind::I128,
             Val::U128(_) => KeyKind::U128,
             Val::Bytes(_) => KeyKind::Bytes,
-        })
+        }
     }
 
     fn new(literals: &[Literal]) -> Result<LitSet> {
@@ -524,10 +518,10 @@ impl LitSet {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let kind = vals.first().and_then(LitSet::key_kind);
+        let kind = vals.first().map(LitSet::key_kind);
         if vals
             .iter()
-            .any(|v| LitSet::key_kind(v) != kind || v.is_nan())
+            .any(|v| Some(LitSet::key_kind(v)) != kind || v.is_nan())
         {
             return Err(Error::invalid(
                 "set literals must share one type and not be NaN",
@@ -572,12 +566,6 @@ impl LitSet {
     /// Membership of every row for the common column types, straight from the Arrow buffers
     /// (`None`: use [`LitSet::contains`] per value). Null rows are not members.
     fn members(&self, col: &Column, n: usize) -> Option<BooleanBuffer> {
-        fn valid(found: BooleanBuffer, nulls: Option<&arrow_buffer::NullBuffer>) -> BooleanBuffer {
-            match nulls {
-                Some(nb) => &found & nb.inner(),
-                None => found,
-            }
-        }
         fn bytes<O: arrow_array::OffsetSizeTrait>(
             s: &BytesSet,
             a: &arrow_array::GenericBinaryArray<O>,
@@ -589,12 +577,12 @@ impl LitSet {
                 let (lo, hi) = (offsets[i].as_usize(), offsets[i + 1].as_usize());
                 s.contains(&data[lo..hi])
             });
-            valid(found, a.nulls())
+            and_valid(found, a.nulls())
         }
         Some(match (self, col) {
             (LitSet::Int(s), Column::I64(a)) => {
                 let v = a.values();
-                valid(
+                and_valid(
                     BooleanBuffer::collect_bool(n, |i| s.contains(&v[i])),
                     a.nulls(),
                 )
@@ -602,7 +590,7 @@ impl LitSet {
             (LitSet::Int(s), Column::I32(a)) => {
                 let v = a.values();
                 let found = BooleanBuffer::collect_bool(n, |i| s.contains(&(v[i] as i64)));
-                valid(found, a.nulls())
+                and_valid(found, a.nulls())
             }
             (LitSet::Bytes(s), Column::Bytes(a)) => bytes(s, a, n),
             (LitSet::Bytes(s), Column::LargeBytes(a)) => bytes(s, a, n),

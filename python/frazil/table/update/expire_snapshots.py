@@ -331,8 +331,8 @@ def _manifest_paths(
 ) -> dict[str, dict[str, Any] | None]:
     """The locations of the manifests the snapshots list, each with its manifest list row
     (``None`` for a v1 snapshot's inline manifests), which reading it is checked against."""
-    lists = sorted({metadata.resolve(s.manifest_list) for s in snapshots if s.manifest_list})
     summaries = {metadata.resolve(s.manifest_list): s.summary for s in snapshots if s.manifest_list}
+    lists = sorted(summaries)
     paths: dict[str, dict[str, Any] | None] = {}
     for s in snapshots:  # v1 snapshots may list their manifests inline
         if s.manifest_list is None and s.manifests:
