@@ -55,7 +55,7 @@ import pytest
 from bench_report import register_report, time_rounds
 from pyroaring import BitMap, BitMap64
 
-from frazil.deletes import DeletionVector
+from frazil.manifest.deletes import DeletionVector
 
 pytestmark = [pytest.mark.benchmark]
 
@@ -180,7 +180,7 @@ def _fid(name: str, t: pa.DataType, fid: int) -> pa.Field:
 class EqTables:
     def __init__(self, warehouse: Path) -> None:
         from frazil.catalog import load_catalog
-        from frazil.content_file import DataFile, DataFileContent
+        from frazil.manifest.content_file import DataFile, DataFileContent
 
         rng = np.random.default_rng(SEED + 1)
         catalog = load_catalog("eqbench", type="sql", warehouse=str(warehouse))

@@ -3,7 +3,7 @@
 10M rows (smoke mode: 10k) of a long ``id`` (random, 10% null) and a string ``key``:
 
 - in memory, per 1M-row batch: a 10k-literal ``In`` and a 1k-term ``OR`` of ``id = k`` through
-  :class:`frazil.table.arrow_filter.RowFilter` (what every scan applies to its rows) against
+  :class:`frazil.table.scan.filter.RowFilter` (what every scan applies to its rows) against
   ``pyarrow.compute.is_in`` with the same values (pyarrow's fastest equivalent: its expression
   of 1k ORs is far slower, and 10k of them crashed the process before issue 26); the same for a
   10k-string ``In``;
@@ -31,7 +31,7 @@ from bench_report import register_report, time_rounds
 
 from frazil.expressions import EqualTo, In, Or, bind
 from frazil.schema import Schema
-from frazil.table.arrow_filter import RowFilter
+from frazil.table.scan.filter import RowFilter
 from frazil.types import LongType, NestedField, StringType
 
 pytestmark = [pytest.mark.benchmark]

@@ -10,7 +10,7 @@ import pytest
 
 from frazil.arrow_schema import schema_from_arrow, schema_to_arrow, type_from_arrow, type_to_arrow
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
-from frazil.name_mapping import create_mapping_from_schema
+from frazil.metadata.name_mapping import create_mapping_from_schema
 from frazil.schema import Schema
 from frazil.types import (
     BinaryType,

@@ -14,7 +14,8 @@ import fastavro
 import pytest
 
 from frazil import manifest as fm
-from frazil.content_file import (
+from frazil.exceptions import InvalidArgumentError
+from frazil.manifest.content_file import (
     DataFile,
     DataFileContent,
     ManifestEntryStatus,
@@ -23,7 +24,6 @@ from frazil.content_file import (
     manifest_entries,
     partition_arrow_type,
 )
-from frazil.exceptions import InvalidArgumentError
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.transforms import parse

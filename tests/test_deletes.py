@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyroaring import BitMap, BitMap64
 
-from frazil.deletes import (
+from frazil.exceptions import DecodeError, FrazilError, InvalidArgumentError
+from frazil.manifest.deletes import (
     DV_BLOB_TYPE,
     ROW_POSITION_FIELD_ID,
     DeletionVector,
@@ -29,8 +30,7 @@ from frazil.deletes import (
     read_deletion_vectors,
     write_deletion_vectors,
 )
-from frazil.exceptions import DecodeError, FrazilError, InvalidArgumentError
-from frazil.puffin import Blob, read_puffin, write_puffin
+from frazil.manifest.puffin import Blob, read_puffin, write_puffin
 
 DV_MAGIC = bytes([0xD1, 0xD3, 0x39, 0x64])
 MAX_POSITION = 2**63 - 1
@@ -346,9 +346,9 @@ def test_arbitrary_vectors_with_a_valid_crc(vector):
 def test_module_examples():
     import doctest
 
-    import frazil.deletes
+    import frazil.manifest.deletes
 
-    assert doctest.testmod(frazil.deletes).failed == 0
+    assert doctest.testmod(frazil.manifest.deletes).failed == 0
 
 
 # --------------------------------------------------------------------------------------------

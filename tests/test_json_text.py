@@ -1,4 +1,4 @@
-"""frazil._json_text writes JSON as Jackson does (the bytes are checked against Java itself in
+"""frazil._json writes JSON as Jackson does (the bytes are checked against Java itself in
 tests/interop/test_metadata_json_java.py; these are the documented forms, without a JVM)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from frazil._json_text import dumps, java_double
+from frazil._json import dumps, java_double
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from frazil.exceptions import ParseError
-from frazil.name_mapping import (
+from frazil.metadata.name_mapping import (
     MappedField,
     NameMapping,
     create_mapping_from_schema,

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frazil.exceptions import DecodeError, FrazilError, UnsupportedError
-from frazil.puffin import CREATED_BY, Blob, read_puffin, write_puffin
+from frazil.manifest.puffin import CREATED_BY, Blob, read_puffin, write_puffin
 
 try:  # the stdlib's zstd from 3.14 on, its backport before
     from compression import zstd  # type: ignore[import-not-found]
@@ -263,6 +263,6 @@ def test_arbitrary_bytes_with_valid_magics(body):
 def test_module_examples():
     import doctest
 
-    import frazil.puffin
+    import frazil.manifest.puffin
 
-    assert doctest.testmod(frazil.puffin).failed == 0
+    assert doctest.testmod(frazil.manifest.puffin).failed == 0

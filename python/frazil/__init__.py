@@ -10,7 +10,9 @@ import os
 # re-faulting those pages cost 15% of a decode. A value the user set wins.
 os.environ.setdefault("MIMALLOC_PURGE_DELAY", "10000")
 
-from frazil import exceptions, transforms, types, values
+from frazil import _moved, exceptions, transforms, types, values
 from frazil._native import __version__
+
+_moved.install()
 
 __all__ = ["__version__", "exceptions", "transforms", "types", "values"]

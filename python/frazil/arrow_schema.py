@@ -16,9 +16,9 @@ uuid                             pyarrow's ``arrow.uuid`` extension type (what
 fixed[L]                         ``fixed_size_binary(L)``
 unknown                          ``null``
 geometry, geography              ``large_binary`` of WKB (``binary`` with
-                                 ``large_types=False``); see :mod:`frazil.geo`
+                                 ``large_types=False``); see :mod:`frazil.values.geo`
 variant                          ``struct<metadata: binary, value: binary>``; see
-                                 :mod:`frazil.variant`
+                                 :mod:`frazil.values.variant`
 list, map, struct                ``large_list`` (``list`` with ``large_types=False``),
                                  ``map``, ``struct``
 ===============================  =======================================================
@@ -71,7 +71,7 @@ from frazil.types import (
 )
 
 if TYPE_CHECKING:
-    from frazil.name_mapping import MappedField, NameMapping
+    from frazil.metadata.name_mapping import MappedField, NameMapping
 
 __all__ = [
     "FIELD_ID_KEY",
@@ -144,7 +144,7 @@ def type_to_arrow(t: IcebergType, *, large_types: bool = True) -> pa.DataType:
     if isinstance(t, (BinaryType, GeometryType, GeographyType)):
         return pa.large_binary() if large_types else pa.binary()
     if isinstance(t, VariantType):
-        from frazil.variant import VARIANT_ARROW_TYPE
+        from frazil.values.variant import VARIANT_ARROW_TYPE
 
         return VARIANT_ARROW_TYPE
     arrow = _PRIMITIVES.get(type(t))
@@ -196,7 +196,7 @@ def type_from_arrow(t: pa.DataType, path: str = "") -> IcebergType:
         if t.extension_name == "arrow.uuid":
             return UUIDType()
         if t.extension_name == "geoarrow.wkb":
-            from frazil.geo import type_from_wkb_extension
+            from frazil.values.geo import type_from_wkb_extension
 
             return type_from_wkb_extension(t.__arrow_ext_serialize__())
         return type_from_arrow(t.storage_type, path)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frazil import _native
-from frazil._json_fields import Fields, check_int, check_unique
+from frazil._json import Fields, check_int, check_unique
 from frazil.exceptions import FrazilError, InvalidArgumentError, ParseError, UnsupportedError
 from frazil.schema import Schema
 from frazil.transforms import Transform, parse, typed

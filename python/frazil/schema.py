@@ -12,7 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from frazil import values
-from frazil._json_fields import Fields, check_list, check_str
+from frazil._json import Fields, check_list, check_str
 from frazil.exceptions import FrazilError, InvalidArgumentError, ParseError
 from frazil.types import (
     DecimalType,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from frazil._json_fields import Fields
+from frazil._json import Fields
 from frazil.exceptions import InvalidArgumentError, ParseError, UnsupportedError
 from frazil.partitioning import (
     AnyTransform,

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 
 from frazil.catalog import Catalog, load_catalog
-from frazil.content_file import DataFile, ManifestEntryStatus, manifest_entries
 from frazil.manifest import summarize_manifest, write_manifest, write_manifest_list
+from frazil.manifest.content_file import DataFile, ManifestEntryStatus, manifest_entries
 from frazil.metadata import MAIN_BRANCH, Snapshot, SnapshotRefType
 from frazil.table import Table
 from frazil.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate

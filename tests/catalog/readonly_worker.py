@@ -23,8 +23,8 @@ import sqlalchemy.dialects.sqlite.pysqlite  # noqa: F401
 import frazil.catalog.config
 import frazil.catalog.filesystem
 import frazil.catalog.sql
-import frazil.table.read
 import frazil.table.scan
+import frazil.table.scan.read
 import frazil.table.update.snapshot
 import frazil.table.write.writer  # noqa: F401
 from frazil.catalog import load_catalog

@@ -16,13 +16,13 @@ import pyarrow as pa
 import pytest
 
 from frazil import manifest as fm
-from frazil.content_file import DataFile, data_files_to_arrow, manifest_entries
 from frazil.exceptions import FrazilError
 from frazil.expressions import parse
 from frazil.expressions.metrics_evaluator import (
     InclusiveMetricsEvaluator,
     StrictMetricsEvaluator,
 )
+from frazil.manifest.content_file import DataFile, data_files_to_arrow, manifest_entries
 from frazil.schema import Schema
 from frazil.types import DoubleType, LongType, NestedField, StringType, StructType
 from frazil.values import to_bytes

@@ -1,5 +1,5 @@
 """A plain scan planner written from the spec's "Scan Planning" rules, kept as a test oracle for
-the native planner (``frazil.table.planning``): every live data file of a snapshot, no
+the native planner (``frazil.table.scan.plan``): every live data file of a snapshot, no
 pruning (the residual is the whole filter), with the delete files the spec attaches to it.
 
 Position deletes apply to data files of the same partition (or the referenced data file) with
@@ -17,15 +17,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from frazil.content_file import DataFile, DataFileContent, FileFormat, data_files_from_entries
 from frazil.exceptions import ValidationError
 from frazil.expressions import BooleanExpression
 from frazil.io import FileIO
 from frazil.manifest import read_manifest_list, read_manifests
+from frazil.manifest.content_file import (
+    DataFile,
+    DataFileContent,
+    FileFormat,
+    data_files_from_entries,
+)
 from frazil.metadata import Snapshot, TableMetadata
 from frazil.schema import Schema
-from frazil.table.read import FILE_PATH_FIELD_ID
 from frazil.table.scan import FileScanTask
+from frazil.table.scan.read import FILE_PATH_FIELD_ID
 
 __all__ = ["reference_plan"]
 

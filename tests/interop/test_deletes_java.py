@@ -22,14 +22,14 @@ import pytest
 from peers import java_reference_session
 
 from frazil.catalog import load_catalog
-from frazil.content_file import DataFile, DataFileContent, FileFormat
-from frazil.deletes import (
+from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat
+from frazil.manifest.deletes import (
     DV_BLOB_TYPE,
     DeletionVector,
     read_deletion_vectors,
     write_deletion_vectors,
 )
-from frazil.puffin import Blob, read_puffin, write_puffin
+from frazil.manifest.puffin import Blob, read_puffin, write_puffin
 
 pytestmark = [
     pytest.mark.interop,
@@ -185,7 +185,7 @@ def test_puffin_files_between_java_and_frazil(spark: Any, warehouse: Path) -> No
     )
     assert f.read_blob(0) == payload == f.read_blob(1)
 
-    ours = str(warehouse / "frazil.puffin")
+    ours = str(warehouse / "frazil.manifest.puffin")
     with open(ours, "wb") as out:
         out.write(
             write_puffin(

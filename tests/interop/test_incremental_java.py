@@ -21,7 +21,7 @@ from peers import java_reference_session
 from frazil.exceptions import ValidationError
 from frazil.io.local import LocalFileIO
 from frazil.metadata import TableMetadata
-from frazil.table.incremental import IncrementalAppendScan
+from frazil.table.scan.incremental import IncrementalAppendScan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

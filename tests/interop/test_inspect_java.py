@@ -25,7 +25,7 @@ import pytest
 from peers import java_reference_session
 
 from frazil.catalog import load_catalog
-from frazil.content_file import DataFile, DataFileContent, FileFormat
+from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat
 
 pytestmark = [
     pytest.mark.interop,

@@ -452,9 +452,9 @@ def test_frazil_rewrites_java_built_metadata_byte_for_byte(
 
 
 def _java_json(obj: Any) -> str:
-    from frazil import _json_text
+    from frazil import _json
 
-    return _json_text.dumps(obj)
+    return _json.dumps(obj)
 
 
 @pytest.mark.parametrize("version", [1, 2, 3])

@@ -31,12 +31,12 @@ try:
 except ReferenceUnavailable as _e:
     peer_missing(f"the Java reference is unavailable: {_e}", module_level=True)
 
-from frazil.content_file import DataFile, data_files_to_arrow
 from frazil.expressions import bind, parse, to_json
 from frazil.expressions.metrics_evaluator import (
     InclusiveMetricsEvaluator,
     StrictMetricsEvaluator,
 )
+from frazil.manifest.content_file import DataFile, data_files_to_arrow
 from frazil.schema import Schema
 from frazil.types import (
     DoubleType,

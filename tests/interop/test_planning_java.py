@@ -22,7 +22,7 @@ from peers import java_reference_session
 from frazil.expressions import parse, to_json
 from frazil.io.local import LocalFileIO
 from frazil.metadata import TableMetadata
-from frazil.table.planning import PlannedFiles, plan_files
+from frazil.table.scan.plan import PlannedFiles, plan_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -503,7 +503,7 @@ def test_parquet_without_field_ids_nor_name_mapping_reads_by_position(
     (A map with struct values differs: Java reads the values as null, frazil as structs of
     nulls.)"""
     from frazil.catalog import load_catalog
-    from frazil.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY
+    from frazil.metadata.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY
     from frazil.types import StringType
 
     spark, _, _ = java_tables

@@ -25,7 +25,7 @@ import pytest
 from peers import java_reference_session
 
 from frazil.catalog import load_catalog
-from frazil.puffin import read_puffin
+from frazil.manifest.puffin import read_puffin
 from frazil.table import Table
 from frazil.table.partition_statistics import read_partition_statistics
 

@@ -16,10 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 from peers import peer_missing
 
-from frazil import variant
 from frazil.catalog import load_catalog
 from frazil.schema import Schema
 from frazil.types import LongType, NestedField, VariantType
+from frazil.values import variant
 
 pytestmark = pytest.mark.interop
 

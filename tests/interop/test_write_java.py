@@ -19,7 +19,7 @@ from peers import java_reference_session
 
 from frazil import manifest as fm
 from frazil.catalog import load_catalog
-from frazil.content_file import DataFile, data_files_from_entries
+from frazil.manifest.content_file import DataFile, data_files_from_entries
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.table.write.locations import LocationProvider

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from frazil.catalog.sql import SqlCatalog
-from frazil.rest.auth import AuthConfig
-from frazil.rest.server import create_app
+from frazil.server.app import create_app
+from frazil.server.auth import AuthConfig
 
 with warnings.catch_warnings():
     # Starlette 1.x suggests httpx2 for its test client; httpx is what is installed.

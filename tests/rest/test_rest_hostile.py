@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from rest_helpers import TestClient, auth_config, token_for
 
 from frazil.catalog.sql import SqlCatalog
-from frazil.rest.server import create_app
+from frazil.server.app import create_app
 
 MAX_BODY = 2048
 STATUSES: dict[int, int] = {}

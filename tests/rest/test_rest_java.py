@@ -30,7 +30,7 @@ from duckdb_peer import duckdb_with_iceberg
 from rest_server_process import ServerProcess
 
 from frazil.catalog.sql import SqlCatalog
-from frazil.rest.serve import open_catalog
+from frazil.server.serve import open_catalog
 
 pytestmark = [
     pytest.mark.interop,

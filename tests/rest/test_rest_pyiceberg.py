@@ -15,7 +15,7 @@ from peers import import_peer
 from rest_helpers import CLIENT_ID, CLIENT_SECRET, auth_config, uvicorn_server
 
 from frazil.catalog.sql import SqlCatalog
-from frazil.rest.server import create_app
+from frazil.server.app import create_app
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
 

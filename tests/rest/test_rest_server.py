@@ -1,4 +1,4 @@
-"""``frazil.rest.server`` in-process (Starlette's TestClient): the endpoints' answers, commits
+"""``frazil.server.app`` in-process (Starlette's TestClient): the endpoints' answers, commits
 with requirements, creates built from updates, multi-table atomicity, scan planning with paged
 plan tasks, auth and hardening. Expected values come from the OpenAPI spec's shapes and from
 the catalog under the server, not from the server's own code."""
@@ -14,8 +14,8 @@ from rest_helpers import TestClient, auth_config, token_for
 
 from frazil.catalog.sql import SqlCatalog
 from frazil.partitioning import PartitionField, PartitionSpec
-from frazil.rest.server import create_app
 from frazil.schema import Schema
+from frazil.server.app import create_app
 from frazil.transforms import parse as transform
 from frazil.types import LongType, NestedField, StringType
 

@@ -12,7 +12,7 @@ from rest_helpers import TestClient, auth_config, token_for
 
 from frazil.catalog.filesystem import FileSystemCatalog
 from frazil.catalog.sql import SqlCatalog
-from frazil.rest.server import create_app
+from frazil.server.app import create_app
 
 NS = "/v1/namespaces/db"
 WRONG_UUID = "00000000-0000-0000-0000-000000000000"

@@ -18,7 +18,7 @@ from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.spark import expire_snapshots, remove_orphan_files
 from frazil.table import Table
-from frazil.table.orphan_files import reachable_files
+from frazil.table.maintenance.orphan_files import reachable_files
 from frazil.transforms import parse
 from frazil.types import LongType, NestedField, StringType
 

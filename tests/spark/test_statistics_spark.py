@@ -13,7 +13,7 @@ import pytest
 
 import frazil.spark
 from frazil.catalog import load_catalog
-from frazil.puffin import read_puffin
+from frazil.manifest.puffin import read_puffin
 
 pytestmark = [
     pytest.mark.spark,

@@ -15,8 +15,8 @@ import pyarrow.fs
 import pyarrow.parquet as pq
 
 from frazil.catalog import CommitTableResponse
-from frazil.content_file import DataFile
 from frazil.io import FileIO
+from frazil.manifest.content_file import DataFile
 from frazil.metadata import TableMetadata
 from frazil.table import Table
 from frazil.table.update import update_table_metadata

@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from peers import import_peer
 
-from frazil.content_file import DataFile
 from frazil.exceptions import ValidationError
+from frazil.manifest.content_file import DataFile
 from frazil.metadata import TableMetadata
 from frazil.table.write.add_files import data_files_from_parquet
 

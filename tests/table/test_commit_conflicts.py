@@ -18,9 +18,9 @@ import pytest
 from row_data import rows
 
 from frazil.catalog import Catalog, load_catalog
-from frazil.content_file import DataFileContent, data_files_from_entries
 from frazil.exceptions import CommitFailedError
 from frazil.manifest import read_manifest, read_manifest_list
+from frazil.manifest.content_file import DataFileContent, data_files_from_entries
 from frazil.schema import Schema
 from frazil.table import Table
 from frazil.table.transaction import RetryPolicy

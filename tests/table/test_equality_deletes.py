@@ -1,5 +1,6 @@
-"""Equality delete files applied on read (``frazil.table.read``, natively through
-``frazil.deletes.EqualityDeleteSet``) on evolved columns, with the expected rows written out by
+"""Equality delete files applied on read (``frazil.table.scan.read``, natively through
+``frazil.manifest.deletes.EqualityDeleteSet``) on evolved columns, with the expected rows written
+out by
 hand from the spec's "Equality Delete Files" and "Column Projection" rules: delete columns are
 matched by field id (a renamed column still matches), promoted columns (int -> long,
 float -> double, decimal(5, 2) -> decimal(10, 2)) match keys written before the promotion, and
@@ -18,13 +19,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from frazil.content_file import DataFile, DataFileContent
-from frazil.deletes import DeletionVector, write_deletion_vectors
 from frazil.exceptions import UnsupportedError, ValidationError
 from frazil.io.local import LocalFileIO
+from frazil.manifest.content_file import DataFile, DataFileContent
+from frazil.manifest.deletes import DeletionVector, write_deletion_vectors
 from frazil.schema import Schema
-from frazil.table.read import DeleteCache, read_task
 from frazil.table.scan import FileScanTask
+from frazil.table.scan.read import DeleteCache, read_task
 from frazil.types import (
     BinaryType,
     DateType,

@@ -54,7 +54,7 @@ def test_default_policy_keeps_five_days_and_deletes_what_only_expired_snapshots_
     s.append(h.delete_file(t, now - 8 * DAY, first_file))  # the oldest file leaves the table
     s += linear(t, now, [7, 6, 4.5, 3, 1])
     assert h.read_snapshot_rows(t, t.current_snapshot()) == 2 * 6
-    with caplog.at_level(logging.INFO, logger="frazil.table.update.expire_snapshots"):
+    with caplog.at_level(logging.INFO, logger="frazil.table.maintenance.expire_snapshots"):
         t.expire_snapshots().commit()
     assert ids(t) == set(s[-3:])  # younger than 5 days
     assert t.current_snapshot().snapshot_id == s[-1]

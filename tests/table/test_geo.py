@@ -17,10 +17,11 @@ from peers import import_peer
 
 from frazil.catalog import load_catalog
 from frazil.exceptions import FrazilError
-from frazil.geo import BoundingBox, plan_intersecting, read_intersecting
 from frazil.schema import Schema
 from frazil.table import Table
+from frazil.table.scan.geo import plan_intersecting, read_intersecting
 from frazil.types import GeographyType, GeometryType, LongType, NestedField
+from frazil.values.geo import BoundingBox
 
 # ---------------------------------------------------------------------------------------------
 # WKB built and walked here, independently of frazil's native reader
@@ -339,7 +340,7 @@ def test_nested_geometry_and_evolution(catalog: Any) -> None:
 
 def test_geoarrow_input_types_and_box_helper(catalog: Any) -> None:
     from frazil.arrow_schema import type_from_arrow
-    from frazil.geo import WkbType, bounds_intersect
+    from frazil.values.geo import WkbType, bounds_intersect
 
     ext = WkbType(pa.binary(), b'{"crs": "srid:3857"}')
     assert type_from_arrow(ext) == GeometryType("srid:3857")

@@ -12,7 +12,7 @@ import pytest
 
 from frazil.catalog import load_catalog
 from frazil.exceptions import InvalidArgumentError, UnsupportedError, ValidationError
-from frazil.table.incremental import IncrementalAppendScan
+from frazil.table.scan.incremental import IncrementalAppendScan
 
 
 def _rows(start: int, n: int) -> pa.Table:

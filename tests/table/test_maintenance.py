@@ -15,17 +15,22 @@ from row_data import rows
 
 from frazil import manifest as fm
 from frazil.catalog import load_catalog
-from frazil.content_file import DataFile, DataFileContent, FileFormat, data_files_from_entries
 from frazil.exceptions import CommitFailedError, InvalidArgumentError, ValidationError
+from frazil.manifest.content_file import (
+    DataFile,
+    DataFileContent,
+    FileFormat,
+    data_files_from_entries,
+)
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.table import Table
-from frazil.table.read import FILE_PATH_FIELD_ID, POS_FIELD_ID
-from frazil.table.write.maintenance import (
+from frazil.table.maintenance.rewrite_data_files import (
     RewriteDataFilesResult,
     rewrite_data_files,
     stage_rewrite_data_files,
 )
+from frazil.table.scan.read import FILE_PATH_FIELD_ID, POS_FIELD_ID
 from frazil.transforms import parse as parse_transform
 from frazil.types import DoubleType, LongType, NestedField, StringType
 

@@ -20,7 +20,7 @@ from frazil.metadata import PartitionStatisticsFile, StatisticsFile
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.table import Table
-from frazil.table.orphan_files import find_orphans, reachable_files, remove_orphan_files
+from frazil.table.maintenance.orphan_files import find_orphans, reachable_files, remove_orphan_files
 from frazil.table.update.updates import SetPartitionStatisticsUpdate, SetStatisticsUpdate
 from frazil.transforms import parse as parse_transform
 from frazil.types import DoubleType, LongType, NestedField, StringType
@@ -251,7 +251,7 @@ def test_a_commit_landing_after_the_listing_keeps_its_files(catalog: Any, tmp_pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from frazil.table.orphan_files import list_older_than
+    from frazil.table.maintenance.orphan_files import list_older_than
 
     t = make(catalog)
     loc = t.location()

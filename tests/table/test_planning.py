@@ -1,4 +1,4 @@
-"""Native scan planning (frazil.table.planning): selected data files, delete files attached per
+"""Native scan planning (frazil.table.scan.plan): selected data files, delete files attached per
 the spec's scope rules, and residuals, against PyIceberg's ``plan_files`` (a peer) on tables
 that frazil's own commit path writes with real Parquet files, and against the spec's rules on
 cases PyIceberg does not cover (global equality deletes, file-scoped position deletes, DVs)."""
@@ -15,13 +15,13 @@ from pyiceberg.expressions import parser as pyi_parser
 from pyiceberg.table import StaticTable
 from snapshot_fakes import FakeCatalog, write_parquet, write_position_deletes
 
-from frazil.content_file import DataFile
 from frazil.exceptions import InvalidArgumentError
 from frazil.expressions import AlwaysTrue, BooleanExpression, parse
+from frazil.manifest.content_file import DataFile
 from frazil.partitioning import PartitionField, PartitionSpec, parse_transform
 from frazil.schema import Schema
 from frazil.table import Table
-from frazil.table.planning import PlannedFiles, plan_files
+from frazil.table.scan.plan import PlannedFiles, plan_files
 from frazil.table.update import new_table_metadata
 from frazil.types import LongType, NestedField, StringType
 
@@ -278,7 +278,7 @@ def _add_delete_manifest(table: Table, files: list[DataFile]) -> None:
     """Commits delete files without the producer's v3 checks: a row delta on a v2 copy of the
     metadata is not possible, so this writes the manifest and list directly."""
     import frazil.manifest as fm
-    from frazil.content_file import manifest_entries, partition_arrow_type
+    from frazil.manifest.content_file import manifest_entries, partition_arrow_type
     from frazil.table.update.snapshot import MANIFEST_FILE_SCHEMA
 
     m = table.metadata

@@ -16,13 +16,13 @@ import pyarrow as pa
 import pytest
 
 from frazil.catalog import load_catalog
-from frazil.content_file import DataFile, DataFileContent
 from frazil.exceptions import DecodeError, FileReadError, UnsupportedError
 from frazil.io.local import LocalFileIO
-from frazil.name_mapping import MappedField, NameMapping
+from frazil.manifest.content_file import DataFile, DataFileContent
+from frazil.metadata.name_mapping import MappedField, NameMapping
 from frazil.schema import Schema
-from frazil.table.read import read_task
 from frazil.table.scan import FileScanTask
+from frazil.table.scan.read import read_task
 from frazil.types import (
     DateType,
     DecimalType,

@@ -15,12 +15,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from frazil.content_file import DataFile, DataFileContent
 from frazil.exceptions import FileReadError, ValidationError
 from frazil.io.local import LocalFileIO
+from frazil.manifest.content_file import DataFile, DataFileContent
 from frazil.schema import Schema
-from frazil.table.read import read_task
 from frazil.table.scan import FileScanTask
+from frazil.table.scan.read import read_task
 from frazil.types import (
     BinaryType,
     DateType,

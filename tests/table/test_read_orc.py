@@ -12,13 +12,13 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pytest
 
-from frazil.content_file import DataFile, DataFileContent
 from frazil.exceptions import FileReadError, UnsupportedError, ValidationError
 from frazil.io.local import LocalFileIO
-from frazil.name_mapping import MappedField, NameMapping
+from frazil.manifest.content_file import DataFile, DataFileContent
+from frazil.metadata.name_mapping import MappedField, NameMapping
 from frazil.schema import Schema
-from frazil.table.read import read_task
 from frazil.table.scan import FileScanTask
+from frazil.table.scan.read import read_task
 from frazil.types import (
     FixedType,
     IntegerType,

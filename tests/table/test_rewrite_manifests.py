@@ -17,7 +17,7 @@ from frazil.exceptions import ValidationError
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.table import Table
-from frazil.table.update.rewrite_manifests import stage_rewrite_manifests
+from frazil.table.maintenance.rewrite_manifests import stage_rewrite_manifests
 from frazil.transforms import parse as parse_transform
 from frazil.types import DoubleType, LongType, NestedField, StringType
 

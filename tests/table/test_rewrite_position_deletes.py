@@ -16,13 +16,13 @@ from row_data import rows
 
 from frazil import manifest as fm
 from frazil.catalog import load_catalog
-from frazil.content_file import DataFile, FileFormat, data_files_from_entries
 from frazil.exceptions import UnsupportedError, ValidationError
+from frazil.manifest.content_file import DataFile, FileFormat, data_files_from_entries
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.table import Table
-from frazil.table.read import _read_dv
-from frazil.table.write.rewrite_position_deletes import stage_rewrite_position_deletes
+from frazil.table.maintenance.rewrite_position_deletes import stage_rewrite_position_deletes
+from frazil.table.scan.read import _read_dv
 from frazil.transforms import parse as parse_transform
 from frazil.types import DoubleType, LongType, NestedField, StringType
 

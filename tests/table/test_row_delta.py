@@ -16,19 +16,19 @@ from row_data import rows
 
 from frazil import manifest as fm
 from frazil.catalog import load_catalog
-from frazil.content_file import (
-    DataFile,
-    DataFileContent,
-    data_files_from_entries,
-    data_files_to_arrow,
-)
-from frazil.deletes import DeletionVector
 from frazil.exceptions import CommitFailedError, ValidationError
 from frazil.expressions import parse
 from frazil.expressions.metrics_evaluator import (
     InclusiveMetricsEvaluator,
     StrictMetricsEvaluator,
 )
+from frazil.manifest.content_file import (
+    DataFile,
+    DataFileContent,
+    data_files_from_entries,
+    data_files_to_arrow,
+)
+from frazil.manifest.deletes import DeletionVector
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.table import Table

@@ -1,7 +1,8 @@
 """The columnar plan: ``plan_files()`` task views, ``plan_files_arrow()`` and ``count()``.
 
 The oracle for the views is the plain objects built from the same planned Arrow entries by
-:func:`frazil.content_file.data_files_from_entries` (the conversion the views replaced): each
+:func:`frazil.manifest.content_file.data_files_from_entries` (the conversion the views replaced):
+each
 view must equal, print, pickle and serialize as its plain object. The Arrow plan is checked
 against the views, and ``count()`` against the rows read.
 """
@@ -15,13 +16,13 @@ import pyarrow as pa
 import pytest
 
 from frazil.catalog import load_catalog
-from frazil.content_file import DataFile, data_files_from_entries
 from frazil.io.local import LocalFileIO
+from frazil.manifest.content_file import DataFile, data_files_from_entries
 from frazil.partitioning import PartitionField, PartitionSpec, parse_transform
 from frazil.schema import Schema
 from frazil.table import Table, planning
-from frazil.table.scan_plan import ScanPlan
-from frazil.table.tasks import FileScanTask, PlannedDataFile, PlannedFileScanTask
+from frazil.table.scan.arrow_plan import ScanPlan
+from frazil.table.scan.tasks import FileScanTask, PlannedDataFile, PlannedFileScanTask
 from frazil.types import LongType, NestedField, StringType
 
 SCHEMA = Schema(

@@ -1,5 +1,5 @@
-"""Reading file scan tasks into Arrow (``frazil.table.read``), the residual filter's semantics
-(``frazil.table.arrow_filter``) and task JSON (``frazil.table.scan``), on files written here
+"""Reading file scan tasks into Arrow (``frazil.table.scan.read``), the residual filter's semantics
+(``frazil.table.scan.filter``) and task JSON (``frazil.table.scan``), on files written here
 with pyarrow. Expected rows are written out by hand from the spec's rules ("Column Projection",
 "Row Lineage", "Scan Planning", "Delete Formats") and SQL's three-valued logic."""
 
@@ -16,17 +16,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from frazil.content_file import DataFile, DataFileContent
-from frazil.deletes import DeletionVector
 from frazil.exceptions import DecodeError, UnsupportedError, ValidationError
 from frazil.expressions import AlwaysTrue, bind, parse
 from frazil.io.local import LocalFileIO
-from frazil.name_mapping import create_mapping_from_schema
+from frazil.manifest.content_file import DataFile, DataFileContent
+from frazil.manifest.deletes import DeletionVector
+from frazil.metadata.name_mapping import create_mapping_from_schema
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
-from frazil.table.arrow_filter import RowFilter
-from frazil.table.read import DeleteCache, read_task
 from frazil.table.scan import FileScanTask
+from frazil.table.scan.filter import RowFilter
+from frazil.table.scan.read import DeleteCache, read_task
 from frazil.transforms import parse as transform
 from frazil.types import (
     BooleanType,

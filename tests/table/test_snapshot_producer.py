@@ -15,8 +15,8 @@ import pytest
 from pyiceberg.table import StaticTable
 from snapshot_fakes import FakeCatalog, write_parquet, write_position_deletes
 
-from frazil.content_file import DataFile
 from frazil.exceptions import ValidationError
+from frazil.manifest.content_file import DataFile
 from frazil.partitioning import PartitionField, PartitionSpec, parse_transform
 from frazil.schema import Schema
 from frazil.table import Table
@@ -514,7 +514,7 @@ def dv_files(
     """Deletion vectors of these data files in one Puffin file at ``path``."""
     import pyarrow as pa
 
-    from frazil.deletes import DeletionVector, write_deletion_vectors
+    from frazil.manifest.deletes import DeletionVector, write_deletion_vectors
 
     blob, written = write_deletion_vectors(
         {p: DeletionVector.from_positions(pa.array(v, pa.int64())) for p, v in dvs.items()}

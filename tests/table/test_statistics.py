@@ -20,7 +20,7 @@ import pytest
 from frazil import _native
 from frazil.catalog import load_catalog
 from frazil.exceptions import DecodeError, FileMissingError, InvalidArgumentError
-from frazil.puffin import Blob, read_puffin, write_puffin
+from frazil.manifest.puffin import Blob, read_puffin, write_puffin
 from frazil.table import Table
 from frazil.table.statistics import THETA_BLOB_TYPE, write_statistics_file
 

@@ -17,8 +17,8 @@ import pytest
 
 from frazil import manifest as fm
 from frazil.catalog import load_catalog
-from frazil.content_file import DataFile, data_files_from_entries
 from frazil.exceptions import CommitFailedError
+from frazil.manifest.content_file import DataFile, data_files_from_entries
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.sorting import NullOrder, SortDirection, SortField, SortOrder

@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 from peers import import_peer
 
-from frazil import variant
 from frazil.catalog import load_catalog
 from frazil.exceptions import DecodeError, ParseError, UnsupportedError
 from frazil.schema import Schema
 from frazil.types import LongType, NestedField, VariantType
+from frazil.values import variant
 
 duckdb = import_peer("duckdb")
 

@@ -59,8 +59,8 @@ from frazil.exceptions import (
     ViewAlreadyExistsError,
     io_error,
 )
+from frazil.io.paths import table_location_from_metadata
 from frazil.metadata import TableMetadata
-from frazil.paths import table_location_from_metadata
 
 if TYPE_CHECKING:
     import pyarrow as pa

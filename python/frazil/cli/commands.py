@@ -226,7 +226,7 @@ def cmd_properties_remove(ctx: Context) -> None:
 
 
 def cmd_list_refs(ctx: Context) -> None:
-    from frazil.table.update.expire_snapshots import (
+    from frazil.table.maintenance.expire_snapshots import (
         MAX_SNAPSHOT_AGE_MS,
         MAX_SNAPSHOT_AGE_MS_DEFAULT,
         MIN_SNAPSHOTS_TO_KEEP,

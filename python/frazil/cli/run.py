@@ -4,7 +4,7 @@
 warehouse (see :mod:`frazil.demo`): concurrent writes, deletion vectors, schema and partition
 evolution, pruned scans, time travel, and a summary.
 
-``frazil serve`` runs a REST catalog server over a SQL catalog (see :mod:`frazil.rest.serve`).
+``frazil serve`` runs a REST catalog server over a SQL catalog (see :mod:`frazil.server.serve`).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def run_serve(args: argparse.Namespace) -> int:
     except ImportError:
         sys.stderr.write(f"{SERVER_EXTRA_MISSING}\n")
         return 2
-    from frazil.rest.serve import serve
+    from frazil.server.serve import serve
 
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,

@@ -374,7 +374,7 @@ def cmd_expire(ctx: Context) -> None:
 
 
 def cmd_compact(ctx: Context) -> None:
-    from frazil.table.write.maintenance import rewrite_data_files
+    from frazil.table.maintenance.rewrite_data_files import rewrite_data_files
 
     args = ctx.args
     table = ctx.table(args.identifier)

@@ -449,7 +449,7 @@ def _count_manifests(table: Table, row_filter: str | None) -> tuple[int, int]:
     summaries), as the native planner decides."""
     from frazil.expressions import AlwaysTrue, bind, parse
     from frazil.manifest import read_manifest_list
-    from frazil.table.planning import planner_for
+    from frazil.table.scan.plan import planner_for
 
     md = table.metadata
     snapshot = md.current_snapshot()
@@ -496,7 +496,7 @@ def _prune(
 
 
 def _dv_files(table: Table) -> list[DvFile]:
-    from frazil.content_file import FileFormat
+    from frazil.manifest.content_file import FileFormat
 
     by_path: dict[str, DvFile] = {}
     seen: set[tuple[str, int | None]] = set()

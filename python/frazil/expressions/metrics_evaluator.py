@@ -12,7 +12,7 @@ Java, it is in the safe direction: the strict evaluator assumes a float column w
 count may hold NaN, and unreadable bounds are no bounds.
 
 >>> import pyarrow as pa
->>> from frazil.content_file import DataFile, data_files_to_arrow
+>>> from frazil.manifest.content_file import DataFile, data_files_to_arrow
 >>> from frazil.schema import Schema
 >>> from frazil.types import LongType, NestedField
 >>> from frazil.values import to_bytes

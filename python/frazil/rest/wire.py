@@ -1,6 +1,6 @@
 """What crosses the wire of the REST catalog protocol (``rest-catalog-open-api.yaml``), in one
 place for both sides: the client (:mod:`frazil.catalog.rest`) and the server
-(:mod:`frazil.rest.server`).
+(:mod:`frazil.server.app`).
 
 - paths: the endpoint ids of ``CatalogConfig.endpoints`` and the encoding of namespaces
   (levels joined by the ``namespace-separator``, ``0x1F`` by default, then percent-encoded) and
@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from frazil import exceptions as exc
-from frazil._json_fields import Fields, check_list, check_str
+from frazil._json import Fields, check_list, check_str
 
 __all__ = [
     "ACCESS_DELEGATION_HEADER",
@@ -271,8 +271,8 @@ class LoadTableResult:
 
     @classmethod
     def from_json(cls, obj: Any, path: str = "LoadTableResult") -> LoadTableResult:
+        from frazil.io.paths import table_location_from_metadata
         from frazil.metadata import TableMetadata
-        from frazil.paths import table_location_from_metadata
 
         f = Fields(obj, path)
         creds = []

@@ -4,11 +4,12 @@ single-process versions (the driver decides, executors list and delete):
 * :func:`remove_orphan_files`: the driver lists the location's top level, executors list each
   subdirectory (recursively, with the same age threshold and hidden-name rule), the driver
   computes reachability *after* the listing and the orphans
-  (:func:`frazil.table.orphan_files.remove_orphan_files`), executors delete them;
+  (:func:`frazil.table.maintenance.orphan_files.remove_orphan_files`), executors delete them;
 * :func:`expire_snapshots`: the driver commits the expiry and decides which files only expired
-  snapshots used (:mod:`frazil.table.update.expire_snapshots`), executors delete them;
+  snapshots used (:mod:`frazil.table.maintenance.expire_snapshots`), executors delete them;
 * :func:`rewrite_data_files`: the driver plans the file groups as the single-process compaction
-  does (:mod:`frazil.table.write.maintenance`), each group is read (deletes applied, v3 lineage
+  does (:mod:`frazil.table.maintenance.rewrite_data_files`), each group is read (deletes applied,
+  v3 lineage
   kept) and written again by one Spark task, and the driver commits ``replace`` snapshots: one
   for all groups, or with ``partial_progress_enabled`` up to ``partial_progress_max_commits``,
   each as soon as its groups are written (Java's partial progress), so a failure later keeps
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from frazil.table import Table
-    from frazil.table.write.maintenance import RewriteDataFilesResult
+    from frazil.table.maintenance.rewrite_data_files import RewriteDataFilesResult
 
 __all__ = ["expire_snapshots", "remove_orphan_files", "rewrite_data_files"]
 
@@ -68,7 +69,7 @@ def distributed_list(
     spark: SparkSession, table: Table
 ) -> Callable[[str, int, frozenset[str]], list[str]]:
     """A listing whose subdirectories are listed by the executors."""
-    from frazil.table.orphan_files import list_older_than
+    from frazil.table.maintenance.orphan_files import list_older_than
 
     props, io_location = io_spec(table)
 
@@ -87,7 +88,7 @@ def distributed_list(
 
         def run(part: Iterable[str]) -> Iterator[str]:
             from frazil.io import load_file_io
-            from frazil.table.orphan_files import list_older_than
+            from frazil.table.maintenance.orphan_files import list_older_than
 
             io = load_file_io(props, io_location)
             for d in part:
@@ -116,7 +117,7 @@ def remove_orphan_files(
 ) -> list[str]:
     """:meth:`frazil.table.Table.remove_orphan_files` with listing and deleting on Spark's
     executors. Returns the orphan locations."""
-    from frazil.table.orphan_files import remove_orphan_files as remove
+    from frazil.table.maintenance.orphan_files import remove_orphan_files as remove
 
     return remove(
         table,
@@ -179,8 +180,8 @@ def _rewrite_groups(
         from frazil.expressions import AlwaysTrue
         from frazil.io import load_file_io
         from frazil.metadata import TableMetadata
-        from frazil.table.read import DeleteCache, read_task
-        from frazil.table.tasks import FileScanTask, content_file_to_json
+        from frazil.table.scan.read import DeleteCache, read_task
+        from frazil.table.scan.tasks import FileScanTask, content_file_to_json
         from frazil.table.write.row_delta import _POS, LAST_UPDATED, ROW_ID, _LineageWriter
 
         md = TableMetadata.from_json(md_json)
@@ -243,14 +244,14 @@ def rewrite_data_files(
     import json
 
     from frazil.exceptions import InvalidArgumentError
-    from frazil.table.read import DeleteCache
-    from frazil.table.tasks import content_file_from_json
-    from frazil.table.write.maintenance import (
+    from frazil.table.maintenance.rewrite_data_files import (
         MAX_FILE_GROUP_SIZE_BYTES,
         RewriteDataFilesResult,
         plan_rewrite_data_files,
         stage_replace,
     )
+    from frazil.table.scan.read import DeleteCache
+    from frazil.table.scan.tasks import content_file_from_json
 
     if strategy not in ("binpack", "sort"):
         raise InvalidArgumentError(f"strategy must be 'binpack' or 'sort', got {strategy!r}")

@@ -8,7 +8,7 @@ then plans Spark partitions like Java's reader (:func:`partitions`): files over 
 up to the split size, each weighing at least ``read.split.open-file-cost``. The partitions
 travel as one Arrow IPC file (one record batch of plan rows per partition, no Python object per
 task) inside the function of a ``mapInArrow`` over ``spark.range``; each executor task reads
-its batch's tasks with :func:`frazil.table.read.read_task` (projection by field id, deletes and
+its batch's tasks with :func:`frazil.table.scan.read.read_task` (projection by field id, deletes and
 the residual applied natively) and streams Arrow batches back to Spark. The rows are exactly
 those of ``table.scan(...).to_arrow()`` with the same arguments.
 
@@ -31,11 +31,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from frazil.content_file import FileFormat
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
+from frazil.manifest.content_file import FileFormat
 
 if TYPE_CHECKING:
-    from frazil.table.scan_plan import ScanPlan
+    from frazil.table.scan.arrow_plan import ScanPlan
 
 __all__ = ["arrow_to_spark_type", "read", "spark_arrow_schema", "to_spark_batch"]
 
@@ -257,7 +257,7 @@ def read_task_batches(
     """Reads a partition's rows of the plan (:func:`encode_tasks`, or one batch of
     :func:`partitions`) with frazil's reader, in frazil's Arrow types."""
     from frazil.io import load_file_io
-    from frazil.table.read import DeleteCache, read_task
+    from frazil.table.scan.read import DeleteCache, read_task
 
     io = load_file_io(context["io_props"], context["io_location"])
     cache = DeleteCache(io, context["name_mapping"])
@@ -312,7 +312,7 @@ def encode_tasks(plan: ScanPlan, rows: np.ndarray | pa.RecordBatch) -> bytes:
 def decode_tasks(context: dict[str, Any], tasks: bytes | pa.RecordBatch) -> ScanPlan:
     """A partition's plan: its tasks (:func:`encode_tasks`) with the plan's delete files,
     schema and specs from ``context``."""
-    from frazil.table.scan_plan import ScanPlan
+    from frazil.table.scan.arrow_plan import ScanPlan
 
     if isinstance(tasks, pa.RecordBatch):
         part = pa.Table.from_batches([tasks])
@@ -412,8 +412,8 @@ def plan(
 ) -> tuple[ScanPlan, dict[str, Any], pa.Schema]:
     """Plans a scan on the driver: (the Arrow plan, what executors need, read schema)."""
     from frazil.spark.write import io_spec
-    from frazil.table.read import DEFAULT_BATCH_SIZE
     from frazil.table.scan import table_partition_type
+    from frazil.table.scan.read import DEFAULT_BATCH_SIZE
 
     scan = scan_for(
         table, row_filter, snapshot_id, ref, selected_fields, case_sensitive, **time_travel

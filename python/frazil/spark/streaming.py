@@ -26,7 +26,7 @@ Java reference's ``StreamingOffset``: ``{"version": 1, "snapshot_id": s, "positi
 data files it added, in plan order; of all its files with ``scan_all_files``) and every earlier
 snapshot was read. The stream starts at the oldest ancestor of the current snapshot, reading
 all of its live rows (deletes applied), then reads the data files each later ``append``
-snapshot added (:mod:`frazil.table.incremental`). ``replace`` snapshots (compactions) are
+snapshot added (:mod:`frazil.table.scan.incremental`). ``replace`` snapshots (compactions) are
 skipped; ``delete`` and ``overwrite`` snapshots stop the stream with an error unless
 ``streaming-skip-delete-snapshots`` / ``streaming-skip-overwrite-snapshots`` is true (their
 removed rows are not retracted). ``stream-from-timestamp`` (epoch ms) starts at the oldest
@@ -76,7 +76,7 @@ except ImportError:  # pragma: no cover - older PySpark 4
 if TYPE_CHECKING:
     from frazil.metadata import Snapshot
     from frazil.table import Table
-    from frazil.table.scan_plan import ScanPlan
+    from frazil.table.scan.arrow_plan import ScanPlan
 
 __all__ = [
     "EPOCH_ID_PROPERTY",
@@ -532,7 +532,7 @@ def _stream_scan(
     """The scan of one snapshot's part of the stream: all its live files, or those it added."""
     from frazil.expressions import AlwaysTrue
     from frazil.spark.datasource import _read_args
-    from frazil.table.incremental import IncrementalAppendScan
+    from frazil.table.scan.incremental import IncrementalAppendScan
 
     args = _read_args(options)
     fields = tuple(args["selected_fields"] or ("*",))
@@ -557,8 +557,8 @@ def _context(table: Table, scan: Any, plan: ScanPlan) -> dict[str, Any]:
     """What executors need to read a plan's tasks (as :func:`frazil.spark.read.plan`)."""
     from frazil.spark.read import spark_arrow_schema
     from frazil.spark.write import io_spec
-    from frazil.table.read import DEFAULT_BATCH_SIZE
     from frazil.table.scan import table_partition_type
+    from frazil.table.scan.read import DEFAULT_BATCH_SIZE
 
     io_props, io_location = io_spec(table)
     return {

@@ -382,8 +382,8 @@ def _overwrite_plan(
 ) -> tuple[list[str], bool, Any]:
     """(paths of files to delete whole, whether some file matches only partly, bound filter)."""
     from frazil.expressions import AlwaysFalse, AlwaysTrue, bind
-    from frazil.table.read import read_task
     from frazil.table.scan import DataScan
+    from frazil.table.scan.read import read_task
 
     md = table.metadata
     scan = DataScan(md, table.io, row_filter=overwrite_filter)
@@ -436,8 +436,8 @@ def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
     values and the filter's inclusive projection)? True when unsure."""
     from frazil.expressions import AlwaysTrue, from_json
     from frazil.schema import Schema
-    from frazil.table.arrow_filter import RowFilter
-    from frazil.table.planning import planner_for
+    from frazil.table.scan.filter import RowFilter
+    from frazil.table.scan.plan import planner_for
 
     if isinstance(bound, AlwaysTrue):
         return lambda f: True
@@ -694,9 +694,9 @@ def commit_files(
     (everything, or what ``overwrite_filter`` selects) or dynamic (``overwrite_mode="dynamic"``:
     the partitions the files belong to). On failure the files are deleted. Returns the snapshot
     committed (``None`` for a dynamic overwrite that wrote no file: nothing is replaced)."""
-    from frazil.content_file import DataFileContent
     from frazil.expressions import AlwaysTrue
     from frazil.io import property_bool
+    from frazil.manifest.content_file import DataFileContent
     from frazil.table.scan import content_file_from_json
     from frazil.table.write.writer import MANIFEST_MERGE_ENABLED
 

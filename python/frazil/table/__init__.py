@@ -1,9 +1,16 @@
-"""Tables: a catalog's handle on one table's current metadata, and the ways to change it.
+"""Tables: a catalog's handle on one table's current metadata, and the ways to read and change it.
 
-Table changes are updates and requirements (``updates``), staged in a transaction
-(``transaction``): schema, partition spec and sort order evolution (``update_schema``,
-``update_spec``, ``sorting``), snapshots (``snapshot_producer``), refs (``manage_snapshots``)
-and expiry (``expire_snapshots``).
+- :class:`Table` (this module), read-only :class:`~frazil.table.static.StaticTable`, and
+  :class:`~frazil.table.transaction.Transaction`, which stages changes as the steps of
+  :mod:`frazil.table.step`.
+- ``scan/``: reading (planning, tasks, Arrow reads, row filters, incremental and changelog
+  scans); the twin of the Rust crate ``frazil-scan``.
+- ``update/``: metadata changes as updates and requirements (schema, partition spec, sort
+  order, snapshots and refs).
+- ``write/``: data writes (append, overwrite, delete, upsert, row deltas, added files).
+- ``maintenance/``: expiry, orphan files, compaction, manifest and position-delete rewrites.
+- ``inspect/``: metadata tables; ``statistics`` and ``partition_statistics``: statistics files.
+- ``snapshots``, ``sorting``, ``name_mapping``: PyIceberg's import paths.
 """
 
 from __future__ import annotations
@@ -32,22 +39,22 @@ if TYPE_CHECKING:
     from frazil.catalog import Catalog, Identifier
     from frazil.expressions import BooleanExpression
     from frazil.io import FileIO
-    from frazil.name_mapping import NameMapping
-    from frazil.table.changelog import ChangelogScan
-    from frazil.table.incremental import IncrementalAppendScan
+    from frazil.metadata.name_mapping import NameMapping
     from frazil.table.inspect import InspectTable
+    from frazil.table.maintenance.expire_snapshots import ExpireSnapshots
+    from frazil.table.maintenance.rewrite_data_files import RewriteDataFilesResult
+    from frazil.table.maintenance.rewrite_manifests import RewriteManifestsResult
+    from frazil.table.maintenance.rewrite_position_deletes import RewritePositionDeletesResult
     from frazil.table.scan import DataScan
+    from frazil.table.scan.changelog import ChangelogScan
+    from frazil.table.scan.incremental import IncrementalAppendScan
     from frazil.table.statistics import UpdateStatistics
-    from frazil.table.update.expire_snapshots import ExpireSnapshots
     from frazil.table.update.manage_snapshots import ManageSnapshots
-    from frazil.table.update.rewrite_manifests import RewriteManifestsResult
     from frazil.table.update.schema import UpdateSchema
     from frazil.table.update.snapshot import UpdateSnapshot
     from frazil.table.update.sort_order import ReplaceSortOrder, UpdateSortOrder
     from frazil.table.update.spec import UpdateSpec
     from frazil.table.write.conform import ArrowData
-    from frazil.table.write.maintenance import RewriteDataFilesResult
-    from frazil.table.write.rewrite_position_deletes import RewritePositionDeletesResult
     from frazil.table.write.upsert import UpsertResult
 
 __all__ = ["MAIN_BRANCH", "MaintenanceTable", "StaticTable", "Table", "Transaction"]
@@ -305,9 +312,9 @@ class Table:
     ) -> IncrementalAppendScan:
         """The rows ``append`` snapshots added after ``from_snapshot_id`` (exclusive; default:
         the whole lineage) up to ``to_snapshot_id`` (default: current), with PyIceberg's
-        keywords too. See :mod:`frazil.table.incremental`."""
+        keywords too. See :mod:`frazil.table.scan.incremental`."""
         from frazil.expressions import AlwaysTrue
-        from frazil.table.incremental import incremental_append_scan
+        from frazil.table.scan.incremental import incremental_append_scan
 
         return incremental_append_scan(
             self,
@@ -425,12 +432,12 @@ class Table:
         branch: str | None = None,
     ) -> RewriteDataFilesResult:
         """Compacts small data files (deletes applied, row lineage kept) in one ``replace``
-        snapshot (see :mod:`frazil.table.write.maintenance`)."""
-        from frazil.table.write.maintenance import rewrite_data_files
+        snapshot (see :mod:`frazil.table.maintenance.rewrite_data_files`)."""
+        from frazil.table.maintenance.rewrite_data_files import rewrite_data_files
 
         return rewrite_data_files(self, target_file_size_bytes, row_filter, min_input_files, branch)
 
-    # ---- maintenance (frazil.table.orphan_files, rewrite_manifests, changelog)
+    # ---- maintenance (frazil.table.maintenance.orphan_files, rewrite_manifests, changelog)
 
     def remove_orphan_files(
         self,
@@ -443,8 +450,8 @@ class Table:
     ) -> list[str]:
         """Deletes (unless ``dry_run``) files under the table location that no metadata reaches
         and older than ``older_than`` (default three days ago); returns them (see
-        :mod:`frazil.table.orphan_files`)."""
-        from frazil.table.orphan_files import remove_orphan_files
+        :mod:`frazil.table.maintenance.orphan_files`)."""
+        from frazil.table.maintenance.orphan_files import remove_orphan_files
 
         return remove_orphan_files(
             self,
@@ -464,8 +471,8 @@ class Table:
         branch: str | None = None,
     ) -> RewriteManifestsResult:
         """Rewrites the manifests clustered by partition, in target-size manifests, in one
-        ``replace`` snapshot (see :mod:`frazil.table.update.rewrite_manifests`)."""
-        from frazil.table.update.rewrite_manifests import rewrite_manifests
+        ``replace`` snapshot (see :mod:`frazil.table.maintenance.rewrite_manifests`)."""
+        from frazil.table.maintenance.rewrite_manifests import rewrite_manifests
 
         return rewrite_manifests(self, spec_id, rewrite_if, target_size_bytes, branch)
 
@@ -478,8 +485,8 @@ class Table:
         case_sensitive: bool = True,
     ) -> ChangelogScan:
         """The rows inserted and deleted after ``from_snapshot_id`` (exclusive) up to
-        ``to_snapshot_id`` (see :mod:`frazil.table.changelog`)."""
-        from frazil.table.changelog import changelog_scan
+        ``to_snapshot_id`` (see :mod:`frazil.table.scan.changelog`)."""
+        from frazil.table.scan.changelog import changelog_scan
 
         return changelog_scan(
             self, from_snapshot_id, to_snapshot_id, row_filter, selected_fields, case_sensitive
@@ -488,7 +495,7 @@ class Table:
     def rewrite_position_deletes(self, branch: str | None = None) -> RewritePositionDeletesResult:
         """On a v3 table, replaces the v2 position delete files with one deletion vector per
         data file, in one ``replace`` snapshot (see
-        :mod:`frazil.table.write.rewrite_position_deletes`)."""
-        from frazil.table.write.rewrite_position_deletes import rewrite_position_deletes
+        :mod:`frazil.table.maintenance.rewrite_position_deletes`)."""
+        from frazil.table.maintenance.rewrite_position_deletes import rewrite_position_deletes
 
         return rewrite_position_deletes(self, branch)

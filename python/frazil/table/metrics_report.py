@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from frazil.content_file import DataFileContent
+from frazil.manifest.content_file import DataFileContent
 
 if TYPE_CHECKING:
     from frazil.metadata import Snapshot
     from frazil.table.scan import DataScan
-    from frazil.table.scan_plan import ScanPlan
-    from frazil.table.tasks import FileScanTask
+    from frazil.table.scan.arrow_plan import ScanPlan
+    from frazil.table.scan.tasks import FileScanTask
 
 __all__ = ["ScanCounts", "commit_report", "scan_report"]
 

@@ -1,7 +1,7 @@
 """PyIceberg's import path for name mappings (``pyiceberg.table.name_mapping``); the
-implementation is :mod:`frazil.name_mapping`."""
+implementation is :mod:`frazil.metadata.name_mapping`."""
 
-from frazil.name_mapping import (
+from frazil.metadata.name_mapping import (
     DEFAULT_NAME_MAPPING_PROPERTY,
     MappedField,
     NameMapping,

@@ -178,11 +178,11 @@ def read_statistics_rows(data: bytes, location: str) -> pa.Table:
     """The rows of a partition statistics file in either format the reference writes (the
     table's default file format, Parquet or Avro; it has no ORC writer for them), told by the
     file's extension. A file that does not decode is a ``FileReadError`` naming it."""
-    from frazil.table.read import reading
+    from frazil.table.scan.read import reading
 
     with reading("partition statistics file", location):
         if location.lower().endswith(".avro"):
-            from frazil.table.avro import AvroFile
+            from frazil.table.scan.formats import AvroFile
 
             avro = AvroFile(pa.BufferReader(data))
             return avro.read(avro.schema_arrow.names)

@@ -28,9 +28,9 @@ import pyarrow as pa
 
 from frazil import _native
 from frazil.exceptions import DecodeError, InvalidArgumentError, io_error
+from frazil.manifest.puffin import Blob, read_puffin, write_puffin
 from frazil.metadata import BlobMetadata as MetadataBlob
 from frazil.metadata import Snapshot, StatisticsFile, TableMetadata
-from frazil.puffin import Blob, read_puffin, write_puffin
 from frazil.schema import Schema
 from frazil.table.update.snapshot_producer import WRITE_METADATA_PATH
 from frazil.types import (

@@ -71,8 +71,8 @@ from frazil.table.update import (
 if TYPE_CHECKING:
     from frazil.expressions import BooleanExpression
     from frazil.table import Table
+    from frazil.table.maintenance.expire_snapshots import ExpireSnapshots
     from frazil.table.statistics import UpdateStatistics
-    from frazil.table.update.expire_snapshots import ExpireSnapshots
     from frazil.table.update.manage_snapshots import ManageSnapshots
     from frazil.table.update.schema import UpdateSchema
     from frazil.table.update.snapshot import UpdateSnapshot
@@ -343,7 +343,7 @@ class Transaction:
         return ManageSnapshots(self)
 
     def expire_snapshots(self) -> ExpireSnapshots:
-        from frazil.table.update.expire_snapshots import ExpireSnapshots
+        from frazil.table.maintenance.expire_snapshots import ExpireSnapshots
 
         return ExpireSnapshots(self)
 
@@ -368,7 +368,10 @@ class Transaction:
         check_duplicate_files: bool = True,
     ) -> Transaction:
         """Appends existing Parquet files (footers read for metrics and partition values)."""
-        from frazil.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY, create_mapping_from_schema
+        from frazil.metadata.name_mapping import (
+            DEFAULT_NAME_MAPPING_PROPERTY,
+            create_mapping_from_schema,
+        )
         from frazil.table.write.add_files import data_files_from_parquet
 
         # Files without field ids are read through the name mapping; pin it now (as PyIceberg

@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from frazil import _json_text
-from frazil._json_fields import Fields, check_unicode, check_unique
+from frazil import _json
+from frazil._json import Fields, check_unicode, check_unique
 from frazil.exceptions import ParseError, UnsupportedError
 from frazil.metadata import _gunzip
 from frazil.schema import Schema, check_str_list
@@ -283,7 +283,7 @@ class ViewMetadata:
         """The metadata file's text as the Java reference writes it (compact, its field order);
         ``indent`` pretty-prints it for people instead."""
         if indent is None:
-            return _json_text.dumps(self.to_dict())
+            return _json.dumps(self.to_dict())
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
     def to_json_bytes(self, compress: bool = False) -> bytes:

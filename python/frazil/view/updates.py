@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from frazil._json_fields import Fields
+from frazil._json import Fields
 from frazil.exceptions import CommitFailedError, ParseError, UnsupportedError, ValidationError
 from frazil.schema import Schema
 from frazil.table.update.updates import (

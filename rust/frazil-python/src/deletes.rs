@@ -70,7 +70,7 @@ fn deletes_group_positions(
         .collect())
 }
 
-/// A set of deleted row positions of one data file (`frazil.deletes.DeletionVector` wraps it).
+/// A set of deleted row positions of one data file (`frazil.manifest.deletes.DeletionVector` wraps it).
 #[pyclass(frozen, module = "frazil._native", name = "DeletionVector")]
 pub struct PyDeletionVector {
     inner: PositionBitmap,

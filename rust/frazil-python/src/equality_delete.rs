@@ -14,7 +14,7 @@ use crate::arrow::{export, import_array, import_stream, ArrowArrayExport};
 use crate::error::{invalid, IntoPyResult};
 
 /// The keys of equality delete files sharing their equality field ids
-/// (`frazil.deletes.EqualityDeleteSet` wraps it).
+/// (`frazil.manifest.deletes.EqualityDeleteSet` wraps it).
 #[pyclass(frozen, module = "frazil._native", name = "EqualityDeleteSet")]
 pub struct PyEqualityDeleteSet {
     inner: EqualityDeleteSet,

@@ -1,4 +1,4 @@
-//! Binding of `frazil_scan::inspect` (Python twin: `frazil/table/inspect.py`): the
+//! Binding of `frazil_scan::inspect` (Python twin: `frazil/table/inspect/__init__.py`): the
 //! `readable_metrics` column of the metadata tables, computed with the GIL released.
 
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! Bindings of `frazil_deletes::puffin`: Puffin files, bytes in, footer metadata and blob
-//! bytes out (the twin of `frazil/puffin.py`); decoding and encoding run with the GIL released.
+//! bytes out (the twin of `frazil/manifest/puffin.py`); decoding and encoding run with the GIL released.
 
 use frazil_deletes::puffin::{self, BlobInput, BlobMetadata, CompressionCodec, FileMetadata};
 use pyo3::prelude::*;

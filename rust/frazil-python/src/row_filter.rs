@@ -1,4 +1,4 @@
-//! Binding of `frazil_scan::row_filter` (Python twin: `frazil.table.arrow_filter`): a bound
+//! Binding of `frazil_scan::row_filter` (Python twin: `frazil.table.scan.filter`): a bound
 //! row filter compiled once, evaluated per batch of columns with the GIL released.
 
 use std::sync::Arc;

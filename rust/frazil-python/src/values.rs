@@ -1,5 +1,5 @@
 //! Bindings of `frazil_values`: type strings and single-value codecs. Python passes values in
-//! their canonical native form (see `frazil/values.py`): ints for dates, times, timestamps and
+//! their canonical native form (see `frazil/values/__init__.py`): ints for dates, times, timestamps and
 //! unscaled decimals, 16 bytes for a uuid, lists for structs and lists, (key, value) pairs for
 //! maps.
 

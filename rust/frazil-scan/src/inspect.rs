@@ -1,4 +1,4 @@
-//! What the metadata tables (Python twin: `frazil/table/inspect.py`) compute per data file:
+//! What the metadata tables (Python twin: `frazil/table/inspect/__init__.py`) compute per data file:
 //! the `readable_metrics` column of `files` and `entries`, one struct per table column with its
 //! `column_size`, `value_count`, `null_value_count`, `nan_value_count` and its `lower_bound` /
 //! `upper_bound` decoded from the binary single-value form (spec Appendix D, through

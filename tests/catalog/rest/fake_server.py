@@ -26,7 +26,7 @@ from frazil.catalog import Catalog
 from frazil.catalog.sql import SqlCatalog
 from frazil.expressions.json import from_json as expr_from_json
 from frazil.rest import wire
-from frazil.table.tasks import content_file_to_json
+from frazil.table.scan.tasks import content_file_to_json
 
 Reply = tuple[int, Any, dict[str, str]]
 

@@ -17,8 +17,8 @@ from frazil.catalog import load_catalog
 from frazil.catalog.rest import RestCatalog
 from frazil.expressions.json import to_json_text
 from frazil.partitioning import PartitionField, PartitionSpec
-from frazil.rest.serve import open_catalog
 from frazil.schema import Schema
+from frazil.server.serve import open_catalog
 from frazil.transforms import parse
 from frazil.types import LongType, NestedField, StringType
 

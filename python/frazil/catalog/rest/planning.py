@@ -5,7 +5,7 @@ plan id that ``fetchPlanningResult`` (``GET .../plan/{plan-id}``) is polled on u
 completes; a completed result may hold opaque plan tasks, each turned into file scan tasks by
 ``fetchScanTasks`` (``POST .../tasks``), which may hand out further plan tasks. File scan tasks
 reference the response's ``delete-files`` by index; both are read with
-:func:`frazil.table.tasks.content_file_from_json` into the tasks frazil's reader reads.
+:func:`frazil.table.scan.tasks.content_file_from_json` into the tasks frazil's reader reads.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from frazil.expressions import AlwaysTrue, BooleanExpression, bind
 from frazil.expressions.json import from_json as expr_from_json
 from frazil.expressions.json import to_json as expr_to_json
 from frazil.rest.wire import ErrorModel
-from frazil.table.tasks import FileScanTask, content_file_from_json
+from frazil.table.scan.tasks import FileScanTask, content_file_from_json
 
 if TYPE_CHECKING:
     from frazil.catalog import Identifier

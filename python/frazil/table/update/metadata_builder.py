@@ -14,6 +14,7 @@ from frazil.exceptions import (
     UnsupportedError,
     ValidationError,
 )
+from frazil.io.paths import qualify_location
 from frazil.metadata import (
     MAIN_BRANCH,
     MetadataLogEntry,
@@ -29,7 +30,6 @@ from frazil.partitioning import (
     is_void,
     validate_spec,
 )
-from frazil.paths import qualify_location
 from frazil.schema import MAX_FIELD_ID, Schema, assign_fresh_schema_ids, validate_identifier_fields
 from frazil.sorting import (
     UNSORTED_SORT_ORDER,

@@ -7,7 +7,7 @@ import uuid as uuid_mod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from frazil._json_fields import Fields
+from frazil._json import Fields
 from frazil.exceptions import (
     CommitFailedError,
     ParseError,

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, TypeVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from frazil.content_file import DataFile, DataFileContent, data_files_from_entries
 from frazil.exceptions import InvalidArgumentError, UnsupportedError, ValidationError
 from frazil.expressions import BooleanExpression
 from frazil.expressions.metrics_evaluator import InclusiveMetricsEvaluator
+from frazil.manifest.content_file import DataFile, DataFileContent, data_files_from_entries
 from frazil.metadata import Operation, Snapshot, TableMetadata
 from frazil.table.update.snapshot_producer import (
     ADDED,

@@ -37,23 +37,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil import manifest as fm
-from frazil.content_file import (
+from frazil.exceptions import InvalidArgumentError, UnsupportedError, ValidationError, io_error
+from frazil.expressions.metrics_evaluator import InclusiveMetricsEvaluator
+from frazil.io.paths import resolve_path
+from frazil.manifest import MANIFEST_FILE_SCHEMA
+from frazil.manifest.content_file import (
     DataFile,
     DataFileContent,
     data_files_from_entries,
     manifest_entries,
     partition_arrow_type,
 )
-from frazil.exceptions import InvalidArgumentError, UnsupportedError, ValidationError, io_error
-from frazil.expressions.metrics_evaluator import InclusiveMetricsEvaluator
-from frazil.manifest import MANIFEST_FILE_SCHEMA
 from frazil.metadata import (
     MAIN_BRANCH,
     Snapshot,
     SnapshotRefType,
     TableMetadata,
 )
-from frazil.paths import resolve_path
 from frazil.table.step import TransactionStep
 from frazil.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate, TableUpdate
 from frazil.table.update.manifest_merge import MergeSettings, merge_plan

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from frazil.content_file import DataFile, DataFileContent, FileFormat
+from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat
 
 __all__ = ["SnapshotSummaryCollector", "update_totals"]
 

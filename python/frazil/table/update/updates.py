@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
-from frazil._json_fields import Fields, check_int, check_str
+from frazil._json import Fields, check_int, check_str
 from frazil.exceptions import (
     ParseError,
 )

@@ -26,13 +26,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from frazil.arrow_schema import field_id_of, schema_from_arrow, type_to_arrow
-from frazil.content_file import DataFile, FileFormat, ManifestEntryStatus, partition_arrow_type
 from frazil.exceptions import FrazilError, ValidationError
-from frazil.geo import is_geo
+from frazil.io.paths import qualify_location
 from frazil.manifest import read_manifest, read_manifest_list, read_manifests
-from frazil.name_mapping import NameMapping, create_mapping_from_schema
+from frazil.manifest.content_file import (
+    DataFile,
+    FileFormat,
+    ManifestEntryStatus,
+    partition_arrow_type,
+)
+from frazil.metadata.name_mapping import NameMapping, create_mapping_from_schema
 from frazil.partitioning import PartitionField, PartitionSpec, is_void
-from frazil.paths import qualify_location
 from frazil.schema import Schema
 from frazil.table.write.metrics import ColumnStats, MetricsConfig, parquet_metrics
 from frazil.transforms import Transform
@@ -55,10 +59,11 @@ from frazil.types import (
     UnknownType,
     UUIDType,
 )
+from frazil.values.geo import is_geo
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
-    from frazil.paths import qualify_location
+    from frazil.io.paths import qualify_location
 from frazil.metadata import TableMetadata
 
 __all__ = ["data_files_from_parquet", "referenced_data_files"]

@@ -284,7 +284,7 @@ def _primitive_target(src: pa.DataType, ice: IcebergType, path: str) -> pa.DataT
     elif isinstance(ice, UnknownType):
         ok = True  # checked to be all null when converting
     elif isinstance(ice, VariantType):
-        # Variant bytes: struct<metadata, value> of binaries (frazil.variant.from_json).
+        # Variant bytes: struct<metadata, value> of binaries (frazil.values.variant.from_json).
         if isinstance(t, pa.BaseExtensionType):
             t = t.storage_type
         names = [t.field(i).name for i in range(t.num_fields)] if pa.types.is_struct(t) else []

@@ -14,11 +14,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from frazil.arrow_schema import FIELD_ID_KEY
-from frazil.content_file import DataFile, DataFileContent, FileFormat
-from frazil.deletes import DeletionVector, write_deletion_vectors
+from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat
+from frazil.manifest.deletes import DeletionVector, write_deletion_vectors
 from frazil.metadata import TableMetadata
 from frazil.schema import Schema
-from frazil.table.read import FILE_PATH_FIELD_ID, POS_FIELD_ID
+from frazil.table.scan.read import FILE_PATH_FIELD_ID, POS_FIELD_ID
 from frazil.table.write.locations import location_provider, partition_to_path
 from frazil.table.write.metrics import MetricsConfig, parquet_metrics, parse_metrics_mode
 from frazil.table.write.writer import delete_written

@@ -5,7 +5,8 @@ files (Parquet is written there directly, its footer giving the metrics).
 - ORC through pyarrow's ORC writer, with the type attributes Java's ORC writer gives
   (``iceberg.id``; ``iceberg.required`` for required fields; ``iceberg.long-type`` TIME for a
   time, an ORC long of microseconds; ``iceberg.binary-type`` UUID / FIXED and
-  ``iceberg.length`` for the types ORC has no type for), as :mod:`frazil.table.orc` reads them.
+  ``iceberg.length`` for the types ORC has no type for), as :mod:`frazil.table.scan.formats` reads
+  them.
 - Avro natively (Rust ``frazil_manifest::avro::data::write``): the Avro schema of the table
   schema with field ids, ``write.avro.compression-codec`` (gzip, Java's default: deflate).
 """
@@ -20,8 +21,8 @@ import pyarrow.orc as orc
 
 from frazil import _native
 from frazil.arrow_schema import FIELD_ID_KEY
-from frazil.content_file import FileFormat
 from frazil.exceptions import InvalidArgumentError
+from frazil.manifest.content_file import FileFormat
 
 __all__ = ["AvroWriter", "OrcWriter", "file_format"]
 

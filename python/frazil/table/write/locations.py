@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from frazil._json_text import java_double
+from frazil._json import java_double
 from frazil.io import property_bool
 from frazil.types import (
     BinaryType,
@@ -295,7 +295,7 @@ def human_string(transform: str, result_type: IcebergType, value: Any) -> str:
 
 def partition_to_path(spec: PartitionSpec, schema: Schema, values: Sequence[Any]) -> str:
     """Java's ``PartitionSpec.partitionToPath`` for one partition tuple (values in the Python
-    form of :class:`frazil.content_file.DataFile` partitions)."""
+    form of :class:`frazil.manifest.content_file.DataFile` partitions)."""
     ptype = spec.partition_type(schema)
     parts = []
     for f, nested, value in zip(spec.fields, ptype.fields, values, strict=True):

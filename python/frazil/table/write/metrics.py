@@ -43,8 +43,7 @@ import pyarrow.compute as pc
 from frazil import _native
 from frazil.arrow_schema import field_id_of
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
-from frazil.geo import GeoBounds, footer_bounds, is_geo
-from frazil.name_mapping import (
+from frazil.metadata.name_mapping import (
     DEFAULT_NAME_MAPPING_PROPERTY,
     MappedField,
     NameMapping,
@@ -76,6 +75,7 @@ from frazil.types import (
     UUIDType,
     VariantType,
 )
+from frazil.values.geo import GeoBounds, footer_bounds, is_geo
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -372,7 +372,7 @@ class ParquetMetrics:
     stats: dict[int, ColumnStats] = field(default_factory=dict)
 
     def data_file_fields(self) -> dict[str, Any]:
-        """Keyword arguments for :class:`frazil.content_file.DataFile`."""
+        """Keyword arguments for :class:`frazil.manifest.content_file.DataFile`."""
         return {
             "record_count": self.record_count,
             "column_sizes": self.column_sizes,

@@ -46,8 +46,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil.arrow_schema import FIELD_ID_KEY, schema_to_arrow
-from frazil.content_file import DataFile, DataFileContent, FileFormat, data_files_to_arrow
-from frazil.deletes import DeletionVector
 from frazil.exceptions import InvalidArgumentError, ValidationError
 from frazil.expressions import (
     AlwaysFalse,
@@ -57,10 +55,12 @@ from frazil.expressions import (
     parse,
 )
 from frazil.expressions.metrics_evaluator import StrictMetricsEvaluator
+from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat, data_files_to_arrow
+from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import MAIN_BRANCH, Operation, Snapshot, TableMetadata
 from frazil.schema import Schema
-from frazil.table.arrow_filter import referenced_field_ids
-from frazil.table.read import (
+from frazil.table.scan.filter import referenced_field_ids
+from frazil.table.scan.read import (
     FILE_PATH_FIELD_ID,
     LAST_UPDATED_FIELD_ID,
     ROW_ID_FIELD_ID,

@@ -48,7 +48,7 @@ from frazil.expressions import (
     LessThanOrEqual,
     bind,
 )
-from frazil.table.read import DeleteCache, prune_schema
+from frazil.table.scan.read import DeleteCache, prune_schema
 from frazil.table.write.conform import as_table, conform
 from frazil.table.write.row_delta import (
     _POS,

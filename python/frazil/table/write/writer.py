@@ -37,10 +37,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from frazil.content_file import DataFile, FileFormat, partition_arrow_type
 from frazil.exceptions import FrazilError, InvalidArgumentError, UnsupportedError, io_error
-from frazil.geo import GeoBounds, is_geo, parquet_schema, with_geo_metrics, with_schema
 from frazil.io import property_bool
+from frazil.manifest.content_file import DataFile, FileFormat, partition_arrow_type
 from frazil.partitioning import UnknownTransform, is_void
 from frazil.sorting import NullOrder, SortDirection
 from frazil.table.step import TransactionStep
@@ -56,7 +55,8 @@ from frazil.types import (
     MapType,
     StructType,
 )
-from frazil.variant import VariantFooterSink, variant_field_ids
+from frazil.values.geo import GeoBounds, is_geo, parquet_schema, with_geo_metrics, with_schema
+from frazil.values.variant import VariantFooterSink, variant_field_ids
 
 if TYPE_CHECKING:
     from frazil.io import FileIO

@@ -5,7 +5,7 @@ every blob's range and the footer JSON's shape, and raises
 :class:`~frazil.exceptions.DecodeError` naming the file and the problem; blobs compressed with
 ``lz4`` or ``zstd`` (single frames with the content size) are decompressed on access.
 
-    >>> from frazil.puffin import Blob, read_puffin, write_puffin
+    >>> from frazil.manifest.puffin import Blob, read_puffin, write_puffin
     >>> data = write_puffin([Blob("my-sketch", b"abc", fields=(1,))], {"created-by": "me"})
     >>> puffin = read_puffin(data)
     >>> puffin.blobs[0].type, puffin.read_blob(0)

@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from frazil.content_file import DataFile, DataFileContent
 from frazil.exceptions import InvalidArgumentError
 from frazil.expressions import bind
-from frazil.table.read import FILE_PATH_FIELD_ID, DeleteCache
+from frazil.manifest.content_file import DataFile, DataFileContent
+from frazil.table.scan.read import FILE_PATH_FIELD_ID, DeleteCache
 from frazil.table.write.row_delta import (
     DELETE_ISOLATION,
     DELETE_MODE,
@@ -126,7 +126,7 @@ def _candidates(scan: DataScan, sizes: _Sizes) -> list[FileScanTask]:
     """The tasks whose file is outside the size range or has deletes (a rewrite candidate if
     they delete enough of it), chosen per planned manifest in Arrow: only those become task
     objects, whatever the table's size."""
-    from frazil.table.planning import ColumnStats
+    from frazil.table.scan.plan import ColumnStats
 
     _, groups = scan._plan(ColumnStats.ON_ACCESS)  # removed files keep their stats
     out: list[FileScanTask] = []

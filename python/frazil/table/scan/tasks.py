@@ -6,12 +6,13 @@ Since Iceberg 1.11 the JSON has lower-case ``content``/``file-format`` and parti
 arrays (the REST catalog's form); :meth:`FileScanTask.from_json` also reads the 1.10 form
 (upper-case enums, partition objects keyed by field id).
 
-A planned scan (:mod:`frazil.table.planning`) keeps its tasks in Arrow: one row per task in
+A planned scan (:mod:`frazil.table.scan.plan`) keeps its tasks in Arrow: one row per task in
 the selected entries of each manifest. :class:`PlannedFileScanTask` and
 :class:`PlannedDataFile` are views of such a row: nothing per task is built up front, and each
 attribute is read from its column on access (the column is turned into a Python list once per
 manifest, on its first use). They subclass :class:`FileScanTask` and
-:class:`~frazil.content_file.DataFile` and behave like them: equal to the object with the same
+:class:`~frazil.manifest.content_file.DataFile` and behave like them: equal to the object with the
+same
 values, the same ``repr``, JSON, and pickled as the plain object (so that a task shipped to a
 Spark executor carries its values, not the plan).
 """
@@ -23,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from frazil import values
-from frazil.content_file import DataFile, DataFileContent
 from frazil.exceptions import InvalidArgumentError, ParseError, ValidationError
 from frazil.expressions import AlwaysTrue, BooleanExpression, bind, from_json, to_json
+from frazil.manifest.content_file import DataFile, DataFileContent
 from frazil.partitioning import PartitionSpec
 from frazil.schema import Schema
 from frazil.types import BinaryType, IntegerType, LongType, MapType

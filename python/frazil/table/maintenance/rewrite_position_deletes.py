@@ -31,12 +31,12 @@ import numpy as np
 import pyarrow.compute as pc
 
 from frazil import manifest as fm
-from frazil.content_file import DataFile, DataFileContent, data_files_from_entries
-from frazil.deletes import DeletionVector
 from frazil.exceptions import UnsupportedError, ValidationError
+from frazil.manifest.content_file import DataFile, DataFileContent, data_files_from_entries
+from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import MAIN_BRANCH, Snapshot, TableMetadata
-from frazil.table.planning import snapshot_manifests
-from frazil.table.read import DeleteCache, _read_dv
+from frazil.table.scan.plan import snapshot_manifests
+from frazil.table.scan.read import DeleteCache, _read_dv
 from frazil.table.update.snapshot import ReplaceFiles
 from frazil.table.write.delete_writer import DeleteWriter
 from frazil.table.write.row_delta import _is_dv

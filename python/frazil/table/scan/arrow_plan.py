@@ -17,7 +17,7 @@ and ``tasks`` has two more: ``residual`` (dictionary-encoded text: the filter it
 still pass, expressions-spec JSON bound by field name) and ``delete_file_references``
 (``list<int32>``: rows of ``delete_files``). Sequence numbers and first row ids are inherited
 (as a reader sees them). A plan pickles as Arrow (IPC) and turns rows into
-:class:`~frazil.table.tasks.FileScanTask` objects where a reader needs them
+:class:`~frazil.table.scan.tasks.FileScanTask` objects where a reader needs them
 (:meth:`ScanPlan.file_scan_tasks`).
 """
 
@@ -33,21 +33,21 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil.arrow_schema import type_to_arrow
-from frazil.content_file import (
+from frazil.expressions import BooleanExpression, from_json
+from frazil.expressions.json import to_json_text
+from frazil.manifest.content_file import (
     data_file_arrow_type,
     data_files_from_arrow,
     data_files_to_arrow,
     partition_arrow_type,
 )
-from frazil.expressions import BooleanExpression, from_json
-from frazil.expressions.json import to_json_text
 from frazil.partitioning import PartitionSpec
 from frazil.schema import Schema
-from frazil.table.tasks import FileScanTask
+from frazil.table.scan.tasks import FileScanTask
 from frazil.types import StructType
 
 if TYPE_CHECKING:
-    from frazil.table.planning import ManifestTasks, PlanContext
+    from frazil.table.scan.plan import ManifestTasks, PlanContext
 
 __all__ = ["ScanPlan"]
 
@@ -182,7 +182,7 @@ class ScanPlan:
     def from_groups(
         cls, plan: PlanContext, groups: Sequence[ManifestTasks], partition_type: StructType
     ) -> ScanPlan:
-        """The plan of :func:`frazil.table.planning.plan_manifests`'s planned manifests."""
+        """The plan of :func:`frazil.table.scan.plan.plan_manifests`'s planned manifests."""
         ptype = type_to_arrow(partition_type, large_types=False)
         stats = plan.stats.value == "included"
         fields = _file_fields(ptype, stats)
@@ -305,7 +305,7 @@ class ScanPlan:
         return out
 
     def data_files(self, table: pa.Table) -> list[Any]:
-        """One :class:`~frazil.content_file.DataFile` per row of ``table``: rows of
+        """One :class:`~frazil.manifest.content_file.DataFile` per row of ``table``: rows of
         :attr:`tasks` or :attr:`delete_files` (or a ``take`` of them), each with its spec's
         partition tuple. For callers that must hand files on one by one (a REST server's
         scan tasks); readers stay on the Arrow tables."""

@@ -1,4 +1,4 @@
-"""``frazil serve``: runs :func:`frazil.rest.server.create_app` on uvicorn.
+"""``frazil serve``: runs :func:`frazil.server.app.create_app` on uvicorn.
 
 The catalog is the SQL catalog: SQLite in the warehouse (``<warehouse>/catalog.db``) unless
 ``--catalog-uri`` names another database (``postgresql+psycopg://...``). uvicorn handles SIGINT
@@ -17,7 +17,7 @@ from frazil.exceptions import InvalidArgumentError
 
 __all__ = ["open_catalog", "serve"]
 
-logger = logging.getLogger("frazil.rest.server")
+logger = logging.getLogger("frazil.server.app")
 
 SQLITE_FILE = "catalog.db"
 
@@ -51,8 +51,8 @@ def serve(
     """Serves the catalog until interrupted."""
     import uvicorn
 
-    from frazil.rest.auth import load_auth_config
-    from frazil.rest.server import create_app
+    from frazil.server.app import create_app
+    from frazil.server.auth import load_auth_config
 
     if (auth_config is None) == (not no_auth):
         raise InvalidArgumentError("give --auth-config FILE, or --no-auth to serve without auth")
@@ -71,7 +71,7 @@ def serve(
         host=host,
         port=port,
         log_level=log_level,
-        access_log=False,  # frazil.rest.server logs one line per request itself
+        access_log=False,  # frazil.server.app logs one line per request itself
         timeout_graceful_shutdown=30,
     )
     server = uvicorn.Server(config)

@@ -40,7 +40,7 @@ from frazil.exceptions import (
 )
 from frazil.io import is_under_location, location_scheme, under_location
 from frazil.metadata import TableMetadata
-from frazil.table.update.expire_snapshots import (
+from frazil.table.maintenance.expire_snapshots import (
     _content_file_paths,
     _gc_enabled,
     _manifest_paths,

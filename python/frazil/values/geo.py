@@ -12,10 +12,8 @@ GEOMETRY / GEOGRAPHY logical types, and bounding-box bounds (the twin of Rust
   no bounds. Geography boxes of points use the antimeridian rule (``xmin > xmax`` wraps); a
   geography file holding values with edges keeps no bounds (its spherical edges can leave the
   box of its vertices). A curved WKB type gives no bounds for its file.
-- Spatial filtering by box (:func:`plan_intersecting`, :func:`read_intersecting`): files whose
-  bounds cannot intersect a query :class:`BoundingBox` are skipped, and rows are kept when
-  their value's box intersects it. The expressions spec defines no spatial predicate, so this
-  sits beside the expression tree rather than in it.
+- Spatial filtering by box (:mod:`frazil.table.scan.geo`) compares a query
+  :class:`BoundingBox` with these bounds and boxes.
 """
 
 from __future__ import annotations
@@ -26,18 +24,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from frazil import _native
-from frazil.exceptions import FrazilError, InvalidArgumentError
+from frazil import _moved, _native
 from frazil.types import DEFAULT_CRS, GeographyType, GeometryType, IcebergType, StructType
 
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
     from frazil.schema import Schema
-    from frazil.table.scan import DataScan
-    from frazil.table.tasks import FileScanTask
 
 __all__ = [
     "BoundingBox",
@@ -46,8 +40,6 @@ __all__ = [
     "bounds_intersect",
     "is_geo",
     "parquet_type",
-    "plan_intersecting",
-    "read_intersecting",
     "type_from_wkb_extension",
 ]
 
@@ -55,6 +47,11 @@ GeoBounds = _native.GeoBounds
 """Native accumulator: ``GeoBounds(geography).add(array)``, ``.bounds() -> (lower, upper)``."""
 
 _EXTENSION = "geoarrow.wkb"
+
+
+def __getattr__(name: str) -> Any:
+    # plan_intersecting and read_intersecting moved to frazil.table.scan.geo.
+    return _moved.moved_name(__name__, name)
 
 
 def is_geo(t: IcebergType) -> bool:
@@ -127,60 +124,6 @@ def bounds_intersect(
     """Whether a file's geo bounds may share a point with ``box`` (the rule is native)."""
     lo, hi = box.bounds()
     return bool(_native.geo_bounds_intersect(lower, upper, lo, hi, geography))
-
-
-def _field(scan: DataScan, column: str) -> tuple[int, bool]:
-    schema = scan.table_schema()
-    try:
-        f = schema.find_field(column, case_sensitive=scan.case_sensitive)
-    except FrazilError:
-        raise InvalidArgumentError(f"no column {column!r} in the table") from None
-    if not is_geo(f.field_type):
-        raise InvalidArgumentError(
-            f"column {column!r} is {f.field_type}, not a geometry or geography column"
-        )
-    return f.field_id, isinstance(f.field_type, GeographyType)
-
-
-def plan_intersecting(
-    scan: DataScan, column: str, box: BoundingBox
-) -> tuple[list[FileScanTask], int]:
-    """The tasks of ``scan`` whose files may hold a ``column`` value whose box intersects
-    ``box``, and how many were skipped by their geo bounds (files without bounds are kept).
-    The plan stays Arrow until then: bounds are compared natively
-    (``frazil_scan::geo_evaluator``) and task objects are made for the kept files only."""
-    fid, geography = _field(scan, column)
-    lo, hi = box.bounds()
-    plan = scan.include_column_stats(True).plan_files_arrow()
-    tasks = plan.tasks
-    if tasks.num_rows == 0:
-        return [], 0
-    files = pa.StructArray.from_arrays(
-        [tasks.column(n).combine_chunks() for n in ("lower_bounds", "upper_bounds")],
-        names=["lower_bounds", "upper_bounds"],
-    )
-    keep = pa.array(_native.geo_prune(files, fid, lo, hi, geography))
-    rows = pc.indices_nonzero(keep).to_pylist()
-    return plan.file_scan_tasks(rows), tasks.num_rows - len(rows)
-
-
-def read_intersecting(scan: DataScan, column: str, box: BoundingBox) -> pa.Table:
-    """The rows of ``scan`` whose ``column`` value has a box intersecting ``box`` (the
-    bounding-box test DuckDB calls ``st_intersects_extent``; a geography value with edges,
-    whose box is unknown, is kept), reading only the files :func:`plan_intersecting` keeps.
-    ``column`` must be among the scan's selected columns."""
-    _, geography = _field(scan, column)
-    lo, hi = box.bounds()
-    tasks, _ = plan_intersecting(scan, column, box)
-    read = scan._task_reader()
-    schema = scan.arrow_schema()
-    out: list[pa.RecordBatch] = []
-    for task in tasks:
-        for batch in read(task):
-            values = batch.column(column)
-            mask = pa.array(_native.geo_intersects_box(values, lo, hi, geography))
-            out.append(batch.filter(mask))
-    return scan._out(pa.Table.from_batches(out, schema=schema))
 
 
 # ---------------------------------------------------------------------------------------------

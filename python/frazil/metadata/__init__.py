@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from frazil import _json_text
-from frazil._json_fields import Fields, check_str, check_unicode, check_unique
+from frazil import _json
+from frazil._json import Fields, check_str, check_unicode, check_unique
 from frazil.exceptions import FrazilError, ParseError, UnsupportedError
-from frazil.name_mapping import (
+from frazil.io.paths import relativize_path, resolve_path
+from frazil.metadata.name_mapping import (
     DEFAULT_NAME_MAPPING_PROPERTY,
     NameMapping,
     parse_mapping_from_json,
@@ -33,7 +34,6 @@ from frazil.partitioning import (
     PartitionSpec,
     fields_from_json,
 )
-from frazil.paths import relativize_path, resolve_path
 from frazil.schema import Schema
 from frazil.sorting import UNSORTED_SORT_ORDER, UNSORTED_SORT_ORDER_ID, SortOrder
 
@@ -695,13 +695,13 @@ class TableMetadata:
         v4 this is the metadata file's text; a v4 file omits ``location`` (see
         :meth:`to_json_bytes`)."""
         if indent is None:
-            return _json_text.dumps(self.to_dict())
+            return _json.dumps(self.to_dict())
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
     def to_json_bytes(self, compress: bool = False) -> bytes:
         """The metadata file's bytes (:meth:`to_file_dict`): UTF-8 JSON, gzip-compressed when
         ``compress`` (file name ``*.gz.metadata.json``)."""
-        data = _json_text.dumps(self.to_file_dict()).encode("utf-8")
+        data = _json.dumps(self.to_file_dict()).encode("utf-8")
         return gzip.compress(data, mtime=0) if compress else data
 
 

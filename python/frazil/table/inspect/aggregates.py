@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil.arrow_schema import field_id_of, type_to_arrow
-from frazil.deletes import DeletionVector
 from frazil.expressions import AlwaysTrue, BooleanExpression
+from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import Snapshot
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def _live_files(
         for row, entries in inspect._entries(inspect._manifest_list(snapshot), columns):
             yield row["partition_spec_id"], entries.filter(pc.not_equal(entries["status"], 2))
         return
-    from frazil.table.planning import plan_files
+    from frazil.table.scan.plan import plan_files
 
     tbl = inspect.tbl
     planned = plan_files(
@@ -152,7 +152,7 @@ def partitions_table(
 
 def _position_rows(inspect: InspectTable, df: pa.StructArray, i: int) -> pa.Table:
     """``file_path``, ``pos`` and ``row`` of delete file ``i`` of ``df``."""
-    from frazil.table.read import _read_range, open_file, reading
+    from frazil.table.scan.read import _read_range, open_file, reading
 
     io = inspect.tbl.io
     path = df.field("file_path")[i].as_py()

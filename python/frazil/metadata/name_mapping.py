@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from frazil._json_fields import Fields, check_list, check_str, check_unicode
+from frazil._json import Fields, check_list, check_str, check_unicode
 from frazil.exceptions import ParseError
 from frazil.schema import Schema
 from frazil.types import IcebergType, ListType, MapType, StructType

@@ -15,7 +15,7 @@ files they ADDED: no delete files are applied (an append adds none, and deletes 
 later are another snapshot's change), files rewritten or deleted later are still returned.
 Rows are read with the table's current schema.
 
-Planning reuses :mod:`frazil.table.planning`: the appended manifests are gathered from the
+Planning reuses :mod:`frazil.table.scan.plan`: the appended manifests are gathered from the
 append snapshots' manifest lists and planned natively as one scan; entries are then kept by
 status and snapshot id in Arrow. The scan is a :class:`~frazil.table.scan.DataScan`, so
 ``filter``, ``select``, ``plan_files``, ``plan_files_arrow``, ``to_arrow``, ``to_batches``,
@@ -33,9 +33,9 @@ import pyarrow.compute as pc
 from frazil.exceptions import InvalidArgumentError, UnsupportedError, ValidationError
 from frazil.expressions import BooleanExpression
 from frazil.metadata import Snapshot, TableMetadata
-from frazil.table import planning
-from frazil.table.planning import ColumnStats, ManifestTasks, PlanContext
 from frazil.table.scan import ALWAYS_TRUE, DataScan
+from frazil.table.scan import plan as planning
+from frazil.table.scan.plan import ColumnStats, ManifestTasks, PlanContext
 
 if TYPE_CHECKING:
     from frazil.io import FileIO

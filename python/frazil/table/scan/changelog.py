@@ -24,10 +24,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil import manifest as fm
-from frazil.content_file import DataFile, data_files_from_entries
 from frazil.exceptions import UnsupportedError, ValidationError
+from frazil.manifest.content_file import DataFile, data_files_from_entries
 from frazil.metadata import Operation, Snapshot, TableMetadata
-from frazil.table.planning import snapshot_manifests
+from frazil.table.scan.plan import snapshot_manifests
 from frazil.table.update.manage_snapshots import ancestors_of
 
 if TYPE_CHECKING:
@@ -163,8 +163,8 @@ class ChangelogScan:
         return tasks
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
-        from frazil.table.read import DeleteCache, read_task
-        from frazil.table.tasks import FileScanTask
+        from frazil.table.scan.read import DeleteCache, read_task
+        from frazil.table.scan.tasks import FileScanTask
 
         md = self.metadata
         schema = md.schema()

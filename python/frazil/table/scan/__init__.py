@@ -10,11 +10,11 @@ the snapshot current at a time (:func:`snapshot_as_of_timestamp`). A scan of a s
 tag reads with that snapshot's schema; a branch or the current snapshot with the table's
 (as the Java reference and Spark do).
 
-Planning is native (:mod:`frazil.table.planning`: manifests pruned by partition summaries,
+Planning is native (:mod:`frazil.table.scan.plan`: manifests pruned by partition summaries,
 files by partition values and column metrics, delete files attached, with the GIL released)
 and stays columnar: :meth:`DataScan.plan_files` streams thin task views over the plan's Arrow
-columns (:mod:`frazil.table.tasks`), :meth:`DataScan.plan_files_arrow` gives the plan as Arrow
-tables (:class:`~frazil.table.scan_plan.ScanPlan`), and ``count`` sums record counts in Arrow.
+columns (:mod:`frazil.table.scan.tasks`), :meth:`DataScan.plan_files_arrow` gives the plan as Arrow
+tables (:class:`~frazil.table.scan.arrow_plan.ScanPlan`), and ``count`` sums record counts in Arrow.
 """
 
 from __future__ import annotations
@@ -35,10 +35,11 @@ from frazil.exceptions import InvalidArgumentError, ValidationError
 from frazil.expressions import AlwaysTrue, And, BooleanExpression, bind, parse
 from frazil.metadata import Snapshot, SnapshotRefType, TableMetadata
 from frazil.schema import Schema
-from frazil.table import planning
 from frazil.table.metrics_report import ScanCounts
-from frazil.table.planning import ColumnStats, ManifestTasks, PlanContext
-from frazil.table.read import (
+from frazil.table.scan import plan as planning
+from frazil.table.scan.arrow_plan import ScanPlan
+from frazil.table.scan.plan import ColumnStats, ManifestTasks, PlanContext
+from frazil.table.scan.read import (
     DEFAULT_BATCH_SIZE,
     METADATA_COLUMNS,
     DeleteCache,
@@ -46,8 +47,7 @@ from frazil.table.read import (
     prune_schema,
     read_task,
 )
-from frazil.table.scan_plan import ScanPlan
-from frazil.table.tasks import FileScanTask, content_file_from_json, content_file_to_json
+from frazil.table.scan.tasks import FileScanTask, content_file_from_json, content_file_to_json
 from frazil.types import NestedField, StructType
 
 if TYPE_CHECKING:
@@ -300,7 +300,7 @@ class DataScan:
         """The tasks of this scan: data files whose rows may match, with their deletes.
 
         Tasks stream out as manifests are planned (a run of them at a time) and are thin views
-        of the plan's Arrow columns (:class:`~frazil.table.tasks.PlannedFileScanTask`): each
+        of the plan's Arrow columns (:class:`~frazil.table.scan.tasks.PlannedFileScanTask`): each
         attribute is read when asked for. Their data files' column stats maps are decoded
         from the manifest when first asked for, unless :meth:`include_column_stats` decided
         (``True``: decoded while planning; ``False``: ``None``). A catalog that plans on its
@@ -328,7 +328,7 @@ class DataScan:
         reporter(self, counts, time.perf_counter_ns() - started)
 
     def plan_files_arrow(self) -> ScanPlan:
-        """The whole plan as Arrow (:class:`~frazil.table.scan_plan.ScanPlan`): one row per
+        """The whole plan as Arrow (:class:`~frazil.table.scan.arrow_plan.ScanPlan`): one row per
         task in ``tasks`` with the data file's columns, its residual and the indices of its
         delete files in ``delete_files``; column stats maps only with
         :meth:`include_column_stats`. No Python object per task is built (except where a
@@ -411,7 +411,7 @@ class DataScan:
                 yield batch
 
     def _large_types(self) -> bool:
-        from frazil.table.handoff import use_large_types
+        from frazil.table.scan.handoff import use_large_types
 
         return use_large_types(self.options, self.table_metadata.properties)
 
@@ -420,7 +420,7 @@ class DataScan:
         reader = pa.RecordBatchReader.from_batches(self.arrow_schema(), self._batches())
         if self._large_types():
             return reader
-        from frazil.table.handoff import small_batches, small_schema
+        from frazil.table.scan.handoff import small_batches, small_schema
 
         small = small_schema(reader.schema)
         return pa.RecordBatchReader.from_batches(small, small_batches(reader, small))
@@ -452,7 +452,7 @@ class DataScan:
     def _out(self, table: pa.Table) -> pa.Table:
         if self._large_types():
             return table
-        from frazil.table.handoff import small_schema
+        from frazil.table.scan.handoff import small_schema
 
         return table.cast(small_schema(table.schema))
 
@@ -464,25 +464,25 @@ class DataScan:
     ) -> duckdb.DuckDBPyConnection:
         """The rows registered as ``table_name`` in ``connection`` (default: a new in-memory
         DuckDB), which is returned."""
-        from frazil.table.handoff import to_duckdb
+        from frazil.table.scan.handoff import to_duckdb
 
         return to_duckdb(self, table_name, connection)
 
     def to_polars(self) -> pl.DataFrame:
         """The rows as a Polars DataFrame (eager, as PyIceberg's ``DataScan.to_polars``)."""
-        from frazil.table.handoff import to_polars
+        from frazil.table.scan.handoff import to_polars
 
         return to_polars(self)
 
     def to_polars_lazy(self) -> pl.LazyFrame:
         """A Polars LazyFrame over this scan (``Table.to_polars()``)."""
-        from frazil.table.handoff import to_polars_lazy
+        from frazil.table.scan.handoff import to_polars_lazy
 
         return to_polars_lazy(self)
 
     def to_ray(self) -> Any:
         """A Ray Dataset of the rows; needs Ray installed (a clear error otherwise)."""
-        from frazil.table.handoff import to_ray
+        from frazil.table.scan.handoff import to_ray
 
         return to_ray(self)
 

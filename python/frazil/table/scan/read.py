@@ -16,12 +16,13 @@ the whole file), in the table's (projected) schema:
 - deletes: deletion vectors (which supersede position delete files for their data file),
   position delete files, and equality delete files (their keys hashed once per scan; null-safe,
   columns matched by field id so renamed columns still match) are applied natively as one
-  keep-mask per batch (:mod:`frazil.deletes`);
+  keep-mask per batch (:mod:`frazil.manifest.deletes`);
 - then the residual filter, with the expressions spec's 2-valued semantics, evaluated natively
-  (:class:`frazil.table.arrow_filter.RowFilter`).
+  (:class:`frazil.table.scan.filter.RowFilter`).
 
-Parquet, ORC and Avro files are read (ORC through :mod:`frazil.table.orc`, stripe by stripe;
-Avro natively through :mod:`frazil.table.avro`); a file the reader cannot read raises a
+Parquet, ORC and Avro files are read (ORC through :mod:`frazil.table.scan.formats`, stripe by
+stripe;
+Avro natively through :mod:`frazil.table.scan.formats`); a file the reader cannot read raises a
 :class:`~frazil.exceptions.FileReadError` naming it.
 """
 
@@ -41,8 +42,6 @@ import pyarrow.parquet as pq
 
 from frazil import values
 from frazil.arrow_schema import field_id_of, schema_to_arrow, type_to_arrow
-from frazil.content_file import DataFile, DataFileContent, FileFormat
-from frazil.deletes import DeletionVector, EqualityDeleteSet
 from frazil.exceptions import (
     DecodeError,
     FileReadError,
@@ -51,11 +50,12 @@ from frazil.exceptions import (
     ValidationError,
 )
 from frazil.expressions import AlwaysTrue, BooleanExpression
-from frazil.name_mapping import MappedField, NameMapping, create_mapping_from_schema
+from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat
+from frazil.manifest.deletes import DeletionVector, EqualityDeleteSet
+from frazil.metadata.name_mapping import MappedField, NameMapping, create_mapping_from_schema
 from frazil.schema import Schema
-from frazil.table.arrow_filter import RowFilter, referenced_field_ids
-from frazil.table.avro import AvroFile
-from frazil.table.orc import OrcFile
+from frazil.table.scan.filter import RowFilter, referenced_field_ids
+from frazil.table.scan.formats import AvroFile, OrcFile
 from frazil.types import (
     BinaryType,
     BooleanType,
@@ -370,7 +370,7 @@ def _cast(arr: pa.Array, target: pa.DataType, t: IcebergType, where: str) -> pa.
     if isinstance(t, UnknownType):
         return pa.nulls(len(arr), target)
     if isinstance(t, VariantType):
-        from frazil.variant import read_column
+        from frazil.values.variant import read_column
 
         return read_column(arr, where)
     if arr.type == target:

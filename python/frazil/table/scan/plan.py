@@ -27,7 +27,7 @@ A :class:`ManifestTasks` holds, for one manifest:
   indices into the plan's delete files (empty list: none);
 - ``plan``: the :class:`PlanContext` they share (schema, specs, delete files, residuals).
 
-Its rows are read as :class:`~frazil.table.tasks.PlannedFileScanTask` views (``tasks()``),
+Its rows are read as :class:`~frazil.table.scan.tasks.PlannedFileScanTask` views (``tasks()``),
 each column turned into Python values once per manifest, on first use.
 
 :func:`plan_files` plans the whole scan into a :class:`PlannedFiles`.
@@ -50,17 +50,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil import _native
-from frazil.content_file import DataFile, data_files_from_entries
 from frazil.exceptions import FrazilError, io_error
 from frazil.expressions import AlwaysTrue, BooleanExpression, from_json
 from frazil.expressions.binding import bind
 from frazil.expressions.json import to_json_text
 from frazil.io import FileIO
 from frazil.manifest import inline_manifest_list, list_entry, read_manifest, read_manifest_list
+from frazil.manifest.content_file import DataFile, data_files_from_entries
 from frazil.metadata import Snapshot, TableMetadata
 from frazil.partitioning import PartitionSpec
 from frazil.schema import Schema
-from frazil.table.tasks import PlannedFileScanTask
+from frazil.table.scan.tasks import PlannedFileScanTask
 
 __all__ = [
     "PLAN_RUN_MANIFESTS",
@@ -177,7 +177,7 @@ class ManifestTasks:
         """Views of the rows ``rows``."""
         return list(PlannedFileScanTask.views(self, rows))
 
-    # ---- the columns views read (frazil.table.tasks.TaskColumns)
+    # ---- the columns views read (frazil.table.scan.tasks.TaskColumns)
 
     @functools.cached_property
     def _data_file(self) -> pa.StructArray:

@@ -9,7 +9,7 @@ position delete files, merged with another (a writer merges new deletes into the
 existing DV), and applied to a row range as an Arrow keep-mask or keep-indices.
 
     >>> import pyarrow as pa
-    >>> from frazil.deletes import DeletionVector
+    >>> from frazil.manifest.deletes import DeletionVector
     >>> dv = DeletionVector.from_positions(pa.array([1, 3], pa.int64()))
     >>> dv.keep_mask(0, 5).to_pylist()
     [True, False, True, False, True]
@@ -22,7 +22,7 @@ null key matches a null value; NaN matches NaN and -0.0 does not match 0.0, as i
 reference; the Arrow layouts of one Iceberg type match each other (a column promoted from int to
 long, float to double or to a wider decimal still matches its older keys).
 
-    >>> from frazil.deletes import EqualityDeleteSet
+    >>> from frazil.manifest.deletes import EqualityDeleteSet
     >>> keys = EqualityDeleteSet(pa.table({"id": pa.array([3, None], pa.int32())}))
     >>> keys.keep_mask([pa.array([1, 3, None], pa.int64())]).to_pylist()
     [True, False, False]
@@ -39,7 +39,7 @@ import pyarrow as pa
 
 from frazil import _native
 from frazil.exceptions import DecodeError, InvalidArgumentError
-from frazil.puffin import Blob, PuffinFile, _write, read_puffin
+from frazil.manifest.puffin import Blob, PuffinFile, _write, read_puffin
 
 __all__ = [
     "DV_BLOB_TYPE",

@@ -225,7 +225,7 @@ class InspectTable:
         return self._get_snapshot(snapshot_id)
 
     def _read_all(self, paths: Sequence[str], what: str) -> list[bytes]:
-        from frazil.table.planning import _read_all
+        from frazil.table.scan.plan import _read_all
 
         return _read_all(self.tbl.io, paths, what)
 
@@ -665,7 +665,7 @@ class InspectTable:
         ``position_delete_record_count``, ``position_delete_file_count``,
         ``equality_delete_record_count``, ``equality_delete_file_count``,
         ``last_updated_at``, ``last_updated_snapshot_id``."""
-        from frazil.table.inspect_aggregates import partitions_table
+        from frazil.table.inspect.aggregates import partitions_table
 
         snapshot = self._get_snapshot(snapshot_id)
         return partitions_table(
@@ -679,7 +679,7 @@ class InspectTable:
         """The deleted positions of a snapshot's position delete files and deletion vectors
         (Java's ``position_deletes`` table): ``file_path``, ``pos``, ``row``, ``partition``,
         ``spec_id``, ``delete_file_path``."""
-        from frazil.table.inspect_aggregates import position_deletes_table
+        from frazil.table.inspect.aggregates import position_deletes_table
 
         return position_deletes_table(self, self._snapshot_or_none(snapshot_id))
 

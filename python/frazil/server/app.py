@@ -3,7 +3,7 @@
 :func:`create_app` returns an ASGI app serving ``rest-catalog-open-api.yaml``'s config,
 namespace, table, register, rename, commit, multi-table transaction, metrics, scan-planning and
 (when the catalog holds views) view endpoints, and the OAuth2 token endpoint
-(:mod:`frazil.rest.auth`). Every request body is parsed by :mod:`frazil.rest.wire` into frazil's
+(:mod:`frazil.server.auth`). Every request body is parsed by :mod:`frazil.rest.wire` into frazil's
 own objects, and every change goes through the catalog's one commit path
 (:meth:`~frazil.catalog.Catalog.commit_table`, :meth:`~frazil.catalog.Catalog.commit_tables`,
 :meth:`~frazil.catalog.Catalog.commit_view`), so a commit checks its requirements and lands
@@ -40,8 +40,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from frazil import exceptions as exc
 from frazil.catalog import METADATA_PATH, WAREHOUSE, Catalog, TableCommit
 from frazil.rest import wire
-from frazil.rest.auth import AuthConfig, TokenStore
-from frazil.rest.planning import PlanStore
+from frazil.server.auth import AuthConfig, TokenStore
+from frazil.server.planning import PlanStore
 
 if TYPE_CHECKING:
     from frazil.metadata import TableMetadata
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "create_app"]
 
-logger = logging.getLogger("frazil.rest.server")
+logger = logging.getLogger("frazil.server.app")
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_PAGE_SIZE = 10_000

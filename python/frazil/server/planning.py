@@ -1,7 +1,7 @@
 """Server-side scan planning for ``frazil serve``: ``planTableScan``, ``fetchPlanningResult``,
 ``cancelPlanning`` and ``fetchScanTasks`` over frazil's native planner.
 
-A plan is planned whole, synchronously, into its Arrow form (:class:`~frazil.table.scan_plan.
+A plan is planned whole, synchronously, into its Arrow form (:class:`~frazil.table.scan.arrow_plan.
 ScanPlan`) and kept in memory under a random plan id. A small plan is answered at once with its
 ``file-scan-tasks``; a larger one with ``plan-tasks``: opaque tokens, one per page of
 ``page_size`` tasks, each fetched with ``fetchScanTasks``. Only the requested page is turned into
@@ -28,7 +28,7 @@ from frazil.exceptions import (
 if TYPE_CHECKING:
     from frazil.rest.wire import PlanTableScanRequest
     from frazil.table import Table
-    from frazil.table.scan_plan import ScanPlan
+    from frazil.table.scan.arrow_plan import ScanPlan
 
 __all__ = ["PlanStore"]
 
@@ -143,7 +143,7 @@ class PlanStore:
 def page_json(plan: ScanPlan, start: int, size: int) -> dict[str, Any]:
     """``ScanTasks`` of the tasks ``[start, start + size)``: their ``file-scan-tasks`` and the
     ``delete-files`` they refer to (renumbered for the page)."""
-    from frazil.table.tasks import content_file_to_json
+    from frazil.table.scan.tasks import content_file_to_json
 
     tasks = plan.tasks.slice(start, size)
     if tasks.num_rows == 0:
