@@ -20,7 +20,8 @@ from frazil.io.local import LocalFileIO
 from frazil.manifest.content_file import DataFile, data_files_from_entries
 from frazil.partitioning import PartitionField, PartitionSpec, parse_transform
 from frazil.schema import Schema
-from frazil.table import Table, planning
+from frazil.table import Table
+from frazil.table.scan import plan as planning
 from frazil.table.scan.arrow_plan import ScanPlan
 from frazil.table.scan.tasks import FileScanTask, PlannedDataFile, PlannedFileScanTask
 from frazil.types import LongType, NestedField, StringType
