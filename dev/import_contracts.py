@@ -114,7 +114,9 @@ class PrivateNamesContract(Contract):
         assert spec is not None and spec.origin is not None
         base = Path(spec.origin).parent
         modules = {root} | graph.find_descendants(root)
-        packages = {m for m in modules if (base.joinpath(*m.split(".")[1:]) / "__init__.py").exists()}
+        packages = {
+            m for m in modules if (base.joinpath(*m.split(".")[1:]) / "__init__.py").exists()
+        }
 
         def path_of(module: str) -> Path:
             rel = base.joinpath(*module.split(".")[1:])
