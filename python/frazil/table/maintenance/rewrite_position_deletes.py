@@ -36,7 +36,7 @@ from frazil.manifest.content_file import DataFile, DataFileContent, data_files_f
 from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import MAIN_BRANCH, Snapshot, TableMetadata
 from frazil.table.scan.plan import snapshot_manifests
-from frazil.table.scan.read import DeleteCache, _read_dv
+from frazil.table.scan.read import DeleteCache, read_dv
 from frazil.table.update.snapshot import ReplaceFiles
 from frazil.table.write.delete_writer import DeleteWriter
 from frazil.table.write.row_delta import _is_dv
@@ -143,7 +143,7 @@ def stage_rewrite_position_deletes(
         positions = np.unique(np.concatenate(parts)) if parts else np.array([], np.int64)
         dv = DeletionVector.from_positions(positions)
         for old in dvs:
-            dv = dv | _read_dv(table.io, old)
+            dv = dv | read_dv(table.io, old)
             superseded.append(old)
         if dv:
             vectors.append((task.file, dv))

@@ -65,8 +65,8 @@ from frazil.table.scan.read import (
     LAST_UPDATED_FIELD_ID,
     ROW_ID_FIELD_ID,
     DeleteCache,
-    _read_range,
     prune_schema,
+    read_range,
     read_task,
 )
 from frazil.table.step import TransactionStep
@@ -395,7 +395,7 @@ class _Context:
         for d in task.delete_files:
             if _is_dv(d):
                 assert d.content_offset is not None and d.content_size_in_bytes is not None
-                blob = _read_range(self.io, d.file_path, d.content_offset, d.content_size_in_bytes)
+                blob = read_range(self.io, d.file_path, d.content_offset, d.content_size_in_bytes)
                 # Bounded by the data file's rows: a DV's positions all lie below its count.
                 rows = task.file.record_count
                 dv = DeletionVector.from_puffin_blob(
