@@ -39,7 +39,7 @@ from frazil.table.scan.plan import snapshot_manifests
 from frazil.table.scan.read import DeleteCache, read_dv
 from frazil.table.update.snapshot import ReplaceFiles
 from frazil.table.write.delete_writer import DeleteWriter
-from frazil.table.write.row_delta import _is_dv
+from frazil.table.write.row_context import _is_dv
 from frazil.table.write.writer import WrittenFilesStep
 
 if TYPE_CHECKING:

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 
 from frazil import manifest as fm
 from frazil.exceptions import UnsupportedError, ValidationError
+from frazil.expressions import as_filter, bind
 from frazil.manifest.content_file import DataFile, data_files_from_entries
 from frazil.metadata import Operation, Snapshot, TableMetadata
 from frazil.table.scan.plan import snapshot_manifests
@@ -78,14 +79,11 @@ class ChangelogScan:
         selected_fields: tuple[str, ...] = ("*",),
         case_sensitive: bool = True,
     ) -> None:
-        from frazil.expressions import bind
-        from frazil.table.write.row_delta import _as_filter
-
         self.table = table
         self.metadata: TableMetadata = table.metadata
         self.from_snapshot_id = from_snapshot_id
         self.to_snapshot_id = to_snapshot_id
-        self.row_filter = bind(self.metadata.schema(), _as_filter(row_filter), case_sensitive)
+        self.row_filter = bind(self.metadata.schema(), as_filter(row_filter), case_sensitive)
         self.selected_fields = tuple(selected_fields)
 
     def _snapshots(self) -> list[Snapshot]:
