@@ -71,6 +71,7 @@ from frazil.types import (
     UUIDType,
     VariantType,
 )
+from frazil.values.geo import type_from_wkb_extension
 
 if TYPE_CHECKING:
     from frazil.metadata.name_mapping import MappedField, NameMapping
@@ -82,6 +83,7 @@ __all__ = [
     "schema_to_arrow",
     "type_from_arrow",
     "type_to_arrow",
+    "walk_fields",
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -112,8 +114,6 @@ def type_from_arrow(t: pa.DataType, path: str = "") -> IcebergType:
         if t.extension_name == "arrow.uuid":
             return UUIDType()
         if t.extension_name == "geoarrow.wkb":
-            from frazil.values.geo import type_from_wkb_extension
-
             return type_from_wkb_extension(t.__arrow_ext_serialize__())
         return type_from_arrow(t.storage_type, path)
     if pa.types.is_boolean(t):
@@ -195,11 +195,13 @@ def is_variant_field(f: pa.Field) -> bool:
     )
 
 
-def _walk(fields: list[pa.Field]) -> Iterator[pa.Field]:
+def walk_fields(fields: list[pa.Field]) -> Iterator[pa.Field]:
+    """Every field of ``fields`` and, depth first, of their struct, list and map children
+    (a variant's own fields are not walked)."""
     for f in fields:
         yield f
         if not is_variant_field(f):
-            yield from _walk(_children(f.type))
+            yield from walk_fields(_children(f.type))
 
 
 class _Ids:
@@ -237,7 +239,7 @@ def schema_from_arrow(schema: pa.Schema, name_mapping: NameMapping | None = None
     (the catalog reassigns them anyway). Non-nullable fields are required.
     """
     fields = list(schema)
-    all_fields = list(_walk(fields))
+    all_fields = list(walk_fields(fields))
     if all_fields and all(field_id_of(f) is not None for f in all_fields):
         ids = _Ids("metadata", None)
     elif name_mapping is not None:

@@ -40,6 +40,7 @@ from frazil.table.inspect.entries import (
     partition_column,
     partition_struct,
 )
+from frazil.table.scan.formats import AvroFile
 from frazil.table.scan.projection import reading
 from frazil.table.statistics import metadata_file_location
 from frazil.table.write.formats import AvroWriter
@@ -187,8 +188,6 @@ def read_statistics_rows(data: bytes, location: str) -> pa.Table:
 
     with reading("partition statistics file", location):
         if location.lower().endswith(".avro"):
-            from frazil.table.scan.formats import AvroFile
-
             avro = AvroFile(pa.BufferReader(data))
             return avro.read(avro.schema_arrow.names)
         return pq.read_table(io.BytesIO(data))

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from frazil.expressions import AlwaysTrue
 from frazil.metadata import (
     PartitionStatisticsFile,
     Snapshot,
@@ -22,6 +23,8 @@ from frazil.schema import Schema
 from frazil.sorting import SortOrder
 from frazil.table.transaction import Transaction
 
+# Table's methods import the subsystem they hand over to (scan, inspect, maintenance, statistics)
+# on first use: ``import frazil.table`` stays light, and none of those modules imports this one.
 if TYPE_CHECKING:
     import polars as pl
 
@@ -263,7 +266,6 @@ class Table:
     ) -> DataScan:
         """A scan of the table (PyIceberg's arguments); ``row_filter`` is an expression or a
         filter string such as ``"id > 5 AND day < '2024-01-02'"``."""
-        from frazil.expressions import AlwaysTrue
         from frazil.table.scan import scan
 
         return scan(
@@ -293,7 +295,6 @@ class Table:
         """The rows ``append`` snapshots added after ``from_snapshot_id`` (exclusive; default:
         the whole lineage) up to ``to_snapshot_id`` (default: current), with PyIceberg's
         keywords too. See :mod:`frazil.table.scan.incremental`."""
-        from frazil.expressions import AlwaysTrue
         from frazil.table.scan.incremental import incremental_append_scan
 
         return incremental_append_scan(

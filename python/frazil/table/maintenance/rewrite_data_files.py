@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 from frazil.exceptions import InvalidArgumentError
 from frazil.expressions import as_filter, bind
 from frazil.manifest.content_file import DataFile, DataFileContent
+from frazil.table.scan.plan import ColumnStats
 from frazil.table.scan.read import FILE_PATH_FIELD_ID, DeleteCache
 from frazil.table.write.lineage import LineageWriter
 from frazil.table.write.row_context import RowContext, _is_dv, data_columns
@@ -125,8 +126,6 @@ def _candidates(scan: DataScan, sizes: _Sizes) -> list[FileScanTask]:
     """The tasks whose file is outside the size range or has deletes (a rewrite candidate if
     they delete enough of it), chosen per planned manifest in Arrow: only those become task
     objects, whatever the table's size."""
-    from frazil.table.scan.plan import ColumnStats
-
     _, groups = scan._plan(ColumnStats.ON_ACCESS)  # removed files keep their stats
     out: list[FileScanTask] = []
     for g in groups:

@@ -35,6 +35,7 @@ from frazil.exceptions import UnsupportedError, ValidationError
 from frazil.manifest.content_file import DataFile, DataFileContent, data_files_from_entries
 from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import MAIN_BRANCH, Snapshot, TableMetadata
+from frazil.table.scan import DataScan
 from frazil.table.scan.plan import snapshot_manifests
 from frazil.table.scan.read import DeleteCache, read_dv
 from frazil.table.update.snapshot import ReplaceFiles
@@ -98,8 +99,6 @@ def stage_rewrite_position_deletes(
 ) -> RewritePositionDeletesResult:
     """Stages the rewrite (module documentation) in ``transaction``; nothing is staged when the
     head has no v2 position delete file."""
-    from frazil.table.scan import DataScan
-
     md = transaction.table_metadata
     table = transaction.table
     name = table.full_name()

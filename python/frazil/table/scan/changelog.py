@@ -24,11 +24,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil import manifest as fm
+from frazil.arrow_schema import schema_to_arrow
 from frazil.exceptions import UnsupportedError, ValidationError
 from frazil.expressions import as_filter, bind
 from frazil.manifest.content_file import DataFile, data_files_from_entries
 from frazil.metadata import Operation, Snapshot, TableMetadata
 from frazil.table.scan.plan import snapshot_manifests
+from frazil.table.scan.read import DeleteCache, read_task
+from frazil.table.scan.tasks import FileScanTask
 from frazil.table.update.manage_snapshots import ancestors_of
 
 if TYPE_CHECKING:
@@ -161,9 +164,6 @@ class ChangelogScan:
         return tasks
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
-        from frazil.table.scan.read import DeleteCache, read_task
-        from frazil.table.scan.tasks import FileScanTask
-
         md = self.metadata
         schema = md.schema()
         out_schema = self.arrow_schema()
@@ -193,8 +193,6 @@ class ChangelogScan:
 
     def arrow_schema(self) -> pa.Schema:
         """The table's current schema and the three change columns."""
-        from frazil.arrow_schema import schema_to_arrow
-
         rows = schema_to_arrow(self.metadata.schema())
         return pa.schema(
             [

@@ -51,6 +51,7 @@ from frazil.types import (
     UUIDType,
     VariantType,
 )
+from frazil.values.variant import read_column
 
 __all__ = [
     "MAPPED_BY_DEFAULT",
@@ -309,8 +310,6 @@ def _cast(arr: pa.Array, target: pa.DataType, t: IcebergType, where: str) -> pa.
     if isinstance(t, UnknownType):
         return pa.nulls(len(arr), target)
     if isinstance(t, VariantType):
-        from frazil.values.variant import read_column
-
         return read_column(arr, where)
     if arr.type == target:
         return arr
