@@ -45,8 +45,7 @@ from frazil.expressions import as_filter, bind
 from frazil.manifest.content_file import DataFile, DataFileContent
 from frazil.table.scan.plan import ColumnStats
 from frazil.table.scan.read import FILE_PATH_FIELD_ID, DeleteCache
-from frazil.table.write.lineage import LineageWriter
-from frazil.table.write.row_context import RowContext, _is_dv, data_columns
+from frazil.table.write.row_context import LineageWriter, RowContext, _is_dv, data_columns
 from frazil.table.write.row_delta import DELETE_ISOLATION, DELETE_MODE
 from frazil.table.write.writer import WriteSettings, WrittenFilesStep
 

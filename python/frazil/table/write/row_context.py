@@ -1,20 +1,21 @@
-"""The branch head a row-level operation reads and rewrites: copy-on-write or merge-on-read
-mode, the files a filter may touch (the native planner), and their live rows read with ``_pos``
-and v3 lineage, plus the positions their DVs and position deletes already remove. Delete,
-overwrite and upsert (:mod:`frazil.table.write.row_delta`, :mod:`frazil.table.write.upsert`)
-and compaction (:mod:`frazil.table.maintenance.rewrite_data_files`) share it."""
+"""What row-level rewrites share: the branch head an operation reads (copy-on-write or
+merge-on-read mode, the files a filter may touch, their live rows read with ``_pos`` and v3
+lineage, the positions their DVs and position deletes already remove) and the data file writer
+that keeps the lineage columns (:class:`LineageWriter`). Delete, overwrite and upsert
+(:mod:`frazil.table.write.row_delta`, :mod:`frazil.table.write.upsert`), compaction
+(:mod:`frazil.table.maintenance.rewrite_data_files`) and Spark's rewrite use it."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
-from frazil.arrow_schema import schema_to_arrow
+from frazil.arrow_schema import FIELD_ID_KEY, schema_to_arrow
 from frazil.exceptions import InvalidArgumentError
 from frazil.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression
 from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat
@@ -22,8 +23,15 @@ from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import Snapshot, TableMetadata
 from frazil.schema import Schema
 from frazil.table.scan import DataScan, FileScanTask
-from frazil.table.scan.read import DeleteCache, read_range, read_task
-from frazil.table.write.lineage import LAST_UPDATED, ROW_ID
+from frazil.table.scan.read import (
+    LAST_UPDATED_FIELD_ID,
+    ROW_ID_FIELD_ID,
+    DeleteCache,
+    read_range,
+    read_task,
+)
+from frazil.table.write.conform import conform
+from frazil.table.write.writer import DataFileWriter
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
@@ -31,8 +39,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COPY_ON_WRITE",
+    "LAST_UPDATED",
+    "LINEAGE",
     "MERGE_ON_READ",
     "POS",
+    "ROW_ID",
+    "LineageWriter",
     "RowContext",
     "data_columns",
     "write_mode",
@@ -42,6 +54,40 @@ COPY_ON_WRITE = "copy-on-write"
 MERGE_ON_READ = "merge-on-read"
 #: The position metadata column the rows are read with.
 POS = "_pos"
+
+# v3 row lineage (spec "Row Lineage"): rows moved by a rewrite keep these columns, written with
+# their reserved field ids.
+ROW_ID = "_row_id"
+LAST_UPDATED = "_last_updated_sequence_number"
+#: The lineage columns with their reserved field ids.
+LINEAGE = ((ROW_ID, ROW_ID_FIELD_ID), (LAST_UPDATED, LAST_UPDATED_FIELD_ID))
+
+
+def _lineage_field(name: str, fid: int) -> pa.Field:
+    return pa.field(name, pa.int64(), True, metadata={FIELD_ID_KEY: str(fid).encode()})
+
+
+class LineageWriter(DataFileWriter):
+    """A data file writer that also stores ``_row_id`` and ``_last_updated_sequence_number``
+    (reserved field ids) when the input has them; other input goes through unchanged."""
+
+    def _write(self, data: Any) -> list[DataFile]:
+        if not isinstance(data, pa.Table) or not any(n in data.column_names for n, _ in LINEAGE):
+            return super()._write(data)
+        lineage = [(n, fid) for n, fid in LINEAGE if n in data.column_names]
+        body = data.drop_columns([n for n, _ in lineage])
+        conformed = conform(body.schema, self.schema, downcast_ns_timestamp_to_us=self.downcast)
+        extra = [_lineage_field(n, fid) for n, fid in lineage]
+        self.arrow_schema = pa.schema([*conformed.arrow_schema, *extra])
+        self.nan_columns = self._float_columns()
+        converted = [conformed.convert(b) for b in body.to_batches()]
+        table = pa.Table.from_batches(converted, conformed.arrow_schema)
+        for f, (n, _) in zip(extra, lineage, strict=True):
+            table = table.append_column(f, data.column(n).cast(pa.int64()))
+        self._write_chunk(table)
+        self._finish_all(list(self._open.values()))
+        self._open.clear()
+        return list(self._done)
 
 
 def write_mode(metadata: TableMetadata, key: str) -> str:

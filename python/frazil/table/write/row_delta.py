@@ -69,10 +69,10 @@ from frazil.table.update import TableUpdate
 from frazil.table.update.snapshot import DELETED, RowDelta
 from frazil.table.write.conform import as_table, conform
 from frazil.table.write.delete_writer import DeleteWriter
-from frazil.table.write.lineage import LineageWriter
 from frazil.table.write.row_context import (
     COPY_ON_WRITE,
     POS,
+    LineageWriter,
     RowContext,
     _is_dv,
     data_columns,

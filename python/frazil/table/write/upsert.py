@@ -50,8 +50,7 @@ from frazil.expressions import (
 )
 from frazil.table.scan.read import DeleteCache, prune_schema
 from frazil.table.write.conform import as_table, conform
-from frazil.table.write.lineage import LAST_UPDATED, ROW_ID
-from frazil.table.write.row_context import COPY_ON_WRITE, POS, RowContext
+from frazil.table.write.row_context import COPY_ON_WRITE, LAST_UPDATED, POS, ROW_ID, RowContext
 from frazil.table.write.row_delta import (
     MERGE_ISOLATION,
     MERGE_MODE,
