@@ -31,6 +31,9 @@ Arrow to Iceberg (:func:`schema_from_arrow`) accepts both offset widths, views a
 encoded columns, unsigned integers that fit (``uint8``/``uint16`` -> int, ``uint32`` -> long),
 ``float16`` -> float and timestamps of any unit (``s``/``ms``/``us`` -> microseconds,
 ``ns`` -> ``timestamp_ns``); any timezone means ``timestamptz``.
+
+The Iceberg -> Arrow functions live in :mod:`frazil.arrow_types` (they need no schemas, so
+:meth:`frazil.schema.Schema.as_arrow` uses them from there) and are re-exported here.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from frazil.arrow_types import DOC_KEY, FIELD_ID_KEY, schema_to_arrow, type_to_arrow
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
 from frazil.schema import Schema
 from frazil.types import (
@@ -50,8 +54,6 @@ from frazil.types import (
     DoubleType,
     FixedType,
     FloatType,
-    GeographyType,
-    GeometryType,
     IcebergType,
     IntegerType,
     ListType,
@@ -69,6 +71,7 @@ from frazil.types import (
     UUIDType,
     VariantType,
 )
+from frazil.values.geo import type_from_wkb_extension
 
 if TYPE_CHECKING:
     from frazil.metadata.name_mapping import MappedField, NameMapping
@@ -80,93 +83,8 @@ __all__ = [
     "schema_to_arrow",
     "type_from_arrow",
     "type_to_arrow",
+    "walk_fields",
 ]
-
-FIELD_ID_KEY = b"PARQUET:field_id"
-_DOC_KEY = b"doc"
-
-_PRIMITIVES: dict[type, pa.DataType] = {
-    BooleanType: pa.bool_(),
-    IntegerType: pa.int32(),
-    LongType: pa.int64(),
-    FloatType: pa.float32(),
-    DoubleType: pa.float64(),
-    DateType: pa.date32(),
-    TimeType: pa.time64("us"),
-    TimestampType: pa.timestamp("us"),
-    TimestamptzType: pa.timestamp("us", tz="UTC"),
-    TimestampNanoType: pa.timestamp("ns"),
-    TimestamptzNanoType: pa.timestamp("ns", tz="UTC"),
-    UUIDType: pa.uuid(),
-    UnknownType: pa.null(),
-}
-
-
-def _meta(field_id: int, doc: str | None = None) -> dict[bytes, bytes]:
-    out = {FIELD_ID_KEY: str(field_id).encode()}
-    if doc is not None:
-        out[_DOC_KEY] = doc.encode()
-    return out
-
-
-def type_to_arrow(t: IcebergType, *, large_types: bool = True) -> pa.DataType:
-    """The Arrow type of an Iceberg type (see the module docstring for the mapping)."""
-    if isinstance(t, StructType):
-        return pa.struct([_field_to_arrow(f, large_types) for f in t.fields])
-    if isinstance(t, ListType):
-        element = pa.field(
-            "element",
-            type_to_arrow(t.element_type, large_types=large_types),
-            nullable=not t.element_required,
-            metadata=_meta(t.element_id),
-        )
-        return pa.large_list(element) if large_types else pa.list_(element)
-    if isinstance(t, MapType):
-        key = pa.field(
-            "key",
-            type_to_arrow(t.key_type, large_types=large_types),
-            nullable=False,
-            metadata=_meta(t.key_id),
-        )
-        value = pa.field(
-            "value",
-            type_to_arrow(t.value_type, large_types=large_types),
-            nullable=not t.value_required,
-            metadata=_meta(t.value_id),
-        )
-        return pa.map_(key, value)
-    if isinstance(t, DecimalType):
-        return pa.decimal128(t.precision, t.scale)
-    if isinstance(t, FixedType):
-        return pa.binary(t.length)
-    if isinstance(t, StringType):
-        return pa.large_string() if large_types else pa.string()
-    if isinstance(t, (BinaryType, GeometryType, GeographyType)):
-        return pa.large_binary() if large_types else pa.binary()
-    if isinstance(t, VariantType):
-        from frazil.values.variant import VARIANT_ARROW_TYPE
-
-        return VARIANT_ARROW_TYPE
-    arrow = _PRIMITIVES.get(type(t))
-    if arrow is None:
-        raise UnsupportedError(f"Iceberg type {t} has no Arrow type in frazil")
-    return arrow
-
-
-def _field_to_arrow(f: NestedField, large_types: bool) -> pa.Field:
-    return pa.field(
-        f.name,
-        type_to_arrow(f.field_type, large_types=large_types),
-        nullable=not f.required,
-        metadata=_meta(f.field_id, f.doc),
-    )
-
-
-def schema_to_arrow(schema: Schema | StructType, *, large_types: bool = True) -> pa.Schema:
-    """The Arrow schema of an Iceberg schema, field ids as ``PARQUET:field_id`` metadata."""
-    fields = schema.fields
-    return pa.schema([_field_to_arrow(f, large_types) for f in fields])
-
 
 # ---------------------------------------------------------------------------------------------
 # Arrow -> Iceberg
@@ -196,8 +114,6 @@ def type_from_arrow(t: pa.DataType, path: str = "") -> IcebergType:
         if t.extension_name == "arrow.uuid":
             return UUIDType()
         if t.extension_name == "geoarrow.wkb":
-            from frazil.values.geo import type_from_wkb_extension
-
             return type_from_wkb_extension(t.__arrow_ext_serialize__())
         return type_from_arrow(t.storage_type, path)
     if pa.types.is_boolean(t):
@@ -279,11 +195,13 @@ def is_variant_field(f: pa.Field) -> bool:
     )
 
 
-def _walk(fields: list[pa.Field]) -> Iterator[pa.Field]:
+def walk_fields(fields: list[pa.Field]) -> Iterator[pa.Field]:
+    """Every field of ``fields`` and, depth first, of their struct, list and map children
+    (a variant's own fields are not walked)."""
     for f in fields:
         yield f
         if not is_variant_field(f):
-            yield from _walk(_children(f.type))
+            yield from walk_fields(_children(f.type))
 
 
 class _Ids:
@@ -321,7 +239,7 @@ def schema_from_arrow(schema: pa.Schema, name_mapping: NameMapping | None = None
     (the catalog reassigns them anyway). Non-nullable fields are required.
     """
     fields = list(schema)
-    all_fields = list(_walk(fields))
+    all_fields = list(walk_fields(fields))
     if all_fields and all(field_id_of(f) is not None for f in all_fields):
         ids = _Ids("metadata", None)
     elif name_mapping is not None:
@@ -342,7 +260,7 @@ def _convert_fields(
         assigned.append((f, path, *ids.get(f, level, path)))
     out = []
     for f, path, fid, sub in assigned:
-        doc = f.metadata.get(_DOC_KEY).decode() if f.metadata and _DOC_KEY in f.metadata else None
+        doc = f.metadata.get(DOC_KEY).decode() if f.metadata and DOC_KEY in f.metadata else None
         t = VariantType() if is_variant_field(f) else _convert_type(f.type, ids, sub, path)
         out.append(NestedField(fid, f.name, t, not f.nullable, doc=doc))
     return out

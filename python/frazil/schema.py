@@ -177,7 +177,8 @@ class Schema:
     def as_arrow(self) -> pa.Schema:
         """The Arrow schema frazil reads this schema as (large types, field ids in the fields'
         ``PARQUET:field_id`` metadata), as PyIceberg's ``Schema.as_arrow``."""
-        from frazil.arrow_schema import schema_to_arrow
+        # Deferred: importing this module must not load pyarrow.
+        from frazil.arrow_types import schema_to_arrow
 
         return schema_to_arrow(self)
 

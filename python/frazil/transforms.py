@@ -18,7 +18,7 @@ import pyarrow as pa
 from frazil import _native
 from frazil.exceptions import InvalidArgumentError
 from frazil.types import IcebergType, as_type, type_from_json
-from frazil.values import _from_native, _to_native
+from frazil.values.native import from_native, to_native
 
 __all__ = [
     "BucketTransform",
@@ -96,9 +96,9 @@ class Transform:
         """Transforms one Python value of an Iceberg type (see :mod:`frazil.values`)."""
         source = as_type(source_type)
         out = _native.transform_apply_scalar(
-            self._spec, _to_native(value, source), source.json_text()
+            self._spec, to_native(value, source), source.json_text()
         )
-        return _from_native(out, self.result_type(source))
+        return from_native(out, self.result_type(source))
 
     def __call__(self, values: ArrowArrayLike) -> pa.Array | pa.ChunkedArray:
         return self.apply(values)

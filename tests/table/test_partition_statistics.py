@@ -16,8 +16,7 @@ import pytest
 
 from frazil.catalog import load_catalog
 from frazil.exceptions import FileMissingError, FileReadError, InvalidArgumentError
-from frazil.table import Table
-from frazil.table.inspect import InspectTable
+from frazil.table import Table, partition_statistics
 from frazil.table.partition_statistics import read_partition_statistics
 
 
@@ -109,13 +108,13 @@ def test_incremental_reads_only_new_manifests_and_equals_the_full_computation(
     after = [s.snapshot_id for s in table.metadata.snapshots[1:]]
 
     read: list[int] = []
-    original = InspectTable._entries
+    original = partition_statistics.manifest_entries
 
-    def recording(self, manifests, columns=None):  # type: ignore[no-untyped-def]
+    def recording(io, metadata, manifests, columns=None):  # type: ignore[no-untyped-def]
         read.extend(manifests["added_snapshot_id"].to_pylist())
-        return original(self, manifests, columns)
+        return original(io, metadata, manifests, columns)
 
-    monkeypatch.setattr(InspectTable, "_entries", recording)
+    monkeypatch.setattr(partition_statistics, "manifest_entries", recording)
     incremental = table.compute_partition_statistics()
     assert incremental is not None
     assert read and set(read) <= set(after)

@@ -22,7 +22,7 @@ from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.table import Table
 from frazil.table.maintenance.rewrite_position_deletes import stage_rewrite_position_deletes
-from frazil.table.scan.read import _read_dv
+from frazil.table.scan.read import read_dv
 from frazil.transforms import parse as parse_transform
 from frazil.types import DoubleType, LongType, NestedField, StringType
 
@@ -75,7 +75,7 @@ def deleted_positions(t: Table, files: list[DataFile]) -> dict[str, set[int]]:
     for f in files:
         if f.file_format == FileFormat.PUFFIN:
             assert f.referenced_data_file is not None
-            out[f.referenced_data_file] |= set(_read_dv(t.io, f).positions().to_pylist())
+            out[f.referenced_data_file] |= set(read_dv(t.io, f).positions().to_pylist())
         else:
             for r in pq.read_table(f.file_path).to_pylist():
                 out[r["file_path"]].add(r["pos"])

@@ -23,11 +23,11 @@ from frazil.expressions.base import *  # noqa: F403
 from frazil.expressions.binding import bind
 from frazil.expressions.json import from_json, to_json
 from frazil.expressions.literals import Literal, literal
-from frazil.expressions.parser import parse
+from frazil.expressions.parser import as_filter, parse
 from frazil.expressions.predicates import *  # noqa: F403
 from frazil.expressions.terms import *  # noqa: F403
 
-__all__ = ["Literal", "bind", "from_json", "literal", "parse", "to_json"]
+__all__ = ["Literal", "as_filter", "bind", "from_json", "literal", "parse", "to_json"]
 __all__ += _base.__all__
 __all__ += _predicates.__all__
 __all__ += _terms.__all__

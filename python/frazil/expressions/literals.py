@@ -50,7 +50,7 @@ from frazil.types import (
     UUIDType,
     as_type,
 )
-from frazil.values import _from_native, _to_native
+from frazil.values.native import from_native, to_native
 
 __all__ = ["ABOVE_MAX", "BELOW_MIN", "Between", "Literal", "convert", "literal"]
 
@@ -363,11 +363,11 @@ def _timestamp_nanos(v: Any, src: IcebergType) -> int | None:
     """Nanoseconds from the epoch of a date/timestamp literal (naive and aware alike, as
     PyIceberg and Java, which share one timestamp literal for both)."""
     if isinstance(src, (TimestampType, TimestamptzType)):
-        return int(_to_native(v, src)) * 1000
+        return int(to_native(v, src)) * 1000
     if isinstance(src, (TimestampNanoType, TimestamptzNanoType)):
         return int(v)
     if isinstance(src, DateType):
-        return int(_to_native(v, src)) * _NANOS_PER_DAY
+        return int(to_native(v, src)) * _NANOS_PER_DAY
     return None
 
 
@@ -384,18 +384,18 @@ def _timestamp_from_nanos(
 
 
 def _make_date(days: int) -> Literal:
-    return Literal(_from_native(days, DateType()), DateType())
+    return Literal(from_native(days, DateType()), DateType())
 
 
 def _make_time(micros: int) -> Literal | None:
     if not 0 <= micros < _MICROS_PER_DAY:
         return None
-    return Literal(_from_native(micros, TimeType()), TimeType())
+    return Literal(from_native(micros, TimeType()), TimeType())
 
 
 def _make_timestamp(t: IcebergType) -> Callable[[int], Literal]:
     def make(micros: int) -> Literal:
-        return Literal(_from_native(micros, t), t)
+        return Literal(from_native(micros, t), t)
 
     return make
 

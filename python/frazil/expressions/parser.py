@@ -38,7 +38,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from frazil.exceptions import FrazilError, ParseError
+from frazil.exceptions import FrazilError, InvalidArgumentError, ParseError
 from frazil.expressions.base import AlwaysFalse, AlwaysTrue, And, BooleanExpression, Not, Or
 from frazil.expressions.literals import Literal
 from frazil.expressions.predicates import (
@@ -409,3 +409,15 @@ def parse(text: str) -> BooleanExpression:
     if not isinstance(text, str):
         raise ParseError(f"a row filter must be a string, got {type(text).__name__}")
     return _Parser(text).parse()
+
+
+def as_filter(row_filter: str | BooleanExpression | None) -> BooleanExpression:
+    """A row filter as an operation takes it: text (parsed), an expression, or ``None`` for every
+    row; anything else raises :class:`~frazil.exceptions.InvalidArgumentError`."""
+    if row_filter is None:
+        return AlwaysTrue()
+    if isinstance(row_filter, str):
+        return parse(row_filter)
+    if not isinstance(row_filter, BooleanExpression):
+        raise InvalidArgumentError(f"expected a filter string or expression, got {row_filter!r}")
+    return row_filter

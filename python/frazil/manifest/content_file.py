@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from frazil.arrow_schema import type_to_arrow
 from frazil.exceptions import InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -157,8 +158,6 @@ def partition_arrow_type(spec: PartitionSpec, schema: Schema) -> pa.StructType:
     """The Arrow type of a spec's partition tuples: one field per partition field, named as in
     the spec, typed by its transform's result type (:func:`frazil.arrow_schema.type_to_arrow`,
     small offsets as the manifest reader uses), ``PARQUET:field_id`` = the partition field id."""
-    from frazil.arrow_schema import type_to_arrow
-
     return pa.struct(
         [
             _f(n.name, type_to_arrow(n.field_type, large_types=False), n.field_id)

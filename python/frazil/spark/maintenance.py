@@ -182,7 +182,9 @@ def _rewrite_groups(
         from frazil.metadata import TableMetadata
         from frazil.table.scan.read import DeleteCache, read_task
         from frazil.table.scan.tasks import FileScanTask, content_file_to_json
-        from frazil.table.write.row_delta import _POS, LAST_UPDATED, ROW_ID, _LineageWriter
+        from frazil.table.write.row_context import LAST_UPDATED, ROW_ID
+        from frazil.table.write.row_context import POS as _POS
+        from frazil.table.write.row_context import LineageWriter as _LineageWriter
 
         md = TableMetadata.from_json(md_json)
         io = load_file_io(props, io_location)

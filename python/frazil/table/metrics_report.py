@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from frazil.expressions.json import to_json
 from frazil.manifest.content_file import DataFileContent
 
 if TYPE_CHECKING:
@@ -126,8 +127,6 @@ def scan_report(
     table_name: str, scan: DataScan, counts: ScanCounts, planning_ns: int
 ) -> dict[str, Any] | None:
     """The ``ScanReport`` of a planned scan (``None`` for a table without snapshots)."""
-    from frazil.expressions.json import to_json
-
     snapshot = scan.snapshot()
     if snapshot is None:
         return None

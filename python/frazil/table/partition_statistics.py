@@ -34,10 +34,19 @@ import pyarrow.parquet as pq
 from frazil.arrow_schema import FIELD_ID_KEY, type_to_arrow
 from frazil.exceptions import InvalidArgumentError, io_error
 from frazil.metadata import PartitionStatisticsFile, Snapshot, TableMetadata
+from frazil.table.inspect.entries import (
+    manifest_entries,
+    manifest_list,
+    partition_column,
+    partition_struct,
+)
+from frazil.table.scan.formats import AvroFile
+from frazil.table.scan.projection import reading
+from frazil.table.statistics import metadata_file_location
+from frazil.table.write.formats import AvroWriter
 
 if TYPE_CHECKING:
     from frazil.table import Table
-    from frazil.table.inspect import InspectTable
 
 __all__ = [
     "compute_partition_statistics",
@@ -69,8 +78,6 @@ def _field(name: str, field_id: int, t: pa.DataType, nullable: bool) -> pa.Field
 
 
 def _partition_type(metadata: TableMetadata) -> pa.StructType:
-    from frazil.table.inspect import partition_struct
-
     t = type_to_arrow(partition_struct(metadata), large_types=False)
     assert isinstance(t, pa.StructType)
     return t
@@ -104,7 +111,7 @@ def where(cond: pa.Array, value: pa.Array) -> pa.Array:
 
 
 def _contributions(
-    inspect: InspectTable,
+    table: Table,
     manifests: pa.Table,
     incremental: bool,
     part_type: pa.StructType,
@@ -124,7 +131,7 @@ def _contributions(
     ]
     ts_keys = pa.array(list(timestamps), pa.int64())
     ts_values = pa.array(list(timestamps.values()), pa.int64())
-    for row, entries in inspect._entries(manifests, columns):
+    for row, entries in manifest_entries(table.io, table.metadata, manifests, columns):
         n = entries.num_rows
         if n == 0:
             continue
@@ -150,7 +157,7 @@ def _contributions(
         cols: dict[str, pa.Array] = {
             "spec_id": pa.array([row["partition_spec_id"]] * n, pa.int32()),
         }
-        part = inspect._partition_column(df, part_type)
+        part = partition_column(df, part_type)
         for i in range(part_type.num_fields):
             cols[f"p{i}"] = part.field(i)
 
@@ -178,12 +185,9 @@ def read_statistics_rows(data: bytes, location: str) -> pa.Table:
     """The rows of a partition statistics file in either format the reference writes (the
     table's default file format, Parquet or Avro; it has no ORC writer for them), told by the
     file's extension. A file that does not decode is a ``FileReadError`` naming it."""
-    from frazil.table.scan.read import reading
 
     with reading("partition statistics file", location):
         if location.lower().endswith(".avro"):
-            from frazil.table.scan.formats import AvroFile
-
             avro = AvroFile(pa.BufferReader(data))
             return avro.read(avro.schema_arrow.names)
         return pq.read_table(io.BytesIO(data))
@@ -271,8 +275,6 @@ def _ancestors(metadata: TableMetadata, snapshot: Snapshot) -> Iterator[Snapshot
 
 
 def _statistics_location(metadata: TableMetadata, snapshot_id: int, extension: str) -> str:
-    from frazil.table.statistics import metadata_file_location
-
     name = f"partition-stats-{snapshot_id}-{uuid.uuid4()}.{extension}"  # Java's name
     return metadata_file_location(metadata, name)
 
@@ -282,8 +284,6 @@ def _write_rows(rows: pa.Table, metadata: TableMetadata) -> tuple[bytes, str]:
     the reference writes it, else Parquet (the reference has no ORC writer for these)."""
     buffer = io.BytesIO()
     if metadata.properties.get("write.format.default", "parquet").strip().lower() == "avro":
-        from frazil.table.write.formats import AvroWriter
-
         writer = AvroWriter(buffer, rows.schema, metadata.properties)
         writer.write_table(rows)
         writer.close()
@@ -324,7 +324,6 @@ def compute_partition_statistics(
     if previous is not None and previous.snapshot_id == snapshot.snapshot_id:
         return previous
 
-    inspect = table.inspect
     part_type = _partition_type(metadata)
     schema = partition_statistics_schema(metadata)
     timestamps = {s.snapshot_id: s.timestamp_ms for s in metadata.snapshots}
@@ -340,13 +339,13 @@ def compute_partition_statistics(
             )
             previous = None
     if previous is None:
-        manifests = inspect._manifest_list(snapshot)
-        pieces.extend(_contributions(inspect, manifests, False, part_type, timestamps))
+        manifests = manifest_list(table.io, metadata, snapshot)
+        pieces.extend(_contributions(table, manifests, False, part_type, timestamps))
     else:
         for s in between:
-            listed = inspect._manifest_list(s)
+            listed = manifest_list(table.io, metadata, s)
             added = listed.filter(pc.equal(listed["added_snapshot_id"], s.snapshot_id))
-            pieces.extend(_contributions(inspect, added, True, part_type, timestamps))
+            pieces.extend(_contributions(table, added, True, part_type, timestamps))
     if not pieces:
         return None
     rows = _aggregate(pieces, part_type, schema)

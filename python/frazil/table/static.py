@@ -21,7 +21,7 @@ from frazil.exceptions import NoSuchTableError, UnsupportedError
 from frazil.io import FileIO, load_file_io, table_file_io_properties
 from frazil.io.paths import table_location_from_metadata
 from frazil.metadata import TableMetadata
-from frazil.table import Table
+from frazil.table.table import Table
 
 __all__ = ["StaticTable"]
 

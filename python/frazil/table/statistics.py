@@ -32,6 +32,7 @@ from frazil.manifest.puffin import Blob, read_puffin, write_puffin
 from frazil.metadata import BlobMetadata as MetadataBlob
 from frazil.metadata import Snapshot, StatisticsFile, TableMetadata
 from frazil.schema import Schema
+from frazil.table.update import RemoveStatisticsUpdate, SetStatisticsUpdate, TableUpdate
 from frazil.table.update.snapshot_producer import WRITE_METADATA_PATH
 from frazil.types import (
     GeographyType,
@@ -284,8 +285,6 @@ class UpdateStatistics:
         return self
 
     def commit(self) -> None:
-        from frazil.table.update import RemoveStatisticsUpdate, SetStatisticsUpdate, TableUpdate
-
         if self._committed or not self._updates:
             return
         updates: list[TableUpdate] = [

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from frazil.exceptions import CommitFailedError, CommitStateUnknownError, ValidationError
 from frazil.metadata import PartitionStatisticsFile, StatisticsFile, TableMetadata
+from frazil.metadata.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY, create_mapping_from_schema
 from frazil.table.step import StaticStep, TransactionStep
 from frazil.table.update import (
     AddPartitionSpecUpdate,
@@ -68,6 +69,8 @@ from frazil.table.update import (
     UpgradeFormatVersionUpdate,
 )
 
+# The operations below import their module (writes, schema and spec updates, maintenance) on
+# first use: ``import frazil.table`` stays light, and none of those modules imports this one.
 if TYPE_CHECKING:
     from frazil.expressions import BooleanExpression
     from frazil.table import Table
@@ -368,10 +371,6 @@ class Transaction:
         check_duplicate_files: bool = True,
     ) -> Transaction:
         """Appends existing Parquet files (footers read for metrics and partition values)."""
-        from frazil.metadata.name_mapping import (
-            DEFAULT_NAME_MAPPING_PROPERTY,
-            create_mapping_from_schema,
-        )
         from frazil.table.write.add_files import data_files_from_parquet
 
         # Files without field ids are read through the name mapping; pin it now (as PyIceberg

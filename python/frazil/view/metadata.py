@@ -20,7 +20,7 @@ from typing import Any
 from frazil import _json
 from frazil._json import Fields, check_unicode, check_unique
 from frazil.exceptions import ParseError, UnsupportedError
-from frazil.metadata import _gunzip
+from frazil.metadata import gunzip as _gunzip
 from frazil.schema import Schema, check_str_list
 
 __all__ = [

@@ -28,7 +28,7 @@ delete files and deletion vectors of a snapshot: ``file_path``, ``pos``, ``row``
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -36,12 +36,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil import _native
-from frazil.arrow_schema import FIELD_ID_KEY, type_to_arrow
+from frazil.arrow_schema import type_to_arrow
 from frazil.exceptions import InvalidArgumentError
 from frazil.expressions import AlwaysTrue, BooleanExpression
-from frazil.manifest import inline_manifest_list, read_manifest_list, read_manifests
 from frazil.metadata import Snapshot, TableMetadata
 from frazil.schema import Schema
+from frazil.table.inspect.aggregates import partitions_table, position_deletes_table
+from frazil.table.inspect.entries import (
+    manifest_entries,
+    manifest_list,
+    partition_column,
+    partition_struct,
+)
+from frazil.table.scan import snapshot_as_of_timestamp
 from frazil.types import (
     ListType,
     MapType,
@@ -56,9 +63,6 @@ if TYPE_CHECKING:
     from frazil.table import Table
 
 __all__ = ["InspectTable"]
-
-#: Manifests decoded per native call (and read ahead while the previous run decodes).
-RUN_MANIFESTS = 16
 
 _DATA, _POSITION_DELETES, _EQUALITY_DELETES = 0, 1, 2
 _DELETED = 2
@@ -135,30 +139,6 @@ def _current_ancestors(metadata: TableMetadata) -> set[int]:
     return out
 
 
-def _schema_type(metadata: TableMetadata, source_id: int) -> Any:
-    """A column's type in the current schema, else in the newest schema that has it."""
-    for s in (metadata.schema(), *reversed(metadata.schemas)):
-        if source_id in s.field_ids:
-            return s.find_type(source_id)
-    return None
-
-
-def partition_struct(metadata: TableMetadata, spec_ids: Sequence[int] | None = None) -> StructType:
-    """Every partition field of the table's specs (or of ``spec_ids``), by field id, optional:
-    the ``partition`` column of the metadata tables (PyIceberg's ``specs_struct``, Java's
-    ``Partitioning.partitionType``)."""
-    specs = metadata.specs()
-    chosen = specs.values() if spec_ids is None else [specs[i] for i in spec_ids if i in specs]
-    fields = {f.field_id: f for spec in chosen for f in spec.fields}
-    out = []
-    for field_id in sorted(fields):
-        f = fields[field_id]
-        source = _schema_type(metadata, f.source_id)
-        result = UnknownType() if source is None else f.transform.result_type(source)
-        out.append(NestedField(field_id, f.name, result, False))
-    return StructType(*out)
-
-
 def _metric_columns(schema: Schema) -> list[tuple[str, int, PrimitiveType]]:
     """(dotted name, id, type) of the primitive columns, depth first in schema order; inside
     structs only (list elements and map entries have no single column's metrics)."""
@@ -223,51 +203,6 @@ class InspectTable:
         if snapshot_id is None and self._metadata.current_snapshot() is None:
             return None
         return self._get_snapshot(snapshot_id)
-
-    def _read_all(self, paths: Sequence[str], what: str) -> list[bytes]:
-        from frazil.table.scan.plan import _read_all
-
-        return _read_all(self.tbl.io, paths, what)
-
-    def _manifest_list(self, snapshot: Snapshot) -> pa.Table:
-        m = self._metadata
-        if snapshot.manifest_list is not None:
-            path = m.resolve(snapshot.manifest_list)
-            return read_manifest_list(
-                self._read_all([path], "manifest list")[0],
-                path=path,
-                location=m.paths_location,
-                summary=snapshot.summary,
-            )
-        inline = list(snapshot.manifests or ())
-        datas = self._read_all([m.resolve(p) for p in inline], "manifest")
-        return inline_manifest_list(
-            list(zip(inline, datas, strict=True)), snapshot_id=snapshot.snapshot_id
-        )
-
-    def _entries(
-        self, manifests: pa.Table, columns: Sequence[str] | None = None
-    ) -> Iterator[tuple[dict[str, Any], pa.Table]]:
-        """Each manifest of ``manifests`` (manifest list rows) with its decoded entries,
-        inheritance applied, read and decoded in runs of :data:`RUN_MANIFESTS`."""
-        rows = manifests.to_pylist()
-        if not rows:
-            return
-        m = self._metadata
-        runs = [rows[i : i + RUN_MANIFESTS] for i in range(0, len(rows), RUN_MANIFESTS)]
-
-        def read(run: list[dict[str, Any]]) -> list[bytes]:
-            return self._read_all([m.resolve(r["manifest_path"]) for r in run], "manifest")
-
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="frazil-inspect-io") as ex:
-            pending = ex.submit(read, runs[0])
-            for k, run in enumerate(runs):
-                datas = pending.result()
-                if k + 1 < len(runs):
-                    pending = ex.submit(read, runs[k + 1])
-                tables = read_manifests(datas, run, columns=columns, location=m.paths_location)
-                del datas
-                yield from zip(run, tables, strict=True)
 
     # ---- metadata-sized tables
 
@@ -369,8 +304,6 @@ class InspectTable:
         """The metadata log plus the current metadata file: ``timestamp``, ``file``, and the
         snapshot current on ``main`` then (``latest_snapshot_id``, ``latest_schema_id``,
         ``latest_sequence_number``)."""
-        from frazil.table.scan import snapshot_as_of_timestamp
-
         m = self._metadata
         log = [(e.timestamp_ms, m.resolve(e.metadata_file)) for e in m.metadata_log]
         log.append((m.last_updated_ms, self.tbl.metadata_location or ""))
@@ -428,7 +361,7 @@ class InspectTable:
 
     def _manifest_rows(self, snapshot: Snapshot, all_manifests: bool) -> list[dict[str, Any]]:
         out = []
-        for r in self._manifest_list(snapshot).to_pylist():
+        for r in manifest_list(self.tbl.io, self._metadata, snapshot).to_pylist():
             deletes = bool(r.get("content"))
             counts = {k: r.get(f"{k}_files_count") or 0 for k in ("added", "existing", "deleted")}
             row = {
@@ -509,26 +442,6 @@ class InspectTable:
             ]
         )
 
-    def _partition_column(self, data_file: pa.StructArray, target: pa.StructType) -> pa.Array:
-        """A manifest's partition tuples as the table-wide partition struct (by field id)."""
-        source = data_file.field("partition")
-        by_id: dict[int, pa.Array] = {}
-        for i in range(source.type.num_fields):
-            f = source.type.field(i)
-            if f.metadata and FIELD_ID_KEY in f.metadata:
-                by_id[int(f.metadata[FIELD_ID_KEY])] = source.field(i)
-        children = []
-        for i in range(target.num_fields):
-            f = target.field(i)
-            col = by_id.get(int(f.metadata[FIELD_ID_KEY])) if f.metadata else None
-            if col is None or pa.types.is_null(col.type):
-                children.append(pa.nulls(len(data_file), f.type))
-            else:
-                children.append(col.cast(f.type))
-        if not children:
-            return pa.array([{}] * len(data_file), pa.struct([]))
-        return pa.StructArray.from_arrays(children, fields=list(target))
-
     def _readable_metrics(self, data_file: pa.StructArray, target: pa.StructType) -> pa.Array:
         columns = [
             (name, fid, t.json_text()) for name, fid, t in _metric_columns(self._metadata.schema())
@@ -546,7 +459,7 @@ class InspectTable:
         names = set(data_file.type.names) if data_file.type.num_fields else set()
         for f in schema_fields:
             if f.name == "partition":
-                out[f.name] = self._partition_column(data_file, f.type)
+                out[f.name] = partition_column(data_file, f.type)
             elif f.name == "readable_metrics":
                 out[f.name] = self._readable_metrics(data_file, f.type)
             elif f.name in names:
@@ -565,7 +478,7 @@ class InspectTable:
     ) -> pa.Table:
         schema = self._files_schema()
         tables = []
-        for row, entries in self._entries(manifests):
+        for row, entries in manifest_entries(self.tbl.io, self._metadata, manifests):
             status = entries.column("status")
             data_file = entries.column("data_file").combine_chunks()
             keep = pc.not_equal(status, _DELETED)
@@ -585,7 +498,7 @@ class InspectTable:
         snapshot = self._snapshot_or_none(snapshot_id)
         if snapshot is None:
             return self._files_schema().empty_table()
-        return self._files_of(self._manifest_list(snapshot), content)
+        return self._files_of(manifest_list(self.tbl.io, self._metadata, snapshot), content)
 
     def files(self, snapshot_id: int | None = None) -> pa.Table:
         """The live data and delete files of a snapshot (default: the current one)."""
@@ -601,7 +514,7 @@ class InspectTable:
 
     def _all_manifest_files(self) -> pa.Table:
         """Every manifest of every snapshot, once each (by path)."""
-        lists = [self._manifest_list(s) for s in self._metadata.snapshots]
+        lists = [manifest_list(self.tbl.io, self._metadata, s) for s in self._metadata.snapshots]
         if not lists:
             return pa.table({})
         allm = pa.concat_tables([t.cast(lists[0].schema) for t in lists])
@@ -636,7 +549,9 @@ class InspectTable:
             return schema.empty_table()
         data_file_type: pa.StructType = schema.field("data_file").type
         tables = []
-        for _, entries in self._entries(self._manifest_list(snapshot)):
+        for _, entries in manifest_entries(
+            self.tbl.io, self._metadata, manifest_list(self.tbl.io, self._metadata, snapshot)
+        ):
             data_file = entries.column("data_file").combine_chunks()
             arrays = self._file_arrays(data_file, list(data_file_type))
             df = pa.StructArray.from_arrays(
@@ -665,8 +580,6 @@ class InspectTable:
         ``position_delete_record_count``, ``position_delete_file_count``,
         ``equality_delete_record_count``, ``equality_delete_file_count``,
         ``last_updated_at``, ``last_updated_snapshot_id``."""
-        from frazil.table.inspect.aggregates import partitions_table
-
         snapshot = self._get_snapshot(snapshot_id)
         return partitions_table(
             self.tbl,
@@ -679,8 +592,6 @@ class InspectTable:
         """The deleted positions of a snapshot's position delete files and deletion vectors
         (Java's ``position_deletes`` table): ``file_path``, ``pos``, ``row``, ``partition``,
         ``spec_id``, ``delete_file_path``."""
-        from frazil.table.inspect.aggregates import position_deletes_table
-
         return position_deletes_table(self, self._snapshot_or_none(snapshot_id))
 
 

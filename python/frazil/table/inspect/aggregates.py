@@ -20,9 +20,18 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil.arrow_schema import field_id_of, type_to_arrow
-from frazil.expressions import AlwaysTrue, BooleanExpression
+from frazil.expressions import AlwaysTrue, BooleanExpression, parse
 from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import Snapshot
+from frazil.table.inspect.entries import (
+    manifest_entries,
+    manifest_list,
+    partition_column,
+    partition_struct,
+)
+from frazil.table.scan.plan import plan_files
+from frazil.table.scan.projection import open_file, reading
+from frazil.table.scan.read import read_range
 
 if TYPE_CHECKING:
     from frazil.table import Table
@@ -47,7 +56,7 @@ _COUNTS = pa.schema(
 
 
 def _live_files(
-    inspect: InspectTable, snapshot: Snapshot, row_filter: BooleanExpression, case_sensitive: bool
+    tbl: Table, snapshot: Snapshot, row_filter: BooleanExpression, case_sensitive: bool
 ) -> Iterator[tuple[int, pa.Table]]:
     """(spec id, live entries) per manifest; with a row filter, the planner's selection."""
     if isinstance(row_filter, AlwaysTrue):
@@ -59,12 +68,10 @@ def _live_files(
             "data_file.record_count",
             "data_file.file_size_in_bytes",
         ]
-        for row, entries in inspect._entries(inspect._manifest_list(snapshot), columns):
+        manifests = manifest_list(tbl.io, tbl.metadata, snapshot)
+        for row, entries in manifest_entries(tbl.io, tbl.metadata, manifests, columns):
             yield row["partition_spec_id"], entries.filter(pc.not_equal(entries["status"], 2))
         return
-    from frazil.table.scan.plan import plan_files
-
-    tbl = inspect.tbl
     planned = plan_files(
         tbl.io, tbl.metadata, snapshot, row_filter, case_sensitive, include_column_stats=False
     )
@@ -78,10 +85,6 @@ def partitions_table(
     row_filter: str | BooleanExpression,
     case_sensitive: bool,
 ) -> pa.Table:
-    from frazil.expressions import parse
-    from frazil.table.inspect import partition_struct
-
-    inspect = tbl.inspect
     metadata = tbl.metadata
     if isinstance(row_filter, str):
         row_filter = parse(row_filter)
@@ -91,7 +94,7 @@ def partitions_table(
     snaps = sorted(metadata.snapshots, key=lambda s: s.timestamp_ms)
     snap_ids = pa.array([s.snapshot_id for s in snaps], pa.int64())
     pieces = []
-    for spec_id, entries in _live_files(inspect, snapshot, row_filter, case_sensitive):
+    for spec_id, entries in _live_files(tbl, snapshot, row_filter, case_sensitive):
         if entries.num_rows == 0:
             continue
         df = entries.column("data_file").combine_chunks()
@@ -107,7 +110,7 @@ def partitions_table(
         cols["rank"] = pc.index_in(entries.column("snapshot_id"), value_set=snap_ids)
         cols["spec_id"] = pa.array([spec_id] * entries.num_rows, pa.int32())
         if partitioned:
-            p = inspect._partition_column(df, part_type)
+            p = partition_column(df, part_type)
             for i in range(part_type.num_fields):
                 cols[f"p{i}"] = p.field(i)
         pieces.append(pa.table(cols))
@@ -150,20 +153,18 @@ def partitions_table(
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _position_rows(inspect: InspectTable, df: pa.StructArray, i: int) -> pa.Table:
+def _position_rows(tbl: Table, df: pa.StructArray, i: int) -> pa.Table:
     """``file_path``, ``pos`` and ``row`` of delete file ``i`` of ``df``."""
-    from frazil.table.scan.read import _read_range, open_file, reading
-
-    io = inspect.tbl.io
+    io = tbl.io
     path = df.field("file_path")[i].as_py()
     fmt = (df.field("file_format")[i].as_py() or "").upper()
-    row_type = type_to_arrow(inspect.tbl.metadata.schema().as_struct())
+    row_type = type_to_arrow(tbl.metadata.schema().as_struct())
     if fmt == "PUFFIN":
         offset = df.field("content_offset")[i].as_py()
         length = df.field("content_size_in_bytes")[i].as_py()
         target = df.field("referenced_data_file")[i].as_py()
         with reading("deletion vector file", path):
-            blob = _read_range(io, path, offset, length)
+            blob = read_range(io, path, offset, length)
         positions = DeletionVector.from_puffin_blob(blob, 0, length, path, target).positions()
         n = len(positions)
         return pa.table(
@@ -197,9 +198,8 @@ def _position_rows(inspect: InspectTable, df: pa.StructArray, i: int) -> pa.Tabl
 
 
 def position_deletes_table(inspect: InspectTable, snapshot: Snapshot | None) -> pa.Table:
-    from frazil.table.inspect import partition_struct
-
-    metadata = inspect.tbl.metadata
+    tbl = inspect.tbl
+    metadata = tbl.metadata
     part_type = type_to_arrow(partition_struct(metadata))
     row_type = type_to_arrow(metadata.schema().as_struct())
     schema = pa.schema(
@@ -218,16 +218,16 @@ def position_deletes_table(inspect: InspectTable, snapshot: Snapshot | None) -> 
         schema = schema.append(pa.field("content_size_in_bytes", pa.int64()))
     if snapshot is None:
         return schema.empty_table()
-    manifests = inspect._manifest_list(snapshot)
+    manifests = manifest_list(tbl.io, metadata, snapshot)
     manifests = manifests.filter(pc.equal(manifests["content"], 1))
     pieces = []
-    for row, entries in inspect._entries(manifests):
+    for row, entries in manifest_entries(tbl.io, metadata, manifests):
         live = entries.filter(pc.not_equal(entries["status"], 2))
         df = live.column("data_file").combine_chunks()
         df = df.filter(pc.equal(df.field("content"), 1))
-        partitions = inspect._partition_column(df, part_type)
+        partitions = partition_column(df, part_type)
         for i in range(len(df)):
-            rows = _position_rows(inspect, df, i)
+            rows = _position_rows(tbl, df, i)
             n = rows.num_rows
             arrays = [
                 rows["file_path"],

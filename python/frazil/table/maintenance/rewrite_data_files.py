@@ -41,24 +41,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil.exceptions import InvalidArgumentError
-from frazil.expressions import bind
+from frazil.expressions import as_filter, bind
 from frazil.manifest.content_file import DataFile, DataFileContent
+from frazil.table.scan.plan import ColumnStats
 from frazil.table.scan.read import FILE_PATH_FIELD_ID, DeleteCache
-from frazil.table.write.row_delta import (
-    DELETE_ISOLATION,
-    DELETE_MODE,
-    _as_filter,
-    _Context,
-    _data_columns,
-    _is_dv,
-    _LineageWriter,
-)
+from frazil.table.write.row_context import LineageWriter, RowContext, _is_dv, data_columns
+from frazil.table.write.row_delta import DELETE_ISOLATION, DELETE_MODE
 from frazil.table.write.writer import WriteSettings, WrittenFilesStep
 
 if TYPE_CHECKING:
     from frazil.table import Table
     from frazil.table.scan import DataScan, FileScanTask
     from frazil.table.transaction import Transaction
+
+# The public signatures below were recorded naming the context ``_Context`` (tests/public_api.json
+# compares annotations as text); the alias keeps them the same.
+_Context = RowContext
+
 
 __all__ = [
     "RewriteDataFilesResult",
@@ -126,8 +125,6 @@ def _candidates(scan: DataScan, sizes: _Sizes) -> list[FileScanTask]:
     """The tasks whose file is outside the size range or has deletes (a rewrite candidate if
     they delete enough of it), chosen per planned manifest in Arrow: only those become task
     objects, whatever the table's size."""
-    from frazil.table.scan.plan import ColumnStats
-
     _, groups = scan._plan(ColumnStats.ON_ACCESS)  # removed files keep their stats
     out: list[FileScanTask] = []
     for g in groups:
@@ -224,14 +221,14 @@ def plan_rewrite_data_files(
         raise InvalidArgumentError(
             f"max_file_group_size_bytes must be > 0, got {max_file_group_size_bytes}"
         )
-    ctx = _Context.make(
+    ctx = RowContext.make(
         transaction, transaction.table_metadata, branch, DELETE_MODE, DELETE_ISOLATION
     )
     md = ctx.metadata
     if target_file_size_bytes is None:
         target_file_size_bytes = WriteSettings.from_properties(md.properties).target_file_bytes
     sizes = _Sizes.of(int(target_file_size_bytes))
-    bound = bind(ctx.schema, _as_filter(row_filter), case_sensitive)
+    bound = bind(ctx.schema, as_filter(row_filter), case_sensitive)
     scan = ctx.scan(bound)
     tasks = [] if scan is None else _candidates(scan, sizes)
     groups = _groups(tasks, sizes, min_input_files, md.default_spec_id, max_file_group_size_bytes)
@@ -241,7 +238,7 @@ def plan_rewrite_data_files(
 def read_group(ctx: _Context, group: list[FileScanTask], cache: DeleteCache) -> pa.Table | None:
     """A group's live rows (deletes applied; v3 lineage kept), ``None`` when none are left."""
     parts = [ctx.read(task, cache) for task in group]
-    parts = [_data_columns(p, ctx.v3) for p in parts if p.num_rows]
+    parts = [data_columns(p) for p in parts if p.num_rows]
     return pa.concat_tables(parts) if parts else None
 
 
@@ -308,7 +305,7 @@ def stage_rewrite_data_files(
         logger.info("rewrite_data_files on %s: no file group needs rewriting", name)
         return RewriteDataFilesResult()
 
-    writer = _LineageWriter(ctx.io, md, operation_id=uuid.uuid4())
+    writer = LineageWriter(ctx.io, md, operation_id=uuid.uuid4())
     writer.settings = dataclasses.replace(writer.settings, target_file_bytes=sizes.write_max)
     cache = DeleteCache(ctx.io, md.name_mapping())
     added: dict[str, DataFile] = {}

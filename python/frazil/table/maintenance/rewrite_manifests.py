@@ -30,7 +30,7 @@ from frazil.exceptions import InvalidArgumentError, ValidationError
 from frazil.metadata import Operation, Snapshot, SnapshotRefType, TableMetadata
 from frazil.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate, TableUpdate
 from frazil.table.update.manifest_merge import MergeSettings
-from frazil.table.update.snapshot_producer import DELETED, EXISTING, _SnapshotProducer
+from frazil.table.update.snapshot_producer import DELETED, EXISTING, SnapshotProducer
 from frazil.table.update.snapshot_summary import update_totals
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def _clustered(entries: pa.Table) -> pa.Table:
     return entries.take(order)
 
 
-class RewriteManifests(_SnapshotProducer):
+class RewriteManifests(SnapshotProducer):
     """Stages a manifest rewrite (``commit()``, or a clean exit of a ``with`` block)."""
 
     _merges = False

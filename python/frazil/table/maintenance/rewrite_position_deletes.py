@@ -35,11 +35,12 @@ from frazil.exceptions import UnsupportedError, ValidationError
 from frazil.manifest.content_file import DataFile, DataFileContent, data_files_from_entries
 from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import MAIN_BRANCH, Snapshot, TableMetadata
+from frazil.table.scan import DataScan
 from frazil.table.scan.plan import snapshot_manifests
-from frazil.table.scan.read import DeleteCache, _read_dv
+from frazil.table.scan.read import DeleteCache, read_dv
 from frazil.table.update.snapshot import ReplaceFiles
 from frazil.table.write.delete_writer import DeleteWriter
-from frazil.table.write.row_delta import _is_dv
+from frazil.table.write.row_context import _is_dv
 from frazil.table.write.writer import WrittenFilesStep
 
 if TYPE_CHECKING:
@@ -98,8 +99,6 @@ def stage_rewrite_position_deletes(
 ) -> RewritePositionDeletesResult:
     """Stages the rewrite (module documentation) in ``transaction``; nothing is staged when the
     head has no v2 position delete file."""
-    from frazil.table.scan import DataScan
-
     md = transaction.table_metadata
     table = transaction.table
     name = table.full_name()
@@ -143,7 +142,7 @@ def stage_rewrite_position_deletes(
         positions = np.unique(np.concatenate(parts)) if parts else np.array([], np.int64)
         dv = DeletionVector.from_positions(positions)
         for old in dvs:
-            dv = dv | _read_dv(table.io, old)
+            dv = dv | read_dv(table.io, old)
             superseded.append(old)
         if dv:
             vectors.append((task.file, dv))

@@ -38,6 +38,15 @@ from frazil.schema import Schema
 from frazil.table.metrics_report import ScanCounts
 from frazil.table.scan import plan as planning
 from frazil.table.scan.arrow_plan import ScanPlan
+from frazil.table.scan.handoff import (
+    small_batches,
+    small_schema,
+    to_duckdb,
+    to_polars,
+    to_polars_lazy,
+    to_ray,
+    use_large_types,
+)
 from frazil.table.scan.plan import ColumnStats, ManifestTasks, PlanContext
 from frazil.table.scan.read import (
     DEFAULT_BATCH_SIZE,
@@ -411,8 +420,6 @@ class DataScan:
                 yield batch
 
     def _large_types(self) -> bool:
-        from frazil.table.scan.handoff import use_large_types
-
         return use_large_types(self.options, self.table_metadata.properties)
 
     def to_batches(self) -> pa.RecordBatchReader:
@@ -420,7 +427,6 @@ class DataScan:
         reader = pa.RecordBatchReader.from_batches(self.arrow_schema(), self._batches())
         if self._large_types():
             return reader
-        from frazil.table.scan.handoff import small_batches, small_schema
 
         small = small_schema(reader.schema)
         return pa.RecordBatchReader.from_batches(small, small_batches(reader, small))
@@ -452,7 +458,6 @@ class DataScan:
     def _out(self, table: pa.Table) -> pa.Table:
         if self._large_types():
             return table
-        from frazil.table.scan.handoff import small_schema
 
         return table.cast(small_schema(table.schema))
 
@@ -464,26 +469,18 @@ class DataScan:
     ) -> duckdb.DuckDBPyConnection:
         """The rows registered as ``table_name`` in ``connection`` (default: a new in-memory
         DuckDB), which is returned."""
-        from frazil.table.scan.handoff import to_duckdb
-
         return to_duckdb(self, table_name, connection)
 
     def to_polars(self) -> pl.DataFrame:
         """The rows as a Polars DataFrame (eager, as PyIceberg's ``DataScan.to_polars``)."""
-        from frazil.table.scan.handoff import to_polars
-
         return to_polars(self)
 
     def to_polars_lazy(self) -> pl.LazyFrame:
         """A Polars LazyFrame over this scan (``Table.to_polars()``)."""
-        from frazil.table.scan.handoff import to_polars_lazy
-
         return to_polars_lazy(self)
 
     def to_ray(self) -> Any:
         """A Ray Dataset of the rows; needs Ray installed (a clear error otherwise)."""
-        from frazil.table.scan.handoff import to_ray
-
         return to_ray(self)
 
     def count(self) -> int:

@@ -24,10 +24,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil import manifest as fm
+from frazil.arrow_schema import schema_to_arrow
 from frazil.exceptions import UnsupportedError, ValidationError
+from frazil.expressions import as_filter, bind
 from frazil.manifest.content_file import DataFile, data_files_from_entries
 from frazil.metadata import Operation, Snapshot, TableMetadata
 from frazil.table.scan.plan import snapshot_manifests
+from frazil.table.scan.read import DeleteCache, read_task
+from frazil.table.scan.tasks import FileScanTask
 from frazil.table.update.manage_snapshots import ancestors_of
 
 if TYPE_CHECKING:
@@ -78,14 +82,11 @@ class ChangelogScan:
         selected_fields: tuple[str, ...] = ("*",),
         case_sensitive: bool = True,
     ) -> None:
-        from frazil.expressions import bind
-        from frazil.table.write.row_delta import _as_filter
-
         self.table = table
         self.metadata: TableMetadata = table.metadata
         self.from_snapshot_id = from_snapshot_id
         self.to_snapshot_id = to_snapshot_id
-        self.row_filter = bind(self.metadata.schema(), _as_filter(row_filter), case_sensitive)
+        self.row_filter = bind(self.metadata.schema(), as_filter(row_filter), case_sensitive)
         self.selected_fields = tuple(selected_fields)
 
     def _snapshots(self) -> list[Snapshot]:
@@ -163,9 +164,6 @@ class ChangelogScan:
         return tasks
 
     def _batches(self) -> Iterator[pa.RecordBatch]:
-        from frazil.table.scan.read import DeleteCache, read_task
-        from frazil.table.scan.tasks import FileScanTask
-
         md = self.metadata
         schema = md.schema()
         out_schema = self.arrow_schema()
@@ -195,8 +193,6 @@ class ChangelogScan:
 
     def arrow_schema(self) -> pa.Schema:
         """The table's current schema and the three change columns."""
-        from frazil.arrow_schema import schema_to_arrow
-
         rows = schema_to_arrow(self.metadata.schema())
         return pa.schema(
             [

@@ -36,6 +36,7 @@ from frazil.metadata import Snapshot, TableMetadata
 from frazil.table.scan import ALWAYS_TRUE, DataScan
 from frazil.table.scan import plan as planning
 from frazil.table.scan.plan import ColumnStats, ManifestTasks, PlanContext
+from frazil.table.update.manage_snapshots import ancestors_of
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
@@ -48,8 +49,6 @@ _ADDED = 1
 
 
 def _ancestors(metadata: TableMetadata, snapshot_id: int) -> Iterator[Snapshot]:
-    from frazil.table.update.manage_snapshots import ancestors_of
-
     return ancestors_of(snapshot_id, {s.snapshot_id: s for s in metadata.snapshots})
 
 

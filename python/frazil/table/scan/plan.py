@@ -71,6 +71,7 @@ __all__ = [
     "plan_files",
     "plan_manifests",
     "planner_for",
+    "read_files",
     "snapshot_manifests",
 ]
 
@@ -193,7 +194,7 @@ class ManifestTasks:
         if self.plan.stats is ColumnStats.EXCLUDED:
             return None
         path = self.plan.metadata.resolve(self.manifest_path)
-        data = _read_all(self.plan.io, [path], "manifest")[0]
+        data = read_files(self.plan.io, [path], "manifest")[0]
         entries = read_manifest(
             data, self.manifest_file, path=path, location=self.plan.metadata.paths_location
         )
@@ -316,7 +317,7 @@ def _table(entries: Any) -> pa.Table:
     return pa.table(entries)
 
 
-def _read_all(io: FileIO, paths: Sequence[str], what: str) -> list[bytes]:
+def read_files(io: FileIO, paths: Sequence[str], what: str) -> list[bytes]:
     """The files' bytes, read concurrently; a failure is a
     :class:`~frazil.exceptions.FrazilIOError` naming the file (``FileMissingError`` when it is
     missing)."""
@@ -335,13 +336,13 @@ def snapshot_manifests(
     ``manifest-list`` or built from a v1 snapshot's inline ``manifests``."""
     if snapshot.manifest_list is not None:
         list_path = metadata.resolve(snapshot.manifest_list)
-        listed = _read_all(io, [list_path], "manifest list")[0]
+        listed = read_files(io, [list_path], "manifest list")[0]
         return list_path, read_manifest_list(
             listed, path=list_path, location=metadata.paths_location, summary=snapshot.summary
         )
     list_path = f"the manifests of snapshot {snapshot.snapshot_id}"
     inline = list(snapshot.manifests or ())
-    datas = _read_all(io, [metadata.resolve(p) for p in inline], "manifest")
+    datas = read_files(io, [metadata.resolve(p) for p in inline], "manifest")
     return list_path, inline_manifest_list(
         list(zip(inline, datas, strict=True)), snapshot_id=snapshot.snapshot_id
     )
@@ -413,7 +414,7 @@ def plan_manifests(
         return type(e)(f"planning a scan of {list_path}: {e}")
 
     if delete_rows:
-        datas = _read_all(io, paths(delete_rows), "manifest")
+        datas = read_files(io, paths(delete_rows), "manifest")
         try:
             delete_plan = planner.plan_deletes(
                 batch, delete_rows, datas, [list_entry(by_row[r]) for r in delete_rows], threads
@@ -463,11 +464,11 @@ def _plan_runs(
         return
     io = plan.io
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="frazil-plan-io") as reader:
-        pending: Future[list[bytes]] = reader.submit(_read_all, io, paths(runs[0]), "manifest")
+        pending: Future[list[bytes]] = reader.submit(read_files, io, paths(runs[0]), "manifest")
         for k, run in enumerate(runs):
             datas = pending.result()
             if k + 1 < len(runs):
-                pending = reader.submit(_read_all, io, paths(runs[k + 1]), "manifest")
+                pending = reader.submit(read_files, io, paths(runs[k + 1]), "manifest")
             try:
                 planned = planner.plan_data(
                     delete_plan,

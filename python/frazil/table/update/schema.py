@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pyarrow as pa
 
 from frazil import values
+from frazil.arrow_schema import schema_from_arrow
 from frazil.exceptions import FrazilError, ValidationError
 from frazil.metadata import TableMetadata
 from frazil.schema import Schema, validate_identifier_fields
@@ -51,9 +54,6 @@ from frazil.types import (
     VariantType,
     as_type,
 )
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 __all__ = ["UpdateSchema", "promotion_allowed"]
 
@@ -544,10 +544,6 @@ class UpdateSchema(PendingUpdate):
         already wider, required columns become optional when the new schema has them optional,
         docs are taken over. Nothing is deleted."""
         if not isinstance(new_schema, Schema):
-            import pyarrow as pa
-
-            from frazil.arrow_schema import schema_from_arrow
-
             if not isinstance(new_schema, pa.Schema):
                 raise ValidationError(
                     f"union_by_name takes a Schema or a pyarrow.Schema, got {type(new_schema)}"

@@ -1,6 +1,6 @@
 """Snapshot operations: append (fast or merging), overwrite, delete, replace (rewrite) and row
 deltas, as ``transaction.update_snapshot(...)`` (an :class:`UpdateSnapshot`) gives them. Each
-is a :class:`~frazil.table.update.snapshot_producer._SnapshotProducer` (which writes manifests
+is a :class:`~frazil.table.update.snapshot_producer.SnapshotProducer` (which writes manifests
 and the manifest list, and retries); the operations that delete add their conflict checks:
 files to delete must still be live, delete files added concurrently against them fail the
 commit, and under serializable isolation so do data files added concurrently that might hold

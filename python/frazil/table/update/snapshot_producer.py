@@ -63,7 +63,14 @@ if TYPE_CHECKING:
     from frazil.io import FileIO
     from frazil.table.transaction import Transaction
 
-__all__ = ["ADDED", "DELETED", "EXISTING", "MANIFEST_FILE_SCHEMA", "DataFilePredicate"]
+__all__ = [
+    "ADDED",
+    "DELETED",
+    "EXISTING",
+    "MANIFEST_FILE_SCHEMA",
+    "DataFilePredicate",
+    "SnapshotProducer",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +111,7 @@ def _path_of(f: DataFile | str) -> str:
 # Producers
 
 
-class _SnapshotProducer(TransactionStep):
+class SnapshotProducer(TransactionStep):
     """What every snapshot operation shares; subclasses pick the operation and the methods."""
 
     _merges = True
@@ -151,7 +158,7 @@ class _SnapshotProducer(TransactionStep):
 
     # ---- PyIceberg-style use
 
-    def __enter__(self) -> _SnapshotProducer:
+    def __enter__(self) -> SnapshotProducer:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
@@ -201,7 +208,7 @@ class _SnapshotProducer(TransactionStep):
         if not data and self._transaction.table_metadata.format_version < 2:
             raise UnsupportedError("delete files need a format version 2 table or newer")
 
-    def append_data_file(self, data_file: DataFile) -> _SnapshotProducer:
+    def append_data_file(self, data_file: DataFile) -> SnapshotProducer:
         self._check_content(data_file, True)
         self._add_file(data_file)
         return self
@@ -752,3 +759,8 @@ class _SnapshotProducer(TransactionStep):
     def _set_validate_from(self, snapshot_id: int | None) -> None:
         self._validate_from = snapshot_id
         self._validate_from_known = True
+
+
+# PyIceberg's name for the base class, which the operations in ``snapshot.py`` extend; the public
+# signatures recorded before the producer became public (``DeleteFiles.append_data_file``) name it.
+_SnapshotProducer = SnapshotProducer

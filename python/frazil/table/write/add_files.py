@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from frazil.arrow_schema import field_id_of, schema_from_arrow, type_to_arrow
+from frazil.arrow_schema import field_id_of, schema_from_arrow, type_to_arrow, walk_fields
 from frazil.exceptions import FrazilError, ValidationError
 from frazil.io.paths import qualify_location
 from frazil.manifest import read_manifest, read_manifest_list, read_manifests
@@ -216,9 +216,7 @@ def check_file_schema(
 
 
 def _all_ids(arrow_schema: pa.Schema) -> bool:
-    from frazil.arrow_schema import _walk
-
-    return all(field_id_of(f) is not None for f in _walk(list(arrow_schema)))
+    return all(field_id_of(f) is not None for f in walk_fields(list(arrow_schema)))
 
 
 def _under_optional_missing(schema: Schema, fid: int, file_ids: set[int]) -> bool:

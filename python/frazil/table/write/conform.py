@@ -61,6 +61,7 @@ from frazil.types import (
     UUIDType,
     VariantType,
 )
+from frazil.values import from_json
 
 if TYPE_CHECKING:
     from frazil.schema import Schema
@@ -314,7 +315,6 @@ def _default_value(f: NestedField, path: str) -> tuple[Any, bool]:
         return None, False
     if isinstance(f.field_type, StructType):
         return {}, True  # filled field by field from the children's own defaults
-    from frazil.values import from_json
 
     try:
         return from_json(f.write_default, f.field_type), True

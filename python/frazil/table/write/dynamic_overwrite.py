@@ -21,6 +21,7 @@ from frazil.exceptions import ValidationError
 from frazil.expressions import AlwaysFalse, And, BooleanExpression, EqualTo, In, IsNull, Or
 from frazil.partitioning import is_void
 from frazil.table.write.conform import ArrowData, as_table
+from frazil.table.write.row_delta import overwrite
 from frazil.table.write.writer import _column
 
 if TYPE_CHECKING:
@@ -71,8 +72,6 @@ def dynamic_partition_overwrite(
     snapshot_properties: Mapping[str, str] | None,
     branch: str | None,
 ) -> None:
-    from frazil.table.write.row_delta import overwrite
-
     table = as_table(df)
     if table.num_rows == 0:
         return  # nothing to replace, as PyIceberg

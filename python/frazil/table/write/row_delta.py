@@ -45,89 +45,54 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from frazil.arrow_schema import FIELD_ID_KEY, schema_to_arrow
-from frazil.exceptions import InvalidArgumentError, ValidationError
+from frazil.exceptions import ValidationError
 from frazil.expressions import (
     AlwaysFalse,
     AlwaysTrue,
     BooleanExpression,
+    as_filter,
     bind,
-    parse,
 )
 from frazil.expressions.metrics_evaluator import StrictMetricsEvaluator
-from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat, data_files_to_arrow
+from frazil.manifest.content_file import DataFile, DataFileContent, data_files_to_arrow
 from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import MAIN_BRANCH, Operation, Snapshot, TableMetadata
 from frazil.schema import Schema
 from frazil.table.scan.filter import referenced_field_ids
 from frazil.table.scan.read import (
     FILE_PATH_FIELD_ID,
-    LAST_UPDATED_FIELD_ID,
-    ROW_ID_FIELD_ID,
     DeleteCache,
-    _read_range,
     prune_schema,
-    read_task,
 )
 from frazil.table.step import TransactionStep
 from frazil.table.update import TableUpdate
 from frazil.table.update.snapshot import DELETED, RowDelta
 from frazil.table.write.conform import as_table, conform
 from frazil.table.write.delete_writer import DeleteWriter
+from frazil.table.write.row_context import (
+    COPY_ON_WRITE,
+    POS,
+    LineageWriter,
+    RowContext,
+    _is_dv,
+    data_columns,
+)
 from frazil.table.write.writer import DataFileWriter, WrittenFilesStep
 
 if TYPE_CHECKING:
-    from frazil.io import FileIO
-    from frazil.table.scan import DataScan, FileScanTask
+    from frazil.table.scan import FileScanTask
     from frazil.table.transaction import Transaction
 
 __all__ = ["RowLevelStep", "delete", "overwrite"]
 
 logger = logging.getLogger(__name__)
 
-COPY_ON_WRITE = "copy-on-write"
-MERGE_ON_READ = "merge-on-read"
 DELETE_MODE = "write.delete.mode"
 UPDATE_MODE = "write.update.mode"
 MERGE_MODE = "write.merge.mode"
 DELETE_ISOLATION = "write.delete.isolation-level"
 MERGE_ISOLATION = "write.merge.isolation-level"
 DELETE_GRANULARITY = "write.delete.granularity"
-ROW_ID = "_row_id"
-LAST_UPDATED = "_last_updated_sequence_number"
-_LINEAGE = ((ROW_ID, ROW_ID_FIELD_ID), (LAST_UPDATED, LAST_UPDATED_FIELD_ID))
-_POS = "_pos"
-
-
-# ---------------------------------------------------------------------------------------------
-# Writers
-
-
-def _lineage_field(name: str, fid: int) -> pa.Field:
-    return pa.field(name, pa.int64(), True, metadata={FIELD_ID_KEY: str(fid).encode()})
-
-
-class _LineageWriter(DataFileWriter):
-    """A data file writer that also stores ``_row_id`` and ``_last_updated_sequence_number``
-    (reserved field ids) when the input has them; other input goes through unchanged."""
-
-    def _write(self, data: Any) -> list[DataFile]:
-        if not isinstance(data, pa.Table) or not any(n in data.column_names for n, _ in _LINEAGE):
-            return super()._write(data)
-        lineage = [(n, fid) for n, fid in _LINEAGE if n in data.column_names]
-        body = data.drop_columns([n for n, _ in lineage])
-        conformed = conform(body.schema, self.schema, downcast_ns_timestamp_to_us=self.downcast)
-        extra = [_lineage_field(n, fid) for n, fid in lineage]
-        self.arrow_schema = pa.schema([*conformed.arrow_schema, *extra])
-        self.nan_columns = self._float_columns()
-        converted = [conformed.convert(b) for b in body.to_batches()]
-        table = pa.Table.from_batches(converted, conformed.arrow_schema)
-        for f, (n, _) in zip(extra, lineage, strict=True):
-            table = table.append_column(f, data.column(n).cast(pa.int64()))
-        self._write_chunk(table)
-        self._finish_all(list(self._open.values()))
-        self._open.clear()
-        return list(self._done)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -278,142 +243,11 @@ class RowLevelStep(TransactionStep):
 # Planning and reading the affected files
 
 
-def _mode(metadata: TableMetadata, key: str) -> str:
-    mode = metadata.properties.get(key, COPY_ON_WRITE).strip().lower()
-    if mode not in (COPY_ON_WRITE, MERGE_ON_READ):
-        raise InvalidArgumentError(
-            f"table property {key}={mode!r} must be {COPY_ON_WRITE!r} or {MERGE_ON_READ!r}"
-        )
-    return mode
-
-
-def _as_filter(f: str | BooleanExpression | None) -> BooleanExpression:
-    if f is None:
-        return AlwaysTrue()
-    if isinstance(f, str):
-        return parse(f)
-    if not isinstance(f, BooleanExpression):
-        raise InvalidArgumentError(f"expected a filter string or expression, got {f!r}")
-    return f
-
-
-def _is_dv(d: DataFile) -> bool:
-    return (
-        d.content == DataFileContent.POSITION_DELETES
-        and (d.file_format or "").upper() == FileFormat.PUFFIN
-    )
-
-
-@dataclass
-class _Context:
-    transaction: Transaction
-    metadata: TableMetadata
-    branch: str | None
-    snapshot: Snapshot | None
-    schema: Schema
-    v3: bool
-    mode: str
-    isolation: str
-    operation_id: uuid.UUID = field(default_factory=uuid.uuid4)
-
-    @property
-    def io(self) -> FileIO:
-        return self.transaction.table.io
-
-    @classmethod
-    def make(
-        cls,
-        transaction: Transaction,
-        md: TableMetadata,
-        branch: str | None,
-        mode_key: str,
-        isolation_key: str,
-    ) -> _Context:
-        if md.format_version < 2 and _mode(md, mode_key) == MERGE_ON_READ:
-            mode = COPY_ON_WRITE  # v1 has no delete files
-        else:
-            mode = _mode(md, mode_key)
-        ref = md.refs.get(branch or "main")
-        snapshot = md.snapshot_by_id(ref.snapshot_id) if ref is not None else None
-        isolation = md.properties.get(isolation_key, "serializable").strip().lower()
-        return cls(
-            transaction, md, branch, snapshot, md.schema(), md.format_version >= 3, mode, isolation
-        )
-
-    def scan(self, bound: BooleanExpression) -> DataScan | None:
-        """The scan of the branch head with ``bound`` (``None``: nothing can match)."""
-        if self.snapshot is None or isinstance(bound, AlwaysFalse):
-            return None
-        from frazil.table.scan import DataScan
-
-        branch = self.branch or "main"
-        return DataScan(
-            self.metadata,
-            self.io,
-            row_filter=bound,
-            snapshot_id=self.snapshot.snapshot_id,
-            ref=branch if branch in self.metadata.refs else None,
-        )
-
-    def tasks(self, bound: BooleanExpression) -> list[FileScanTask]:
-        scan = self.scan(bound)
-        return [] if scan is None else list(scan.plan_files())
-
-    def read(
-        self,
-        task: FileScanTask,
-        cache: DeleteCache,
-        projected: Schema | None = None,
-        meta: Sequence[str] | None = None,
-    ) -> pa.Table:
-        """The live rows of the task's file in file order with ``meta`` (default: ``_pos``,
-        and on v3 lineage unless ``projected`` narrows the columns: merge-on-read only needs
-        the filter's columns)."""
-        if meta is None:
-            meta = [_POS, ROW_ID, LAST_UPDATED] if self.v3 and projected is None else [_POS]
-        schema = projected if projected is not None else self.schema
-        batches = list(
-            read_task(
-                task,
-                self.io,
-                self.schema,
-                schema,
-                metadata_columns=meta,
-                name_mapping=self.metadata.name_mapping(),
-                residual=AlwaysTrue(),
-                delete_cache=cache,
-            )
-        )
-        if batches:
-            return pa.Table.from_batches(batches)
-        fields = list(schema_to_arrow(schema)) + [pa.field(n, pa.int64()) for n in meta]
-        return pa.schema(fields).empty_table()
-
-    def existing_positions(self, task: FileScanTask, cache: DeleteCache) -> np.ndarray:
-        """Positions already deleted from the task's file by its DV or position deletes."""
-        parts = []
-        for d in task.delete_files:
-            if _is_dv(d):
-                assert d.content_offset is not None and d.content_size_in_bytes is not None
-                blob = _read_range(self.io, d.file_path, d.content_offset, d.content_size_in_bytes)
-                # Bounded by the data file's rows: a DV's positions all lie below its count.
-                rows = task.file.record_count
-                dv = DeletionVector.from_puffin_blob(
-                    blob, 0, d.content_size_in_bytes, d.file_path, d.referenced_data_file, rows
-                )
-                parts.append(dv.positions(rows).to_numpy())
-            elif d.content == DataFileContent.POSITION_DELETES:
-                parts.append(cache.positions(d, task.file.file_path))
-        if not parts:
-            return np.empty(0, np.int64)
-        return np.concatenate(parts)
-
-
 @dataclass
 class _Change:
     """What one operation stages: files removed, rewritten rows, new deletes per file."""
 
-    ctx: _Context
+    ctx: RowContext
     removed: dict[str, FileScanTask] = field(default_factory=dict)
     rewritten: list[pa.Table] = field(default_factory=list)
     positions: dict[str, tuple[FileScanTask, np.ndarray]] = field(default_factory=dict)
@@ -449,7 +283,7 @@ class _Change:
             for table in [*_concat(self.rewritten), *new_data]:
                 if table.num_rows == 0:
                     continue
-                w = _LineageWriter(ctx.io, ctx.metadata, operation_id=uuid.uuid4())
+                w = LineageWriter(ctx.io, ctx.metadata, operation_id=uuid.uuid4())
                 writers.append(w)
                 for f in w.write(table):
                     producer.append_data_file(f)
@@ -501,24 +335,19 @@ def _matched_positions(
     """``_pos`` of the rows the filter makes true (the spec's 2-valued semantics)."""
     if not isinstance(bound, AlwaysTrue):
         rows = cache.row_filter(bound, schema).filter_table(rows)
-    positions: np.ndarray = rows.column(_POS).to_numpy()
+    positions: np.ndarray = rows.column(POS).to_numpy()
     return positions
 
 
 def _without(rows: pa.Table, pos: np.ndarray) -> pa.Table:
     if len(pos) == 0:
         return rows
-    keep = pc.invert(pc.is_in(rows.column(_POS), value_set=pa.array(pos, pa.int64())))
+    keep = pc.invert(pc.is_in(rows.column(POS), value_set=pa.array(pos, pa.int64())))
     return rows.filter(keep)
 
 
-def _data_columns(rows: pa.Table, v3: bool) -> pa.Table:
-    """The rows to write again: table columns and (v3) lineage, without ``_pos``."""
-    return rows.drop_columns([_POS])
-
-
 def _all_rows_match(
-    ctx: _Context, files: Sequence[DataFile], residuals: Sequence[BooleanExpression]
+    ctx: RowContext, files: Sequence[DataFile], residuals: Sequence[BooleanExpression]
 ) -> list[bool]:
     """Per file, whether every row makes its residual true (the spec's semantics, as the rows
     read are matched): the residual is ``true``, or the strict metrics evaluator proves it from the
@@ -575,7 +404,7 @@ def _delete_rows(change: _Change, bound: BooleanExpression) -> int:
             kept = _without(rows, pos)
             change.remove_file(task)
             if kept.num_rows:
-                change.rewritten.append(_data_columns(kept, ctx.v3))
+                change.rewritten.append(data_columns(kept))
         else:
             change.delete_positions(task, pos, rows.num_rows)
     return deleted
@@ -594,10 +423,10 @@ def delete(
 ) -> None:
     """Stages the deletion of the rows for which ``delete_filter`` is true (planned on the
     staged metadata, and again on a retry whose head invalidates the plan)."""
-    expr = _as_filter(delete_filter)
+    expr = as_filter(delete_filter)
 
     def plan(base: TableMetadata) -> TransactionStep | None:
-        ctx = _Context.make(transaction, base, branch, DELETE_MODE, DELETE_ISOLATION)
+        ctx = RowContext.make(transaction, base, branch, DELETE_MODE, DELETE_ISOLATION)
         bound = bind(ctx.schema, expr, case_sensitive)
         change = _Change(ctx)
         if _delete_rows(change, bound) == 0:
@@ -617,7 +446,7 @@ def overwrite(
 ) -> None:
     """Stages the deletion of the rows matching ``overwrite_filter`` (default: all) and the
     append of ``df``, as one snapshot (planned again like :func:`delete`'s)."""
-    expr = _as_filter(overwrite_filter)
+    expr = as_filter(overwrite_filter)
     data = df if isinstance(df, pa.Table) else pa.table(df) if isinstance(df, dict) else df
     if isinstance(data, pa.Table):
         # Checked before anything is read or written.
@@ -625,7 +454,7 @@ def overwrite(
     data = as_table(data)  # read once: a re-plan writes it again
 
     def plan(base: TableMetadata) -> TransactionStep | None:
-        ctx = _Context.make(transaction, base, branch, DELETE_MODE, DELETE_ISOLATION)
+        ctx = RowContext.make(transaction, base, branch, DELETE_MODE, DELETE_ISOLATION)
         bound = bind(ctx.schema, expr, case_sensitive)
         change = _Change(ctx)
         _delete_rows(change, bound)

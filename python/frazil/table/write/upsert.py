@@ -50,17 +50,13 @@ from frazil.expressions import (
 )
 from frazil.table.scan.read import DeleteCache, prune_schema
 from frazil.table.write.conform import as_table, conform
+from frazil.table.write.row_context import COPY_ON_WRITE, LAST_UPDATED, POS, ROW_ID, RowContext
 from frazil.table.write.row_delta import (
-    _POS,
-    COPY_ON_WRITE,
-    LAST_UPDATED,
     MERGE_ISOLATION,
     MERGE_MODE,
-    ROW_ID,
     RowLevelStep,
     _Change,
     _concat,
-    _Context,
 )
 
 if TYPE_CHECKING:
@@ -273,7 +269,7 @@ def _join(keys: list[pa.Table], source_keys: pa.Table, join_cols: list[str]) -> 
 
 
 def _find_matches(
-    ctx: _Context, tasks: list[FileScanTask], source: _Source, cache: DeleteCache
+    ctx: RowContext, tasks: list[FileScanTask], source: _Source, cache: DeleteCache
 ) -> _Matches:
     """Reads the join columns of every candidate file and joins them to the source's keys."""
     cols = source.join_cols
@@ -286,7 +282,7 @@ def _find_matches(
     pending_rows = 0
 
     def read_keys(task: FileScanTask) -> pa.Table:
-        return ctx.read(task, cache, key_schema, [_POS]).select([*cols, _POS])
+        return ctx.read(task, cache, key_schema, [POS]).select([*cols, POS])
 
     for i, keys in enumerate(_in_order(read_keys, tasks)):
         if keys.num_rows == 0:
@@ -305,26 +301,26 @@ def _find_matches(
         return _Matches(empty, empty, empty)
     found = pa.concat_tables(joined)
     file = found.column(_FILE_INDEX).to_numpy()
-    pos = found.column(_POS).to_numpy()
+    pos = found.column(POS).to_numpy()
     src = found.column(_SOURCE_INDEX).to_numpy()
     order = np.lexsort((pos, file))
     return _Matches(file[order], pos[order], src[order])
 
 
 def _read_matched(
-    ctx: _Context, cache: DeleteCache, source: _Source, task: FileScanTask
+    ctx: RowContext, cache: DeleteCache, source: _Source, task: FileScanTask
 ) -> pa.Table:
     """What a file with matches is read for: its whole rows with lineage (copy-on-write
     rewrites it), else its non-key columns and, on v3, ``_row_id`` (merge-on-read)."""
     if ctx.mode == COPY_ON_WRITE:
-        return ctx.read(task, cache, None, [_POS, ROW_ID, LAST_UPDATED] if ctx.v3 else [_POS])
+        return ctx.read(task, cache, None, [POS, ROW_ID, LAST_UPDATED] if ctx.v3 else [POS])
     ids = {ctx.schema.find_field(c).field_id for c in source.others}
-    meta = [_POS, ROW_ID] if ctx.v3 else [_POS]
+    meta = [POS, ROW_ID] if ctx.v3 else [POS]
     return ctx.read(task, cache, prune_schema(ctx.schema, ids), meta)
 
 
 def _update_file(
-    ctx: _Context,
+    ctx: RowContext,
     change: _Change,
     source: _Source,
     rows: pa.Table,
@@ -335,7 +331,7 @@ def _update_file(
     """Compares one file's matched rows (``rows`` read by :func:`_read_matched`; ``pos``
     ascending) with their source rows and stages the change of those that differ; returns the
     updated rows to write, or ``None``."""
-    live = rows.column(_POS).to_numpy()
+    live = rows.column(POS).to_numpy()
     if len(live) > 1 and not (np.diff(live) > 0).all():  # read_task keeps file order; if not
         order = np.argsort(live, kind="stable")
         at = order[np.searchsorted(live[order], pos)]
@@ -358,7 +354,7 @@ def _update_file(
         keep[at[changed]] = False
         change.remove_file(task)
         if keep.any():
-            change.rewritten.append(rows.filter(pa.array(keep)).drop_columns([_POS]))
+            change.rewritten.append(rows.filter(pa.array(keep)).drop_columns([POS]))
     else:
         change.delete_positions(task, pos[changed], rows.num_rows)
     return updated
@@ -421,7 +417,7 @@ def _plan(
 ) -> tuple[TransactionStep | None, int, int]:
     """The upsert's change against ``base``: (the step that commits it, rows updated, rows
     inserted)."""
-    ctx = _Context.make(transaction, base, branch, MERGE_MODE, MERGE_ISOLATION)
+    ctx = RowContext.make(transaction, base, branch, MERGE_MODE, MERGE_ISOLATION)
     bound = _bind_candidates(ctx.schema, source.rows.select(source.join_cols), case_sensitive)
     tasks = ctx.tasks(bound)
     cache = DeleteCache(ctx.io, ctx.metadata.name_mapping())

@@ -1,3 +1,4 @@
+# Over 800 lines: DataFileWriter, its rolling files and their partition grouping are one unit.
 """Arrow data into Iceberg data files, and ``append``.
 
 The path of a write: the input is checked and conformed to the table schema
