@@ -54,10 +54,6 @@ if TYPE_CHECKING:
     from frazil.table.scan import DataScan, FileScanTask
     from frazil.table.transaction import Transaction
 
-# The public signatures below were recorded naming the context ``_Context`` (tests/public_api.json
-# compares annotations as text); the alias keeps them the same.
-_Context = RowContext
-
 
 __all__ = [
     "RewriteDataFilesResult",
@@ -199,7 +195,7 @@ def _applies_only_to(d: DataFile, rewritten: set[str], cache: DeleteCache) -> bo
 class RewritePlan:
     """The file groups a compaction rewrites, planned on one snapshot of a branch."""
 
-    ctx: _Context
+    ctx: RowContext
     sizes: _Sizes
     groups: list[list[FileScanTask]]
 
@@ -235,7 +231,7 @@ def plan_rewrite_data_files(
     return RewritePlan(ctx, sizes, groups)
 
 
-def read_group(ctx: _Context, group: list[FileScanTask], cache: DeleteCache) -> pa.Table | None:
+def read_group(ctx: RowContext, group: list[FileScanTask], cache: DeleteCache) -> pa.Table | None:
     """A group's live rows (deletes applied; v3 lineage kept), ``None`` when none are left."""
     parts = [ctx.read(task, cache) for task in group]
     parts = [data_columns(p) for p in parts if p.num_rows]
@@ -244,7 +240,7 @@ def read_group(ctx: _Context, group: list[FileScanTask], cache: DeleteCache) -> 
 
 def stage_replace(
     transaction: Transaction,
-    ctx: _Context,
+    ctx: RowContext,
     rewritten: list[FileScanTask],
     added: list[DataFile],
     cache: DeleteCache,

@@ -28,8 +28,8 @@ from frazil.table.update.snapshot_producer import (
     EXISTING,
     MANIFEST_FILE_SCHEMA,
     DataFilePredicate,
+    SnapshotProducer,
     _path_of,
-    _SnapshotProducer,
 )
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def _applies(delete: DataFile, data: DataFile) -> bool:
     return delete.spec_id == data.spec_id and tuple(delete.partition) == tuple(data.partition)
 
 
-class FastAppend(_SnapshotProducer):
+class FastAppend(SnapshotProducer):
     """Adds data files in new manifests and keeps the head's manifests as they are."""
 
     _merges = False
@@ -71,14 +71,14 @@ class FastAppend(_SnapshotProducer):
         return Operation.APPEND
 
 
-class MergeAppend(_SnapshotProducer):
+class MergeAppend(SnapshotProducer):
     """Adds data files, merging small manifests per ``commit.manifest-merge.*``."""
 
     def _operation(self) -> str:
         return Operation.APPEND
 
 
-class _Deleting(_SnapshotProducer):
+class _Deleting(SnapshotProducer):
     def delete_data_file(self, data_file: DataFile | str) -> _Deleting:
         """Removes a data file (by record or path); it must be live in the branch head."""
         if isinstance(data_file, DataFile):
@@ -243,7 +243,7 @@ class OverwriteFiles(_Deleting):
 class DeleteFiles(_Deleting):
     """Removes whole data files (by path or predicate)."""
 
-    def append_data_file(self, data_file: DataFile) -> _SnapshotProducer:
+    def append_data_file(self, data_file: DataFile) -> SnapshotProducer:
         raise UnsupportedError("a delete cannot add data files; use overwrite()")
 
     def _operation(self) -> str:
@@ -315,7 +315,7 @@ class RowDelta(_ChangesDeleteFiles):
         return Operation.OVERWRITE
 
 
-_P = TypeVar("_P", bound=_SnapshotProducer)
+_P = TypeVar("_P", bound=SnapshotProducer)
 
 
 class UpdateSnapshot:

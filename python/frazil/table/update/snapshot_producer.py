@@ -759,8 +759,3 @@ class SnapshotProducer(TransactionStep):
     def _set_validate_from(self, snapshot_id: int | None) -> None:
         self._validate_from = snapshot_id
         self._validate_from_known = True
-
-
-# PyIceberg's name for the base class, which the operations in ``snapshot.py`` extend; the public
-# signatures recorded before the producer became public (``DeleteFiles.append_data_file``) name it.
-_SnapshotProducer = SnapshotProducer
