@@ -25,9 +25,9 @@ from frazil.metadata import (
     SnapshotRef,
     StatisticsFile,
     TableMetadata,
-    _gunzip,
     resolve_path,
 )
+from frazil.metadata import gunzip as _gunzip
 from frazil.partitioning import UnknownTransform
 from frazil.schema import Schema
 from frazil.table.update import (

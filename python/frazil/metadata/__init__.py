@@ -83,7 +83,7 @@ MAX_METADATA_BYTES = 1 << 30
 _INFLATE_CHUNK = 1 << 20
 
 
-def _gunzip(raw: bytes | bytearray, limit: int | None = None) -> bytearray:
+def gunzip(raw: bytes | bytearray, limit: int | None = None) -> bytearray:
     """Inflates gzip ``raw`` (every member) in bounded chunks, refusing output past
     ``MAX_GZIP_EXPANSION`` times the input (plus 1 MiB) or ``limit`` (default
     ``MAX_METADATA_BYTES``) before allocating it."""
@@ -655,7 +655,7 @@ class TableMetadata:
         if isinstance(data, (bytes, bytearray)):
             raw: bytes | bytearray = bytes(data)
             if raw[:2] == b"\x1f\x8b":
-                raw = _gunzip(raw)
+                raw = gunzip(raw)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as e:
