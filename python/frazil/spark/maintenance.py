@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from frazil.spark.write import io_spec, quiet_pyspark_warnings
+from frazil.spark.common import io_spec, quiet_pyspark_warnings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -33,6 +33,8 @@ import pyarrow.compute as pc
 
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
 from frazil.manifest.content_file import FileFormat
+from frazil.spark._worker import prepare_worker
+from frazil.spark.common import io_spec, quiet_pyspark_warnings, resolve_catalog
 
 if TYPE_CHECKING:
     from frazil.table.scan.arrow_plan import ScanPlan
@@ -334,8 +336,6 @@ def encode_partitions(batches: Sequence[pa.RecordBatch]) -> bytes:
 def _read_partitions(
     context: dict[str, Any], plan_ipc: bytes, ids: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    from frazil.spark._worker import prepare_worker
-
     prepare_worker()
     reader = pa.ipc.open_file(pa.py_buffer(plan_ipc))
     for b in ids:
@@ -411,7 +411,6 @@ def plan(
     **time_travel: Any,
 ) -> tuple[ScanPlan, dict[str, Any], pa.Schema]:
     """Plans a scan on the driver: (the Arrow plan, what executors need, read schema)."""
-    from frazil.spark.write import io_spec
     from frazil.table.scan import table_partition_type
     from frazil.table.scan.read import DEFAULT_BATCH_SIZE
 
@@ -670,8 +669,6 @@ def read(
     broadcasts a function over 1 MB); each Spark partition opens it without copying and reads
     its own record batch of tasks. The partitions come from ``spark.range``, so no Python
     stage runs before the read."""
-    from frazil.spark.write import quiet_pyspark_warnings, resolve_catalog
-
     table = resolve_catalog(catalog).load_table(identifier)
     scan_plan, context, arrow_schema = plan(
         table,

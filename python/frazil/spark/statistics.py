@@ -20,6 +20,15 @@ import pyarrow as pa
 from frazil import _native
 from frazil.exceptions import InvalidArgumentError
 from frazil.metadata import StatisticsFile
+from frazil.spark.common import quiet_pyspark_warnings
+from frazil.spark.read import (
+    SplitOptions,
+    encode_tasks,
+    group_tasks,
+    plan,
+    read_task_batches,
+    task_sizes,
+)
 
 if TYPE_CHECKING:
     from frazil.table import Table
@@ -30,7 +39,6 @@ __all__ = ["compute_statistics"]
 def _sketch_partition(
     context: dict[str, Any], columns: Sequence[Any], batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    from frazil.spark.read import read_task_batches
     from frazil.table.statistics import sketch_batches
 
     for b in batches:
@@ -52,8 +60,6 @@ def compute_statistics(
 ) -> StatisticsFile:
     """:meth:`frazil.table.Table.compute_statistics` with the reading and sketching spread over
     Spark's executors (one sketch per column per Spark partition, unioned on the driver)."""
-    from frazil.spark.read import SplitOptions, encode_tasks, group_tasks, plan, task_sizes
-    from frazil.spark.write import quiet_pyspark_warnings
     from frazil.table.statistics import (
         resolve_snapshot,
         snapshot_schema,

@@ -56,6 +56,16 @@ from pyspark.sql.datasource import (
 
 from frazil.exceptions import FrazilError, InvalidArgumentError, ValidationError
 from frazil.schema import Schema
+from frazil.spark.common import catalog_from_options, io_spec, read_args, table_identifier
+from frazil.spark.read import (
+    SplitOptions,
+    encode_tasks,
+    group_tasks,
+    read_tasks,
+    spark_arrow_schema,
+    task_sizes,
+)
+from frazil.spark.write import commit_files, write_task_files
 from frazil.table.scan import DataScan
 
 try:  # PySpark 4.1+
@@ -100,9 +110,7 @@ MAX_ROWS = "streaming-max-rows-per-micro-batch"
 
 
 def _load(options: Mapping[str, str]) -> Table:
-    from frazil.spark.datasource import _catalog, _identifier
-
-    return _catalog(options).load_table(_identifier(options))  # type: ignore[no-any-return]
+    return catalog_from_options(options).load_table(table_identifier(options))
 
 
 def _flag(options: Mapping[str, str], key: str) -> bool:
@@ -181,8 +189,6 @@ class FrazilStreamWriter(_StreamWriterBase):  # type: ignore[misc]  # untyped be
     """Writes each micro-batch's rows on the executors and commits them once (module docstring)."""
 
     def __init__(self, options: Mapping[str, str], overwrite: bool) -> None:
-        from frazil.spark.write import io_spec
-
         self.options = dict(options)
         self.overwrite = overwrite
         table = _load(self.options)
@@ -191,16 +197,12 @@ class FrazilStreamWriter(_StreamWriterBase):  # type: ignore[misc]  # untyped be
         self.write_id = str(uuid.uuid4())
 
     def write(self, iterator: Iterator[Any]) -> StreamCommitMessage:
-        from frazil.spark.write import write_task_files
-
         written = write_task_files(
             self.metadata_json, self.io_props, self.io_location, self.write_id, iterator
         )
         return StreamCommitMessage(written.texts, written.paths)
 
     def commit(self, messages: list[Any], batchId: int) -> None:
-        from frazil.spark.write import commit_files
-
         table = _load(self.options)
         qid = query_id(self.options)
         branch = self.options.get("branch") or None
@@ -469,8 +471,6 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
     # ---- micro-batches
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
-        from frazil.spark.read import SplitOptions, encode_tasks, group_tasks, task_sizes
-
         table = self._table()
         first, last = _Offset.of(start), _Offset.of(end)
         if last.is_start:
@@ -503,8 +503,6 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
         return out
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        from frazil.spark.read import read_tasks
-
         tasks, context = partition.value
         yield from read_tasks(context, tasks)
 
@@ -531,10 +529,9 @@ def _stream_scan(
 ) -> DataScan:
     """The scan of one snapshot's part of the stream: all its live files, or those it added."""
     from frazil.expressions import AlwaysTrue
-    from frazil.spark.datasource import _read_args
     from frazil.table.scan.incremental import IncrementalAppendScan
 
-    args = _read_args(options)
+    args = read_args(options)
     fields = tuple(args["selected_fields"] or ("*",))
     row_filter = args["row_filter"] or AlwaysTrue()
     md = table.metadata
@@ -555,8 +552,6 @@ def _stream_scan(
 
 def _context(table: Table, scan: Any, plan: ScanPlan) -> dict[str, Any]:
     """What executors need to read a plan's tasks (as :func:`frazil.spark.read.plan`)."""
-    from frazil.spark.read import spark_arrow_schema
-    from frazil.spark.write import io_spec
     from frazil.table.scan import table_partition_type
     from frazil.table.scan.read import DEFAULT_BATCH_SIZE
 

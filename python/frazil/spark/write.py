@@ -50,12 +50,10 @@ Concurrent commits that add files whose partition may match the filter fail the 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import posixpath
 import uuid
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -63,11 +61,12 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import pyarrow as pa
 
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
+from frazil.spark import functions as fs
+from frazil.spark.common import io_spec, quiet_pyspark_warnings, resolve_catalog
 
 if TYPE_CHECKING:
     from pyspark.accumulators import AccumulatorParam
 
-    from frazil.catalog import Catalog
     from frazil.metadata import Snapshot, TableMetadata
     from frazil.table import Table
 
@@ -81,38 +80,6 @@ _RESULT_SCHEMA = "file string, partition int, attempt int, task_attempt_id long"
 
 # ---------------------------------------------------------------------------------------------
 # driver helpers
-
-
-def resolve_catalog(catalog: Any) -> Catalog:
-    """A frazil Catalog from a Catalog, a catalog name (:func:`frazil.catalog.load_catalog`) or a
-    dict of catalog properties (``name`` names it, default ``"spark"``)."""
-    from frazil.catalog import Catalog, load_catalog
-
-    if isinstance(catalog, Catalog):
-        return catalog
-    if isinstance(catalog, str):
-        return load_catalog(catalog)
-    if isinstance(catalog, Mapping):
-        props = {str(k): str(v) for k, v in catalog.items()}
-        name = props.pop("name", "spark")
-        return load_catalog(name, **props)
-    raise InvalidArgumentError(
-        f"catalog must be a frazil Catalog, a catalog name or a dict of properties, "
-        f"got {type(catalog).__name__}"
-    )
-
-
-@contextlib.contextmanager
-def quiet_pyspark_warnings() -> Iterator[None]:
-    """PySpark 3.5 checks pandas and pyarrow versions with distutils' deprecated LooseVersion."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
-        yield
-
-
-def io_spec(table: Table) -> tuple[dict[str, str], str | None]:
-    """What an executor needs to rebuild the table's FileIO."""
-    return dict(table.io.properties), table.metadata_location or table.location()
 
 
 _DAY_MICROS = 86_400_000_000
@@ -129,8 +96,6 @@ def _cluster_key(col: Any, spark_type: Any, transform: str) -> Any:
     and decimal truncation use frazil's Arrow UDFs."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
-
-    from frazil.spark import functions as fs
 
     if transform == "identity":
         return col
@@ -474,7 +439,7 @@ def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
 # cleanup
 
 
-def _sweep(table: Table, write_id: str, committed: set[str]) -> int:
+def sweep(table: Table, write_id: str, committed: set[str]) -> int:
     """Deletes files of this write (named with ``write_id``) that were not committed, in the
     directories the committed files landed in. Returns how many were deleted."""
     from frazil.table.write.locations import OBJECT_STORE_ENABLED
@@ -573,7 +538,7 @@ def write(
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
     if overwrite_filter is not None and mode != "overwrite":
         raise InvalidArgumentError("overwrite_filter needs mode='overwrite'")
-    dynamic = _overwrite_mode(overwrite_mode) == "dynamic"
+    dynamic = parse_overwrite_mode(overwrite_mode) == "dynamic"
     if dynamic and overwrite_filter is not None:
         raise InvalidArgumentError("a dynamic overwrite replaces partitions, not a filter")
     cat = resolve_catalog(catalog)
@@ -635,7 +600,7 @@ def write(
         raise
     committed = {_file_path(t) for t in texts}
     if retried:
-        _sweep(table, write_id, committed)
+        sweep(table, write_id, committed)
     stray = reported - committed
     if stray:
         _delete_quietly(table, sorted(stray))
@@ -702,7 +667,7 @@ def commit_files(
 
     md = table.metadata
     files = [content_file_from_json(json.loads(t), md.specs(), md.schema()) for t in file_texts]
-    dynamic = _overwrite_mode(overwrite_mode) == "dynamic" and mode == "overwrite"
+    dynamic = parse_overwrite_mode(overwrite_mode) == "dynamic" and mode == "overwrite"
     if dynamic and overwrite_filter is not None:
         raise InvalidArgumentError("a dynamic overwrite replaces partitions, not a filter")
     if dynamic and not files:
@@ -747,7 +712,8 @@ def commit_files(
     return snap
 
 
-def _overwrite_mode(value: str | None) -> str:
+def parse_overwrite_mode(value: str | None) -> str:
+    """A write's overwrite mode: ``static`` (the default) or ``dynamic``."""
     mode = (value or "static").strip().lower()
     if mode not in ("static", "dynamic"):
         raise InvalidArgumentError(f"overwrite mode must be 'static' or 'dynamic', not {value!r}")
