@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import abc
 import logging
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -25,6 +24,16 @@ from frazil.catalog.commit import (
     metadata_suffix,
     next_metadata_location,
     publish,
+)
+from frazil.catalog.identifiers import (
+    MAX_IDENTIFIER_PART_BYTES,
+    Identifier,
+    check_identifier,
+    check_identifier_part,
+    check_under,
+    identifier_to_tuple,
+    namespace_identifier,
+    table_identifier,
 )
 from frazil.catalog.transaction import CatalogTransaction
 from frazil.exceptions import (
@@ -81,8 +90,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Identifier = tuple[str, ...]
-
 # Catalog properties.
 WAREHOUSE = "warehouse"
 URI = "uri"
@@ -95,10 +102,6 @@ DEFAULT_FORMAT_VERSION = 2
 METADATA_DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
 # Properties the catalog consumes at creation; they are not stored in the table's properties.
 _RESERVED_CREATE_PROPERTIES = (FORMAT_VERSION,)
-
-# Identifier parts name directories and database rows: at most this many UTF-8 bytes (a file
-# name's limit on common filesystems, and the SQL catalog's VARCHAR(255)).
-MAX_IDENTIFIER_PART_BYTES = 255
 
 
 @dataclass(frozen=True)
@@ -158,80 +161,34 @@ class Catalog(abc.ABC):
         props = _io.table_file_io_properties(self.properties, table_props)
         return _io.load_file_io(props, location)
 
-    # ---- identifiers
+    # ---- identifiers (the rules: frazil.catalog.identifiers)
 
     @staticmethod
     def identifier_to_tuple(identifier: str | Identifier) -> Identifier:
         """``"a.b.c"`` -> ``("a", "b", "c")``; tuples (and lists) pass through."""
-        if isinstance(identifier, str):
-            return tuple(identifier.split(".")) if identifier else ()
-        return tuple(identifier)
+        return identifier_to_tuple(identifier)
 
     @staticmethod
     def namespace_from(identifier: str | Identifier) -> Identifier:
         """The namespace part of a table identifier."""
-        return Catalog.identifier_to_tuple(identifier)[:-1]
+        return identifier_to_tuple(identifier)[:-1]
 
     @staticmethod
     def table_name_from(identifier: str | Identifier) -> str:
-        return Catalog.identifier_to_tuple(identifier)[-1]
+        return identifier_to_tuple(identifier)[-1]
 
     # Whether loading or dropping a table derives a storage path from its identifier (the
     # filesystem catalog); when not, a stored odd name (another engine's) may still be loaded.
     _paths_from_identifiers = True
 
-    @staticmethod
-    def _check_identifier_part(part: object, ident: Sequence[object]) -> None:
-        """Refuses a part that could leave or confuse a path: empty, ``.`` or ``..``, holding
-        ``/``, ``\\``, NUL or control characters, or longer than
-        :data:`MAX_IDENTIFIER_PART_BYTES` UTF-8 bytes."""
-        shown = ".".join(map(str, ident))
-        if not isinstance(part, str):
-            raise InvalidArgumentError(f"invalid identifier {shown!r}: {part!r} is not a string")
-        problem = None
-        if not part:
-            problem = "an empty level"
-        elif part in (".", ".."):
-            problem = f"the level {part!r}"
-        elif "/" in part or "\\" in part:
-            problem = f"a path separator in {part!r}"
-        elif any(unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp") for c in part):
-            problem = f"a control character in {part!r}"
-        elif len(part.encode("utf-8")) > MAX_IDENTIFIER_PART_BYTES:
-            problem = f"a level longer than {MAX_IDENTIFIER_PART_BYTES} UTF-8 bytes"
-        if problem is not None:
-            raise InvalidArgumentError(f"invalid identifier {shown!r}: {problem}")
-
-    @staticmethod
-    def _table_identifier(identifier: str | Identifier, strict: bool = True) -> Identifier:
-        """The identifier as a tuple; ``strict`` also checks every part (see
-        :meth:`_check_identifier_part`), needed wherever a path is derived from it."""
-        ident = Catalog.identifier_to_tuple(identifier)
-        # Strict: an empty level is an invalid identifier (below), as in a namespace.
-        if len(ident) < 2 or (not strict and any(not part for part in ident)):
-            raise NoSuchTableError(
-                f"invalid table identifier {'.'.join(map(str, ident))!r}: expected "
-                "<namespace>.<table>"
-            )
-        if strict:
-            for part in ident:
-                Catalog._check_identifier_part(part, ident)
-        return ident
+    _check_identifier_part = staticmethod(check_identifier_part)
+    _table_identifier = staticmethod(table_identifier)
+    _namespace_identifier = staticmethod(namespace_identifier)
+    _check_under = staticmethod(check_under)
 
     def _existing_table_identifier(self, identifier: str | Identifier) -> Identifier:
         """A table identifier to look up: checked fully where it derives a path."""
-        return self._table_identifier(identifier, strict=self._paths_from_identifiers)
-
-    @staticmethod
-    def _namespace_identifier(namespace: str | Identifier, allow_root: bool = False) -> Identifier:
-        ns = Catalog.identifier_to_tuple(namespace)
-        if not ns and allow_root:
-            return ns
-        if not ns or any(not part for part in ns):
-            raise InvalidArgumentError(f"invalid namespace {'.'.join(map(str, ns))!r}: empty level")
-        for part in ns:
-            Catalog._check_identifier_part(part, ns)
-        return ns
+        return table_identifier(identifier, strict=self._paths_from_identifiers)
 
     @staticmethod
     def check_namespace(namespace: str | Identifier) -> Identifier:
@@ -239,31 +196,19 @@ class Catalog(abc.ABC):
         ``.``/``..``, no path separators, NUL or control characters, not over-long), else
         :class:`InvalidArgumentError`. For servers and tools that take identifiers from outside
         before any catalog call."""
-        return Catalog._namespace_identifier(namespace)
+        return namespace_identifier(namespace)
 
     @staticmethod
     def check_identifier(identifier: str | Identifier) -> Identifier:
         """``identifier`` (a table's or view's) as a tuple if every part passes the rules of
         :meth:`check_namespace`, else :class:`InvalidArgumentError`."""
-        ident = Catalog.identifier_to_tuple(identifier)
-        for part in ident:
-            Catalog._check_identifier_part(part, ident)
-        return ident
+        return check_identifier(identifier)
 
     @staticmethod
     def check_under(root: str, location: str, what: str) -> str:
         """``location`` if it is ``root`` or lies under it once both are normalized, else
         :class:`InvalidArgumentError` naming ``what``."""
-        return Catalog._check_under(root, location, what)
-
-    @staticmethod
-    def _check_under(root: str, location: str, what: str) -> str:
-        """``location`` if it is ``root`` or lies under it once both are normalized
-        (:func:`frazil.io.is_under_location`), else :class:`InvalidArgumentError`: nothing
-        derived from an identifier may be created or deleted outside the warehouse."""
-        if not _io.is_under_location(location, root, or_equal=True):
-            raise InvalidArgumentError(f"{what}: {location} is not under {root}")
-        return location
+        return check_under(root, location, what)
 
     # ---- namespaces
 

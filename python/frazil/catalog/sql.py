@@ -36,10 +36,10 @@ cannot block a load or a commit forever (a pointer swap that times out is a lost
 Database errors surface as :class:`~frazil.exceptions.CatalogError` naming the catalog and the
 cause (:class:`~frazil.exceptions.CatalogBusyError` for timeouts, locks and dropped connections,
 which may pass); the SQLAlchemy error is the ``__cause__``.
-
-(Longer than ~800 lines: it is every statement of the catalog's two tables, for tables and
-views alike, in one place.)
 """
+
+# Long module: every statement of the catalog's two tables, for tables and views alike, in one
+# place.
 
 from __future__ import annotations
 

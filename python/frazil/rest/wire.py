@@ -14,9 +14,10 @@ place for both sides: the client (:mod:`frazil.catalog.rest`) and the server
   keeping the server's message.
 
 Parsers raise :class:`~frazil.exceptions.ParseError` naming the field (``updates[2].action``).
-The file is over the project's ~800 lines on purpose: one module holds every wire shape, so the
-client and the server import them from one place.
 """
+
+# Long module: one module holds every wire shape, so the client and the server import them
+# from one place.
 
 from __future__ import annotations
 
