@@ -15,6 +15,7 @@ import logging
 import sys
 from typing import Any
 
+import frazil
 from frazil.exceptions import FrazilError
 
 # The catalog, table, demo and server packages are imported inside the commands that use them:
@@ -46,7 +47,6 @@ def run_demo(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.logging import RichHandler
 
-    import frazil
     from frazil import demo
 
     console = Console()

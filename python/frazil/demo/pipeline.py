@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import frazil.spark
 from frazil.catalog import load_catalog
 from frazil.exceptions import FrazilError
 from frazil.expressions import AlwaysTrue, bind, parse
@@ -427,8 +428,6 @@ def _load_catalog(options: DemoOptions) -> tuple[Catalog, str]:
 
 
 def _spark_write(df: DataFrame, identifier: str, catalog: Catalog, label: str) -> Snapshot:
-    import frazil.spark
-
     return frazil.spark.write(
         df, identifier, catalog, mode="append", snapshot_properties={"demo.batch": label}
     )
@@ -469,8 +468,6 @@ def _count_manifests(table: Table, row_filter: str | None) -> tuple[int, int]:
 def _prune(
     spark: SparkSession, table: Table, catalog: Catalog, description: str, row_filter: str
 ) -> PruneResult:
-    import frazil.spark
-
     manifests_total, manifests_kept = _count_manifests(table, row_filter)
     all_tasks = list(table.scan().plan_files())
     t0 = time.perf_counter()
@@ -555,8 +552,6 @@ def run(
 def _pipeline(
     options: DemoOptions, console: Console, spark: SparkSession, steps: _Steps
 ) -> DemoSummary:
-    import frazil.spark
-
     catalog, warehouse = _load_catalog(options)
     ident = options.identifier
     rows = batch_rows(options.rows)

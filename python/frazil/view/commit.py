@@ -141,6 +141,8 @@ def create_view_updates(
 
 
 def new_view_metadata_location(metadata: ViewMetadata, current: str | None) -> str:
+    """Where the view's next metadata file goes: one version past ``current``, gzip unless the
+    view's ``write.metadata.compression-codec`` is ``none``."""
     return next_metadata_location(
         metadata.properties, metadata.location, current, METADATA_COMPRESSION_DEFAULT
     )
