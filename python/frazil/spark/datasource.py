@@ -66,7 +66,10 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from frazil import expressions as E
 from frazil.exceptions import InvalidArgumentError
+from frazil.expressions import And, parse
+from frazil.io import load_file_io
 from frazil.spark._worker import prepare_worker
 from frazil.spark.common import catalog_from_options, io_spec, read_args, table_identifier
 from frazil.spark.read import (
@@ -162,8 +165,6 @@ def translate_filter(f: Any, types: dict[str, str]) -> tuple[Any, bool] | None:
     from decimal import Decimal
 
     from pyspark.sql import datasource as ds
-
-    from frazil import expressions as E
 
     def name_of(attr: Any) -> str | None:
         parts = tuple(attr)
@@ -263,8 +264,6 @@ class FrazilReader(FrazilPlainReader):
 def _partitions(reader: FrazilPlainReader) -> list[InputPartition]:
     """Plans the scan; each partition is a group of the Arrow plan's tasks and splits (IPC
     bytes), packed like Java's reader (:func:`frazil.spark.read.partitions`)."""
-    from frazil.expressions import And, parse
-
     options = reader.options
     table = catalog_from_options(options).load_table(table_identifier(options))
     args = read_args(options)
@@ -375,8 +374,6 @@ class FrazilWriter(DataSourceArrowWriter):  # type: ignore[misc]  # untyped befo
             sweep(table, self.write_id, committed)
 
     def abort(self, messages: list[Any]) -> None:
-        from frazil.io import load_file_io
-
         io = load_file_io(self.io_props, self.io_location)
         for m in messages:
             for p in getattr(m, "paths", None) or []:

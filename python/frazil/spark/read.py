@@ -32,9 +32,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
+from frazil.expressions import AlwaysTrue
+from frazil.io import load_file_io
 from frazil.manifest.content_file import FileFormat
+from frazil.metadata import SnapshotRefType
 from frazil.spark._worker import prepare_worker
 from frazil.spark.common import io_spec, quiet_pyspark_warnings, resolve_catalog
+from frazil.table.scan import table_partition_type
+from frazil.table.scan.arrow_plan import ScanPlan
+from frazil.table.scan.read import DEFAULT_BATCH_SIZE, DeleteCache, read_task
 
 if TYPE_CHECKING:
     from frazil.table.scan.arrow_plan import ScanPlan
@@ -258,9 +264,6 @@ def read_task_batches(
 ) -> Iterator[pa.RecordBatch]:
     """Reads a partition's rows of the plan (:func:`encode_tasks`, or one batch of
     :func:`partitions`) with frazil's reader, in frazil's Arrow types."""
-    from frazil.io import load_file_io
-    from frazil.table.scan.read import DeleteCache, read_task
-
     io = load_file_io(context["io_props"], context["io_location"])
     cache = DeleteCache(io, context["name_mapping"])
     plan = decode_tasks(context, tasks)
@@ -314,8 +317,6 @@ def encode_tasks(plan: ScanPlan, rows: np.ndarray | pa.RecordBatch) -> bytes:
 def decode_tasks(context: dict[str, Any], tasks: bytes | pa.RecordBatch) -> ScanPlan:
     """A partition's plan: its tasks (:func:`encode_tasks`) with the plan's delete files,
     schema and specs from ``context``."""
-    from frazil.table.scan.arrow_plan import ScanPlan
-
     if isinstance(tasks, pa.RecordBatch):
         part = pa.Table.from_batches([tasks])
     else:
@@ -363,9 +364,6 @@ def scan_for(
 
     At most one of ``snapshot_id``, ``as_of_timestamp`` (epoch milliseconds), ``ref`` (a branch
     or tag), ``branch`` and ``tag`` picks the snapshot, as Java's Spark read options."""
-    from frazil.expressions import AlwaysTrue
-    from frazil.metadata import SnapshotRefType
-
     chosen = {
         k: v
         for k, v in (
@@ -411,9 +409,6 @@ def plan(
     **time_travel: Any,
 ) -> tuple[ScanPlan, dict[str, Any], pa.Schema]:
     """Plans a scan on the driver: (the Arrow plan, what executors need, read schema)."""
-    from frazil.table.scan import table_partition_type
-    from frazil.table.scan.read import DEFAULT_BATCH_SIZE
-
     scan = scan_for(
         table, row_filter, snapshot_id, ref, selected_fields, case_sensitive, **time_travel
     )

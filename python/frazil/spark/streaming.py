@@ -55,6 +55,8 @@ from pyspark.sql.datasource import (
 )
 
 from frazil.exceptions import FrazilError, InvalidArgumentError, ValidationError
+from frazil.expressions import AlwaysTrue
+from frazil.io import load_file_io
 from frazil.schema import Schema
 from frazil.spark.common import catalog_from_options, io_spec, read_args, table_identifier
 from frazil.spark.read import (
@@ -66,7 +68,10 @@ from frazil.spark.read import (
     task_sizes,
 )
 from frazil.spark.write import commit_files, write_task_files
-from frazil.table.scan import DataScan
+from frazil.table.scan import DataScan, table_partition_type
+from frazil.table.scan.incremental import IncrementalAppendScan
+from frazil.table.scan.read import DEFAULT_BATCH_SIZE
+from frazil.table.update.manage_snapshots import ancestors_of
 
 try:  # PySpark 4.1+
     from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
@@ -140,8 +145,6 @@ def _positive(options: Mapping[str, str], key: str) -> int | None:
 def last_committed_batch(table: Table, query_id: str, branch: str | None = None) -> int | None:
     """The batch id of the newest snapshot that streaming query ``query_id`` committed among the
     ancestors of the branch head (default ``main``), or ``None``."""
-    from frazil.table.update.manage_snapshots import ancestors_of
-
     md = table.metadata
     head = md.snapshot_by_name(branch) if branch else md.current_snapshot()
     snapshots = {s.snapshot_id: s for s in md.snapshots}
@@ -161,8 +164,6 @@ def last_committed_batch(table: Table, query_id: str, branch: str | None = None)
 
 def query_id(options: Mapping[str, str]) -> str:
     """The streaming query's id: Spark's, from the checkpoint's ``metadata`` file."""
-    from frazil.io import load_file_io
-
     # Spark hands options over lower-cased
     location = next((v for k, v in options.items() if k.lower() == "checkpointlocation"), None)
     if not location:
@@ -234,8 +235,6 @@ class FrazilStreamWriter(_StreamWriterBase):  # type: ignore[misc]  # untyped be
         self._delete(messages)
 
     def _delete(self, messages: list[Any]) -> None:
-        from frazil.io import load_file_io
-
         io = load_file_io(self.io_props, self.io_location)
         for m in messages:
             for p in getattr(m, "paths", None) or []:
@@ -333,8 +332,6 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
         return table.metadata.snapshot_by_id(self._target) if self._target != -1 else None
 
     def _starting_offset(self, table: Table) -> _Offset:
-        from frazil.table.update.manage_snapshots import ancestors_of
-
         current = self._head(table)
         if current is None:
             return _Offset.of(START)
@@ -368,8 +365,6 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
 
     def _lineage(self, table: Table, start: int) -> list[Snapshot]:
         """The snapshots from ``start`` (first) to the current one, oldest first."""
-        from frazil.table.update.manage_snapshots import ancestors_of
-
         md = table.metadata
         current = self._head(table)
         snapshots = {s.snapshot_id: s for s in md.snapshots}
@@ -528,9 +523,6 @@ def _stream_scan(
     table: Table, options: Mapping[str, str], schema: Schema, snapshot: Snapshot, scan_all: bool
 ) -> DataScan:
     """The scan of one snapshot's part of the stream: all its live files, or those it added."""
-    from frazil.expressions import AlwaysTrue
-    from frazil.table.scan.incremental import IncrementalAppendScan
-
     args = read_args(options)
     fields = tuple(args["selected_fields"] or ("*",))
     row_filter = args["row_filter"] or AlwaysTrue()
@@ -552,9 +544,6 @@ def _stream_scan(
 
 def _context(table: Table, scan: Any, plan: ScanPlan) -> dict[str, Any]:
     """What executors need to read a plan's tasks (as :func:`frazil.spark.read.plan`)."""
-    from frazil.table.scan import table_partition_type
-    from frazil.table.scan.read import DEFAULT_BATCH_SIZE
-
     io_props, io_location = io_spec(table)
     return {
         "io_props": io_props,

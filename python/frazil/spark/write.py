@@ -60,9 +60,23 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
+from frazil.arrow_schema import schema_to_arrow
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
+from frazil.expressions import AlwaysFalse, AlwaysTrue, bind, from_json
+from frazil.io import load_file_io, property_bool
+from frazil.manifest.content_file import DataFileContent
+from frazil.metadata import TableMetadata
+from frazil.partitioning import UnknownTransform, is_void
+from frazil.schema import Schema
+from frazil.sorting import NullOrder, SortDirection
 from frazil.spark import functions as fs
 from frazil.spark.common import io_spec, quiet_pyspark_warnings, resolve_catalog
+from frazil.table.scan import DataScan, content_file_from_json, content_file_to_json
+from frazil.table.scan.filter import RowFilter
+from frazil.table.scan.plan import planner_for
+from frazil.table.scan.read import read_task
+from frazil.table.write.locations import OBJECT_STORE_ENABLED
+from frazil.table.write.writer import MANIFEST_MERGE_ENABLED, DataFileWriter
 
 if TYPE_CHECKING:
     from pyspark.accumulators import AccumulatorParam
@@ -152,8 +166,6 @@ def _column_of(df: Any, name: str) -> tuple[Any, Any]:
 
 def _partition_keys(df: Any, metadata: TableMetadata) -> list[Any]:
     """Cluster keys of the default spec's partition values (see :func:`_cluster_key`)."""
-    from frazil.partitioning import is_void
-
     schema = metadata.schema()
     keys = []
     for pf in metadata.spec().fields:
@@ -169,9 +181,6 @@ def _partition_keys(df: Any, metadata: TableMetadata) -> list[Any]:
 
 def _sort_keys(df: Any, metadata: TableMetadata) -> list[Any]:
     """The table's sort order as Spark sort Columns (directions and null orders as declared)."""
-    from frazil.partitioning import UnknownTransform
-    from frazil.sorting import NullOrder, SortDirection
-
     schema = metadata.schema()
     keys = []
     for sf in metadata.sort_order().fields:
@@ -191,8 +200,6 @@ def _sort_keys(df: Any, metadata: TableMetadata) -> list[Any]:
 def distribution_mode(metadata: TableMetadata) -> str:
     """``write.distribution-mode``, defaulting as Java's ``SparkWriteConf``: ``range`` for a
     sorted table, ``hash`` for a partitioned one, else ``none``."""
-    from frazil.partitioning import is_void
-
     if not metadata.sort_order().is_unsorted():
         default = "range"
     elif any(not is_void(f.transform) for f in metadata.spec().fields):
@@ -249,11 +256,6 @@ def write_task_files(
 ) -> TaskFiles:
     """Writes one Spark task's rows as data files of the table. On any error the files are
     deleted before re-raising."""
-    from frazil.io import load_file_io
-    from frazil.metadata import TableMetadata
-    from frazil.table.scan import content_file_to_json
-    from frazil.table.write.writer import DataFileWriter
-
     try:
         from pyspark import TaskContext
 
@@ -346,10 +348,6 @@ def _overwrite_plan(
     table: Table, branch: str | None, overwrite_filter: Any
 ) -> tuple[list[str], bool, Any]:
     """(paths of files to delete whole, whether some file matches only partly, bound filter)."""
-    from frazil.expressions import AlwaysFalse, AlwaysTrue, bind
-    from frazil.table.scan import DataScan
-    from frazil.table.scan.read import read_task
-
     md = table.metadata
     scan = DataScan(md, table.io, row_filter=overwrite_filter)
     if branch is not None and branch in md.refs:
@@ -365,7 +363,6 @@ def _overwrite_plan(
     whole: list[str] = []
     partial = False
     mapping = md.name_mapping()
-    from frazil.schema import Schema
 
     for task in scan.plan_files():
         if isinstance(task.residual, AlwaysTrue):
@@ -399,11 +396,6 @@ def _overwrite_plan(
 def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
     """A predicate over data files: may the file hold rows matching ``bound`` (by its partition
     values and the filter's inclusive projection)? True when unsure."""
-    from frazil.expressions import AlwaysTrue, from_json
-    from frazil.schema import Schema
-    from frazil.table.scan.filter import RowFilter
-    from frazil.table.scan.plan import planner_for
-
     if isinstance(bound, AlwaysTrue):
         return lambda f: True
     schema = metadata.schema()
@@ -421,8 +413,6 @@ def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
             expr = from_json(json.loads(planner.partition_filter_json(f.spec_id)), pschema)
             if isinstance(expr, AlwaysTrue):
                 return True
-            from frazil.arrow_schema import schema_to_arrow
-
             arrow_schema = schema_to_arrow(pschema)
             row = pa.Table.from_pylist(
                 [dict(zip(arrow_schema.names, f.partition, strict=True))], schema=arrow_schema
@@ -442,8 +432,6 @@ def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
 def sweep(table: Table, write_id: str, committed: set[str]) -> int:
     """Deletes files of this write (named with ``write_id``) that were not committed, in the
     directories the committed files landed in. Returns how many were deleted."""
-    from frazil.table.write.locations import OBJECT_STORE_ENABLED
-
     if table.properties.get(OBJECT_STORE_ENABLED, "false").strip().lower() == "true":
         log.info("object-storage layout: files of failed attempts are left for orphan removal")
         return 0
@@ -626,8 +614,6 @@ def prepare_commit(
 ) -> PreparedCommit:
     """Plans an overwrite's deletes (refusing a filter that splits files when the table has no
     row-level deletes); nothing for an append."""
-    from frazil.expressions import AlwaysTrue
-
     md = table.metadata
     base = md.snapshot_by_name(branch) if branch else md.current_snapshot()
     base_id = base.snapshot_id if base is not None else None
@@ -659,12 +645,6 @@ def commit_files(
     (everything, or what ``overwrite_filter`` selects) or dynamic (``overwrite_mode="dynamic"``:
     the partitions the files belong to). On failure the files are deleted. Returns the snapshot
     committed (``None`` for a dynamic overwrite that wrote no file: nothing is replaced)."""
-    from frazil.expressions import AlwaysTrue
-    from frazil.io import property_bool
-    from frazil.manifest.content_file import DataFileContent
-    from frazil.table.scan import content_file_from_json
-    from frazil.table.write.writer import MANIFEST_MERGE_ENABLED
-
     md = table.metadata
     files = [content_file_from_json(json.loads(t), md.specs(), md.schema()) for t in file_texts]
     dynamic = parse_overwrite_mode(overwrite_mode) == "dynamic" and mode == "overwrite"
