@@ -42,7 +42,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from frazil.catalog import PY_CATALOG_IMPL, TYPE, URI, WAREHOUSE, Catalog
+from frazil.catalog.base import PY_CATALOG_IMPL, TYPE, URI, WAREHOUSE, Catalog
 from frazil.exceptions import InvalidArgumentError
 
 __all__ = [
@@ -177,6 +177,8 @@ def _catalog_class(name: str, props: Mapping[str, str]) -> type[Catalog]:
         # As PyIceberg infers it: a catalog named only by an HTTP(S) uri is a REST catalog.
         kind = "rest"
     kind = (kind or "sql").strip().lower()
+    # Imported on demand: each implementation brings its own dependencies (SQLAlchemy, requests)
+    # that only the catalogs of that type need.
     if kind == IN_MEMORY:
         return _in_memory_class()
     if kind == "sql":

@@ -30,12 +30,13 @@ from typing import TYPE_CHECKING
 
 import pyarrow.fs as pafs
 
-from frazil.catalog import (
+from frazil.catalog.base import (
     WAREHOUSE,
     Catalog,
     Identifier,
     PropertiesUpdateSummary,
 )
+from frazil.catalog.purge import purge_table_files
 from frazil.exceptions import (
     InvalidArgumentError,
     NamespaceAlreadyExistsError,
@@ -248,8 +249,6 @@ class FileSystemCatalog(Catalog):
         ident = self._table_identifier(identifier)
         table = self.load_table(ident)
         if purge:
-            from frazil.catalog.purge import purge_table_files
-
             purge_table_files(
                 table.io,
                 table.metadata,

@@ -36,10 +36,10 @@ cannot block a load or a commit forever (a pointer swap that times out is a lost
 Database errors surface as :class:`~frazil.exceptions.CatalogError` naming the catalog and the
 cause (:class:`~frazil.exceptions.CatalogBusyError` for timeouts, locks and dropped connections,
 which may pass); the SQLAlchemy error is the ``__cause__``.
-
-(Longer than ~800 lines: it is every statement of the catalog's two tables, for tables and
-views alike, in one place.)
 """
+
+# Long module: every statement of the catalog's two tables, for tables and views alike, in one
+# place.
 
 from __future__ import annotations
 
@@ -79,17 +79,15 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import NullPool
 
-from frazil.catalog import (
+from frazil.catalog.base import (
     URI,
     WAREHOUSE,
     Catalog,
-    CommitTableResponse,
     Identifier,
     PropertiesUpdateSummary,
-    TableCommit,
-    _CreateConflict,
-    _PreparedCommit,
 )
+from frazil.catalog.commit import CommitTableResponse, CreateConflict, PreparedCommit, TableCommit
+from frazil.catalog.purge import purge_table_files
 from frazil.exceptions import (
     CatalogBusyError,
     CatalogError,
@@ -668,7 +666,7 @@ class SqlCatalog(Catalog):
         if len(set(idents)) != len(idents):
             raise InvalidArgumentError("a multi-table commit names the same table twice")
         prepared = [self._prepare_commit(c.table, c.requirements, c.updates) for c in commits]
-        written: list[_PreparedCommit] = []
+        written: list[PreparedCommit] = []
         try:
             for p in prepared:
                 if p.data is not None:
@@ -701,7 +699,7 @@ class SqlCatalog(Catalog):
             for p in prepared
         ]
 
-    def _swap_pointers(self, prepared: Sequence[_PreparedCommit]) -> None:
+    def _swap_pointers(self, prepared: Sequence[PreparedCommit]) -> None:
         """Every pointer move of a multi-table commit in one transaction."""
         with self._write() as conn:
             for p in prepared:
@@ -712,7 +710,7 @@ class SqlCatalog(Catalog):
                             insert(ICEBERG_TABLES).values(self._table_row(p.ident, p.new_location))
                         )
                     except IntegrityError:  # the whole transaction rolls back
-                        raise _CreateConflict(
+                        raise CreateConflict(
                             f"cannot create table {name}: it was created concurrently"
                         ) from None
                     continue
@@ -734,7 +732,7 @@ class SqlCatalog(Catalog):
                         f"{p.current_location} first"
                     )
 
-    def _discard_all(self, written: Sequence[_PreparedCommit]) -> None:
+    def _discard_all(self, written: Sequence[PreparedCommit]) -> None:
         for p in written:
             try:
                 p.io.delete(p.new_location)
@@ -774,8 +772,6 @@ class SqlCatalog(Catalog):
             raise NoSuchTableError(f"cannot drop table {name}: it does not exist")
         logger.info("dropped table %s%s", name, " (purging its files)" if purge else "")
         if table is not None:
-            from frazil.catalog.purge import purge_table_files
-
             purge_table_files(
                 table.io,
                 table.metadata,

@@ -25,12 +25,13 @@ import time
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from frazil.catalog.commit import TableCommit
 from frazil.exceptions import CommitFailedError, CommitStateUnknownError, ValidationError
+from frazil.table.transaction import RetryPolicy, Transaction, requirements_for
 
 if TYPE_CHECKING:
-    from frazil.catalog import Catalog, Identifier
+    from frazil.catalog.base import Catalog, Identifier
     from frazil.table import Table
-    from frazil.table.transaction import Transaction
 
 __all__ = ["CatalogTransaction"]
 
@@ -54,8 +55,6 @@ class CatalogTransaction:
         """The transaction of one table in this catalog transaction (loaded on first use):
         stage changes on it (``append``, ``delete``, ``update_schema()``, ...); it commits with
         the others. Do not call its own ``commit_transaction``."""
-        from frazil.table.transaction import Transaction
-
         if self._committed:
             raise ValidationError("this catalog transaction has already been committed")
         ident = self._catalog._existing_table_identifier(identifier)
@@ -86,9 +85,6 @@ class CatalogTransaction:
     def commit_transaction(self) -> list[Table]:
         """Commits every table's staged changes as one, retrying on conflicts; returns the
         refreshed tables."""
-        from frazil.catalog import TableCommit
-        from frazil.table.transaction import RetryPolicy, requirements_for
-
         if self._committed:
             return [tx.table for tx in self._tables.values()]
         changed = [tx for tx in self._tables.values() if tx._steps]

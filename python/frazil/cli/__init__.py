@@ -20,6 +20,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+import frazil
+from frazil.cli import commands, maintenance, run, tables
+from frazil.cli.context import Context
+from frazil.cli.output import Output
+
 __all__ = ["main"]
 
 _TRUE = {"true", "1", "yes", "on"}
@@ -88,8 +93,6 @@ def _snapshot_option(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from frazil.cli import commands, maintenance, run, tables
-
     parser = _Parser(
         prog="frazil",
         description=_DESCRIPTION,
@@ -226,15 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from frazil.cli.context import Context
-    from frazil.cli.output import Output
-
     args = build_parser().parse_args(
         _normalize_verbose(list(sys.argv[1:] if argv is None else argv))
     )
     if args.version:
-        import frazil
-
         print(frazil.__version__)
         return 0
     if args.command is None:

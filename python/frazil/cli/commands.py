@@ -10,6 +10,9 @@ from frazil.cli.charts import bars, histogram_bins, human_bytes
 from frazil.cli.output import field_text, sort_order_text, spec_text
 from frazil.exceptions import FrazilError, NoSuchNamespaceError, NoSuchTableError
 
+# The catalog, table, demo and server packages are imported inside the commands that use them:
+# ``frazil --help`` and argument errors answer without loading them.
+
 if TYPE_CHECKING:
     from rich.console import RenderableType
 

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING
 
 from frazil.cli.output import Output
 
+# The catalog, table, demo and server packages are imported inside the commands that use them:
+# ``frazil --help`` and argument errors answer without loading them.
+
 if TYPE_CHECKING:
     from frazil.catalog import Catalog
     from frazil.table import Table

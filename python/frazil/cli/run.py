@@ -15,6 +15,12 @@ import logging
 import sys
 from typing import Any
 
+import frazil
+from frazil.exceptions import FrazilError
+
+# The catalog, table, demo and server packages are imported inside the commands that use them:
+# ``frazil --help`` and argument errors answer without loading them.
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["add_parsers", "run_demo", "run_serve"]
@@ -41,7 +47,6 @@ def run_demo(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.logging import RichHandler
 
-    import frazil
     from frazil import demo
 
     console = Console()
@@ -86,8 +91,6 @@ SERVER_EXTRA_MISSING = "frazil serve needs the server extra: pip install 'frazil
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from frazil.exceptions import FrazilError
-
     try:  # the server's packages come with the `server` extra, not with frazil itself
         importlib.import_module("starlette")
         importlib.import_module("uvicorn")

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 from frazil.cli.charts import bars
 from frazil.exceptions import InvalidArgumentError
 
+# The catalog, table, demo and server packages are imported inside the commands that use them:
+# ``frazil --help`` and argument errors answer without loading them.
+
 if TYPE_CHECKING:
     import pyarrow as pa
     from rich.console import RenderableType

@@ -17,7 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import frazil.spark
+from frazil.catalog import load_catalog
 from frazil.exceptions import FrazilError
+from frazil.expressions import AlwaysTrue, bind, parse
+from frazil.manifest import read_manifest_list
+from frazil.manifest.content_file import FileFormat
+from frazil.partitioning import PartitionField, PartitionSpec
+from frazil.schema import Schema
+from frazil.table.scan.plan import planner_for
+from frazil.transforms import parse as parse_transform
+from frazil.types import DecimalType, LongType, NestedField, StringType, TimestamptzType
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -228,9 +238,6 @@ def start_spark(master: str = "local[2]", app: str = "frazil-demo") -> SparkSess
 def table_schema() -> Schema:
     """The events table: every column optional except the event id (Spark's expressions are
     nullable, and a nullable column may not be written into a required one)."""
-    from frazil.schema import Schema
-    from frazil.types import DecimalType, LongType, NestedField, StringType, TimestamptzType
-
     return Schema(
         NestedField(1, "event_id", LongType(), required=True),
         NestedField(2, "user_id", LongType()),
@@ -243,12 +250,9 @@ def table_schema() -> Schema:
 
 
 def partition_spec() -> PartitionSpec:
-    from frazil.partitioning import PartitionField, PartitionSpec
-    from frazil.transforms import parse
-
     return PartitionSpec(
-        PartitionField(3, 1000, parse("day"), "ts_day"),
-        PartitionField(2, 1001, parse("bucket[16]"), "user_bucket"),
+        PartitionField(3, 1000, parse_transform("day"), "ts_day"),
+        PartitionField(2, 1001, parse_transform("bucket[16]"), "user_bucket"),
     )
 
 
@@ -415,8 +419,6 @@ class _Steps:
 
 
 def _load_catalog(options: DemoOptions) -> tuple[Catalog, str]:
-    from frazil.catalog import load_catalog
-
     warehouse = str(Path(options.warehouse).expanduser().resolve())
     Path(warehouse).mkdir(parents=True, exist_ok=True)
     kind = options.catalog_type.lower()
@@ -426,8 +428,6 @@ def _load_catalog(options: DemoOptions) -> tuple[Catalog, str]:
 
 
 def _spark_write(df: DataFrame, identifier: str, catalog: Catalog, label: str) -> Snapshot:
-    import frazil.spark
-
     return frazil.spark.write(
         df, identifier, catalog, mode="append", snapshot_properties={"demo.batch": label}
     )
@@ -447,10 +447,6 @@ def _data_files(table: Table) -> int:
 def _count_manifests(table: Table, row_filter: str | None) -> tuple[int, int]:
     """(manifests in the current snapshot's list, manifests a filter keeps by their partition
     summaries), as the native planner decides."""
-    from frazil.expressions import AlwaysTrue, bind, parse
-    from frazil.manifest import read_manifest_list
-    from frazil.table.scan.plan import planner_for
-
     md = table.metadata
     snapshot = md.current_snapshot()
     if snapshot is None or snapshot.manifest_list is None:
@@ -472,8 +468,6 @@ def _count_manifests(table: Table, row_filter: str | None) -> tuple[int, int]:
 def _prune(
     spark: SparkSession, table: Table, catalog: Catalog, description: str, row_filter: str
 ) -> PruneResult:
-    import frazil.spark
-
     manifests_total, manifests_kept = _count_manifests(table, row_filter)
     all_tasks = list(table.scan().plan_files())
     t0 = time.perf_counter()
@@ -496,8 +490,6 @@ def _prune(
 
 
 def _dv_files(table: Table) -> list[DvFile]:
-    from frazil.manifest.content_file import FileFormat
-
     by_path: dict[str, DvFile] = {}
     seen: set[tuple[str, int | None]] = set()
     for task in table.scan().plan_files():
@@ -560,9 +552,6 @@ def run(
 def _pipeline(
     options: DemoOptions, console: Console, spark: SparkSession, steps: _Steps
 ) -> DemoSummary:
-    import frazil.spark
-    from frazil.types import StringType
-
     catalog, warehouse = _load_catalog(options)
     ident = options.identifier
     rows = batch_rows(options.rows)

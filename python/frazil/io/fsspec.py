@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
-from frazil.io import (
+from frazil.io.base import (
     LOCAL_SCHEMES,
     FileIO,
     add_location_note,

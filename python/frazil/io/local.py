@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from frazil.io import (
+from frazil.io.base import (
     LOCAL_SCHEMES,
     FileIO,
     add_location_note,

@@ -37,7 +37,7 @@ from typing import Any
 import pyarrow.fs
 
 from frazil.exceptions import InvalidArgumentError
-from frazil.io import (
+from frazil.io.base import (
     S3_SCHEMES,
     FileIO,
     add_location_note,

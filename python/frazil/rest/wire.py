@@ -14,9 +14,10 @@ place for both sides: the client (:mod:`frazil.catalog.rest`) and the server
   keeping the server's message.
 
 Parsers raise :class:`~frazil.exceptions.ParseError` naming the field (``updates[2].action``).
-The file is over the project's ~800 lines on purpose: one module holds every wire shape, so the
-client and the server import them from one place.
 """
+
+# Long module: one module holds every wire shape, so the client and the server import them
+# from one place.
 
 from __future__ import annotations
 
@@ -28,6 +29,27 @@ from urllib.parse import quote, unquote
 
 from frazil import exceptions as exc
 from frazil._json import Fields, check_list, check_str
+from frazil.io.paths import table_location_from_metadata
+from frazil.metadata import TableMetadata
+from frazil.partitioning import PartitionSpec
+from frazil.schema import Schema
+from frazil.sorting import SortOrder
+from frazil.table.update import (
+    AddPartitionSpecUpdate,
+    AddSchemaUpdate,
+    AddSortOrderUpdate,
+    AssignUUIDUpdate,
+    SetCurrentSchemaUpdate,
+    SetDefaultSortOrderUpdate,
+    SetDefaultSpecUpdate,
+    SetLocationUpdate,
+    SetPropertiesUpdate,
+    UpgradeFormatVersionUpdate,
+    requirement_from_json,
+    update_from_json,
+)
+from frazil.view.metadata import ViewMetadata, ViewVersion
+from frazil.view.updates import view_requirement_from_json, view_update_from_json
 
 __all__ = [
     "ACCESS_DELEGATION_HEADER",
@@ -211,10 +233,6 @@ class CreateTableRequest:
 
     @classmethod
     def from_json(cls, obj: Any, path: str = "CreateTableRequest") -> CreateTableRequest:
-        from frazil.partitioning import PartitionSpec
-        from frazil.schema import Schema
-        from frazil.sorting import SortOrder
-
         f = Fields(obj, path)
         name = f.str("name")
         schema = Schema.from_json(f.raw("schema"), f.at("schema"), default_schema_id=0)
@@ -271,9 +289,6 @@ class LoadTableResult:
 
     @classmethod
     def from_json(cls, obj: Any, path: str = "LoadTableResult") -> LoadTableResult:
-        from frazil.io.paths import table_location_from_metadata
-        from frazil.metadata import TableMetadata
-
         f = Fields(obj, path)
         creds = []
         for i, c in enumerate(f.opt_list("storage-credentials") or []):
@@ -317,19 +332,6 @@ def create_table_updates(metadata: Any) -> list[Any]:
     metadata, as a staged create's commit sends them ahead of the transaction's own updates
     (with an ``assert-create`` requirement); the Java reference's ``CatalogHandlers`` applies
     them to ``TableMetadata.buildFromEmpty()``."""
-    from frazil.table.update import (
-        AddPartitionSpecUpdate,
-        AddSchemaUpdate,
-        AddSortOrderUpdate,
-        AssignUUIDUpdate,
-        SetCurrentSchemaUpdate,
-        SetDefaultSortOrderUpdate,
-        SetDefaultSpecUpdate,
-        SetLocationUpdate,
-        SetPropertiesUpdate,
-        UpgradeFormatVersionUpdate,
-    )
-
     out: list[Any] = []
     if metadata.table_uuid is not None:
         out.append(AssignUUIDUpdate(metadata.table_uuid))
@@ -390,8 +392,6 @@ class CommitTableRequest:
 
     @classmethod
     def from_json(cls, obj: Any, path: str = "CommitTableRequest") -> CommitTableRequest:
-        from frazil.table.update import requirement_from_json, update_from_json
-
         return cls(*_commit_from_json(Fields(obj, path), requirement_from_json, update_from_json))
 
 
@@ -618,9 +618,6 @@ class CreateViewRequest:
 
     @classmethod
     def from_json(cls, obj: Any, path: str = "CreateViewRequest") -> CreateViewRequest:
-        from frazil.schema import Schema
-        from frazil.view.metadata import ViewVersion
-
         f = Fields(obj, path)
         name = f.str("name")
         schema = Schema.from_json(f.raw("schema"), f.at("schema"), default_schema_id=0)
@@ -650,8 +647,6 @@ class LoadViewResult:
 
     @classmethod
     def from_json(cls, obj: Any, path: str = "LoadViewResult") -> LoadViewResult:
-        from frazil.view.metadata import ViewMetadata
-
         f = Fields(obj, path)
         location = f.str("metadata-location")
         metadata = ViewMetadata.from_dict(f.raw("metadata"))
@@ -671,8 +666,6 @@ class CommitViewRequest:
 
     @classmethod
     def from_json(cls, obj: Any, path: str = "CommitViewRequest") -> CommitViewRequest:
-        from frazil.view.updates import view_requirement_from_json, view_update_from_json
-
         f = Fields(obj, path)
         return cls(*_commit_from_json(f, view_requirement_from_json, view_update_from_json))
 

@@ -42,6 +42,14 @@ from frazil.catalog import METADATA_PATH, WAREHOUSE, Catalog, TableCommit
 from frazil.rest import wire
 from frazil.server.auth import AuthConfig, TokenStore
 from frazil.server.planning import PlanStore
+from frazil.table import Table
+from frazil.table.update import (
+    AssertCreate,
+    SetLocationUpdate,
+    SetPropertiesUpdate,
+    empty_table_metadata,
+    update_table_metadata,
+)
 
 if TYPE_CHECKING:
     from frazil.metadata import TableMetadata
@@ -355,15 +363,6 @@ class _Server:
     def _commit_target(self, ident: tuple[str, ...], req: wire.CommitTableRequest) -> Table:
         """The table a commit applies to: the current one, or for a create (``assert-create``)
         an empty base the request's updates build the whole table from."""
-        from frazil.table import Table
-        from frazil.table.update import (
-            AssertCreate,
-            SetLocationUpdate,
-            SetPropertiesUpdate,
-            empty_table_metadata,
-            update_table_metadata,
-        )
-
         name = ".".join(ident)
         for u in req.updates:
             if isinstance(u, SetLocationUpdate):
@@ -474,8 +473,6 @@ class _Server:
         return JSONResponse(wire.load_view_result(view.metadata_location, view.metadata))
 
     def _replace_view(self, call: _Call, ident: tuple[str, ...]) -> Response:
-        from frazil.table.update import SetLocationUpdate
-
         req = _parse(
             "CommitViewRequest",
             lambda: wire.CommitViewRequest.from_json(call.json("CommitViewRequest")),

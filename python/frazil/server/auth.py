@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote
 
 from frazil.exceptions import InvalidArgumentError, OAuthError, UnauthorizedError
+from frazil.rest.wire import OAuthTokenResponse
 
 __all__ = ["AuthConfig", "TokenStore", "load_auth_config"]
 
@@ -154,8 +155,6 @@ class TokenStore:
         """Answers a form-encoded token request (``client_credentials``, client secret in the
         form or as HTTP Basic; or a token exchange of a valid token). :class:`OAuthError`
         (``invalid_client``) or :class:`InvalidArgumentError` (``invalid_request``) else."""
-        from frazil.rest.wire import OAuthTokenResponse
-
         try:
             form = {
                 k: v[0]

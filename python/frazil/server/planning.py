@@ -24,6 +24,9 @@ from frazil.exceptions import (
     NoSuchPlanTaskError,
     UnsupportedError,
 )
+from frazil.expressions import AlwaysTrue
+from frazil.expressions.json import from_json, to_json
+from frazil.table.scan.tasks import content_file_to_json
 
 if TYPE_CHECKING:
     from frazil.rest.wire import PlanTableScanRequest
@@ -46,8 +49,6 @@ class _Plan:
 
 def scan_for(table: Table, request: PlanTableScanRequest) -> Any:
     """The :class:`~frazil.table.scan.DataScan` a planning request asks for."""
-    from frazil.expressions import AlwaysTrue, from_json
-
     if request.start_snapshot_id is not None or request.end_snapshot_id is not None:
         raise UnsupportedError("incremental scan planning (start/end-snapshot-id) is not supported")
     # Without a schema, a field-id reference is refused by the parser: filters name columns.
@@ -143,8 +144,6 @@ class PlanStore:
 def page_json(plan: ScanPlan, start: int, size: int) -> dict[str, Any]:
     """``ScanTasks`` of the tasks ``[start, start + size)``: their ``file-scan-tasks`` and the
     ``delete-files`` they refer to (renumbered for the page)."""
-    from frazil.table.scan.tasks import content_file_to_json
-
     tasks = plan.tasks.slice(start, size)
     if tasks.num_rows == 0:
         return {"file-scan-tasks": [], "delete-files": []}
@@ -177,8 +176,6 @@ def page_json(plan: ScanPlan, start: int, size: int) -> dict[str, Any]:
 
 
 def _wire_expression(text: str, schema: Any) -> Any:
-    from frazil.expressions.json import from_json, to_json
-
     obj = json.loads(text)
     if obj is True or obj is False:
         return obj

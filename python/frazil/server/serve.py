@@ -13,7 +13,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from frazil.catalog.sql import SqlCatalog
 from frazil.exceptions import InvalidArgumentError
+from frazil.server.auth import load_auth_config
 
 __all__ = ["open_catalog", "serve"]
 
@@ -24,8 +26,6 @@ SQLITE_FILE = "catalog.db"
 
 def open_catalog(warehouse: str, catalog_uri: str | None = None, name: str = "frazil") -> Any:
     """The SQL catalog ``frazil serve`` serves."""
-    from frazil.catalog.sql import SqlCatalog
-
     if catalog_uri is None:
         path = os.path.abspath(warehouse)
         os.makedirs(path, exist_ok=True)
@@ -49,10 +49,10 @@ def serve(
     plan_page_size: int = 1_000,
 ) -> None:
     """Serves the catalog until interrupted."""
+    # Imported on use: uvicorn and starlette (the app) come with the `server` extra.
     import uvicorn
 
     from frazil.server.app import create_app
-    from frazil.server.auth import load_auth_config
 
     if (auth_config is None) == (not no_auth):
         raise InvalidArgumentError("give --auth-config FILE, or --no-auth to serve without auth")

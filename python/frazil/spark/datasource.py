@@ -66,13 +66,33 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from frazil import expressions as E
 from frazil.exceptions import InvalidArgumentError
+from frazil.expressions import And, parse
+from frazil.io import load_file_io
+from frazil.spark._worker import prepare_worker
+from frazil.spark.common import catalog_from_options, io_spec, read_args, table_identifier
+from frazil.spark.read import (
+    SplitOptions,
+    encode_tasks,
+    partitions,
+    plan,
+    read_tasks,
+    scan_for,
+    spark_schema,
+)
+from frazil.spark.streaming import FrazilStreamReader, FrazilStreamWriter
+from frazil.spark.write import (
+    commit_files,
+    parse_overwrite_mode,
+    prepare_commit,
+    sweep,
+    write_task_files,
+)
 
 __all__ = ["FrazilDataSource", "FrazilDataSourceNoPushdown", "register_data_source"]
 
 log = logging.getLogger(__name__)
-
-CATALOG_PREFIX = "catalog."
 
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
@@ -95,47 +115,6 @@ def register_data_source(spark: Any, pushdown: bool | None = None) -> None:
     spark.dataSource.register(FrazilDataSource if pushdown else FrazilDataSourceNoPushdown)
 
 
-def _catalog(options: Any) -> Any:
-    from frazil.catalog import load_catalog
-
-    props = {
-        k[len(CATALOG_PREFIX) :]: v
-        for k, v in options.items()
-        if k.lower().startswith(CATALOG_PREFIX)
-    }
-    name = options.get("catalog") or props.pop("name", None) or "spark"
-    return load_catalog(name, **props)
-
-
-def _identifier(options: Any) -> str:
-    ident = options.get("path") or options.get("table")
-    if not ident:
-        raise InvalidArgumentError("the frazil data source needs a table: load('db.table')")
-    return str(ident)
-
-
-def _read_args(options: Any) -> dict[str, Any]:
-    def number(key: str) -> int | None:
-        raw = options.get(key)
-        if not raw:
-            return None
-        try:
-            return int(raw)
-        except ValueError:
-            raise InvalidArgumentError(f"read option {key}: not an integer: {raw!r}") from None
-
-    fields = options.get("selected-fields")
-    return {
-        "row_filter": options.get("filter") or None,
-        "snapshot_id": number("snapshot-id"),
-        "as_of_timestamp": number("as-of-timestamp"),
-        "ref": options.get("ref") or None,
-        "branch": options.get("branch") or None,
-        "tag": options.get("tag") or None,
-        "selected_fields": [f.strip() for f in fields.split(",")] if fields else None,
-    }
-
-
 class FrazilDataSource(DataSource):  # type: ignore[misc]  # untyped before Spark 4
     """The ``frazil`` format (see the module docstring)."""
 
@@ -144,12 +123,10 @@ class FrazilDataSource(DataSource):  # type: ignore[misc]  # untyped before Spar
         return "frazil"
 
     def _table(self) -> Any:
-        return _catalog(self.options).load_table(_identifier(self.options))
+        return catalog_from_options(self.options).load_table(table_identifier(self.options))
 
     def schema(self) -> Any:
-        from frazil.spark.read import scan_for, spark_schema
-
-        args = _read_args(self.options)
+        args = read_args(self.options)
         args["row_filter"] = None
         return spark_schema(scan_for(self._table(), **args).arrow_schema())
 
@@ -161,13 +138,9 @@ class FrazilDataSource(DataSource):  # type: ignore[misc]  # untyped before Spar
 
     # Structured Streaming: frazil.spark.streaming
     def streamWriter(self, schema: Any, overwrite: bool) -> Any:
-        from frazil.spark.streaming import FrazilStreamWriter
-
         return FrazilStreamWriter(self.options, overwrite)
 
     def streamReader(self, schema: Any) -> Any:
-        from frazil.spark.streaming import FrazilStreamReader
-
         return FrazilStreamReader(self.options)
 
 
@@ -192,8 +165,6 @@ def translate_filter(f: Any, types: dict[str, str]) -> tuple[Any, bool] | None:
     from decimal import Decimal
 
     from pyspark.sql import datasource as ds
-
-    from frazil import expressions as E
 
     def name_of(attr: Any) -> str | None:
         parts = tuple(attr)
@@ -260,9 +231,6 @@ class FrazilPlainReader(DataSourceReader):  # type: ignore[misc]  # untyped befo
         return _partitions(self)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        from frazil.spark._worker import prepare_worker
-        from frazil.spark.read import read_tasks
-
         prepare_worker()
         if partition.value is None:
             return  # Spark's one placeholder partition when a scan plans none (an empty table)
@@ -273,7 +241,7 @@ class FrazilPlainReader(DataSourceReader):  # type: ignore[misc]  # untyped befo
 
 class FrazilReader(FrazilPlainReader):
     def pushFilters(self, filters: list[Any]) -> Iterator[Any]:
-        table = _catalog(self.options).load_table(_identifier(self.options))
+        table = catalog_from_options(self.options).load_table(table_identifier(self.options))
         types = {
             table.schema().find_column_name(fid) or "": str(f.field_type)
             for fid, f in _all_fields(table.schema())
@@ -296,12 +264,9 @@ class FrazilReader(FrazilPlainReader):
 def _partitions(reader: FrazilPlainReader) -> list[InputPartition]:
     """Plans the scan; each partition is a group of the Arrow plan's tasks and splits (IPC
     bytes), packed like Java's reader (:func:`frazil.spark.read.partitions`)."""
-    from frazil.expressions import And, parse
-    from frazil.spark.read import SplitOptions, encode_tasks, partitions, plan
-
     options = reader.options
-    table = _catalog(options).load_table(_identifier(options))
-    args = _read_args(options)
+    table = catalog_from_options(options).load_table(table_identifier(options))
+    args = read_args(options)
     filters = list(reader.pushed)
     if args["row_filter"] is not None:
         filters.append(parse(args["row_filter"]))
@@ -350,18 +315,16 @@ class FrazilWriter(DataSourceArrowWriter):  # type: ignore[misc]  # untyped befo
     """
 
     def __init__(self, options: dict[str, str], overwrite: bool) -> None:
-        from frazil.spark.write import _overwrite_mode, io_spec
-
         self.options = options
         self.overwrite = overwrite
-        self.overwrite_mode = _overwrite_mode(options.get("overwrite-mode"))
+        self.overwrite_mode = parse_overwrite_mode(options.get("overwrite-mode"))
         self.overwrite_filter = options.get("overwrite-filter") or None
         if self.overwrite_filter is not None and not overwrite:
             raise InvalidArgumentError("the overwrite-filter option needs mode('overwrite')")
         if self.overwrite_filter is not None and self.overwrite_mode == "dynamic":
             raise InvalidArgumentError("a dynamic overwrite replaces partitions, not a filter")
         self.branch = options.get("branch") or None
-        table = _catalog(options).load_table(_identifier(options))
+        table = catalog_from_options(options).load_table(table_identifier(options))
         md = table.metadata
         base = md.snapshot_by_name(self.branch) if self.branch else md.current_snapshot()
         # the snapshot the write starts from: concurrent commits after it are validated
@@ -371,8 +334,6 @@ class FrazilWriter(DataSourceArrowWriter):  # type: ignore[misc]  # untyped befo
         self.write_id = str(uuid.uuid4())
 
     def write(self, iterator: Iterator[Any]) -> FrazilCommitMessage:
-        from frazil.spark.write import write_task_files
-
         # The data source API cannot ask Spark for a distribution: a task gets whatever rows
         # its partition holds; the writer sorts them by partition (then sort order) in Arrow,
         # so each file still holds one partition.
@@ -382,9 +343,7 @@ class FrazilWriter(DataSourceArrowWriter):  # type: ignore[misc]  # untyped befo
         return FrazilCommitMessage(written.texts, written.paths, written.attempt)
 
     def commit(self, messages: list[Any]) -> None:
-        from frazil.spark.write import _sweep, commit_files, prepare_commit
-
-        table = _catalog(self.options).load_table(_identifier(self.options))
+        table = catalog_from_options(self.options).load_table(table_identifier(self.options))
         texts = [t for m in messages if m is not None for t in m.files]
         props = {
             k[len(SNAPSHOT_PROPERTY_PREFIX) :]: v
@@ -412,11 +371,9 @@ class FrazilWriter(DataSourceArrowWriter):  # type: ignore[misc]  # untyped befo
         # carry this write's id, in the directories the committed files landed in
         if snap is not None and any(getattr(m, "attempt", 0) > 0 for m in messages if m):
             committed = {p for m in messages if m is not None for p in m.paths}
-            _sweep(table, self.write_id, committed)
+            sweep(table, self.write_id, committed)
 
     def abort(self, messages: list[Any]) -> None:
-        from frazil.io import load_file_io
-
         io = load_file_io(self.io_props, self.io_location)
         for m in messages:
             for p in getattr(m, "paths", None) or []:

@@ -38,17 +38,22 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from frazil.exceptions import InvalidArgumentError
 from frazil.spark import _arrow
+from frazil.spark.common import positive_int
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyspark import SparkContext
     from pyspark.sql import Column, DataFrame
     from pyspark.sql._typing import UserDefinedFunctionLike
+    from pyspark.sql.session import SparkSession
     from pyspark.sql.types import DataType
 
 __all__ = [
@@ -61,6 +66,8 @@ __all__ = [
     "with_transforms",
     "years",
 ]
+
+log = logging.getLogger(__name__)
 
 ColumnOrName: TypeAlias = "Column | str"
 
@@ -79,13 +86,13 @@ _FIXED_RESULT = {"bucket": "int", "years": "int", "months": "int", "days": "date
 
 def bucket(n: int, col: ColumnOrName) -> Column:
     """``bucket[n]``: the Murmur3 hash of each value modulo ``n``, as Spark int."""
-    return _fixed("bucket", _positive_int("bucket", "number of buckets", n, 2**31 - 1), col)
+    return _fixed("bucket", positive_int("bucket", "number of buckets", n, 2**31 - 1), col)
 
 
 def truncate(w: int, col: ColumnOrName) -> Column:
     """``truncate[w]``: integers and decimals rounded down to a multiple of ``w``, strings cut to
     ``w`` code points, binaries to ``w`` bytes; the result has the column's own type."""
-    width = _positive_int("truncate", "width", w, 2**31 - 1)
+    width = positive_int("truncate", "width", w, 2**31 - 1)
     known = _known_field(col)
     if known is not None:
         check_type("truncate", known[0])
@@ -99,8 +106,6 @@ def truncate(w: int, col: ColumnOrName) -> Column:
             "frazil.spark.functions.truncate needs an active SparkSession for a column given by "
             "name (its result type is the column's type); or pass df[name]"
         )
-    from frazil.spark import register
-
     register(spark)
     call = F.call_function("frazil_truncate", F.lit(width), _column(col))
     return call.alias(_display("truncate", width, col))
@@ -132,15 +137,7 @@ def identity(col: ColumnOrName) -> Column:
 
 
 # --------------------------------------------------------------------------------------------
-# helpers shared with frazil.spark.register
-
-
-def _positive_int(kind: str, what: str, value: Any, limit: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgumentError(f"frazil_{kind}: the {what} must be an int, got {value!r}")
-    if not 0 < value <= limit:
-        raise InvalidArgumentError(f"frazil_{kind}: the {what} must be positive, got {value}")
-    return value
+# helpers shared with register
 
 
 def _column(col: ColumnOrName) -> Column:
@@ -340,7 +337,7 @@ def _parse_transform(text: str) -> tuple[str, int | None]:
             except ValueError:
                 param = None
             what = "bucket count" if kind == "bucket" else "width"
-            return kind, _positive_int(kind, what, param, limit)
+            return kind, positive_int(kind, what, param, limit)
     if name in _ICEBERG_NAMES:
         return _ICEBERG_NAMES[name], None
     raise InvalidArgumentError(
@@ -426,3 +423,115 @@ def _batch_transformer(
             yield pa.RecordBatch.from_arrays(arrays, names=names)
 
     return run
+
+
+# --------------------------------------------------------------------------------------------
+# SQL functions (frazil.spark.register)
+
+# SQL name -> (function, whether it takes a constant first argument)
+FUNCTIONS = {
+    "bucket": True,
+    "truncate": True,
+    "years": False,
+    "months": False,
+    "days": False,
+    "hours": False,
+}
+
+_lock = threading.Lock()
+# (id(SparkSession), prefix) -> the JVM session the functions were registered into
+_registered: dict[tuple[int, str], Any] = {}
+
+
+def register(spark: SparkSession, prefix: str = "frazil_") -> list[str]:
+    """Registers ``frazil_bucket``, ``frazil_truncate``, ``frazil_years``, ``frazil_months``,
+    ``frazil_days``, ``frazil_hours`` and ``frazil_identity`` as temporary functions of
+    ``spark`` (a classic SparkSession: Spark Connect has no way to add Python SQL functions of
+    a type known only once the argument is resolved). Returns the names.
+
+    Each call is typed and checked when Spark resolves it, like Java's functions: the result
+    type follows the argument's type (``frazil_truncate``), the count or width must be a
+    constant, and unsupported types are refused before any task runs. Idempotent per session.
+    """
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is None:
+        raise InvalidArgumentError(
+            "frazil.spark.register needs a classic SparkSession (not Spark Connect)"
+        )
+    names = [prefix + kind for kind in FUNCTIONS] + [prefix + "identity"]
+    key = (id(spark), prefix)
+    with _lock:
+        if _registered.get(key) is jsession:
+            return names
+        from pyspark.java_gateway import ensure_callback_server_started
+
+        sc = spark.sparkContext
+        # Spark's analyzer calls back into this process to build each call's expression.
+        ensure_callback_server_started(sc._gateway)  # type: ignore[no-untyped-call]  # PySpark's
+        registry = jsession.sessionState().functionRegistry()
+        builders = [_Builder(sc, kind, prefix + kind) for kind in FUNCTIONS]
+        builders.append(_Builder(sc, "identity", prefix + "identity"))
+        for builder in builders:
+            registry.createOrReplaceTempFunction(builder.name, builder, "python_udf")
+        _registered[key] = jsession
+        _keep_alive.extend(builders)
+    log.debug("registered %s", ", ".join(names))
+    return names
+
+
+_keep_alive: list[Any] = []
+
+
+class _Builder:
+    """A Spark ``FunctionBuilder`` (``Seq[Expression] => Expression``) implemented in Python
+    through py4j: given the resolved arguments of one call, it checks them and returns the
+    PythonUDF expression for that call's constant and argument type."""
+
+    def __init__(self, sc: SparkContext, kind: str, name: str) -> None:
+        self._sc = sc
+        self.kind = kind
+        self.name = name
+
+    def apply(self, children: Any) -> Any:  # py4j proxies of Seq[Expression], Expression
+        args = [children.apply(i) for i in range(children.size())]
+        takes_param = FUNCTIONS.get(self.kind, False)
+        expected = 2 if takes_param else 1
+        if len(args) != expected:
+            shape = "(n, col)" if self.kind == "bucket" else "(width, col)" if takes_param else ""
+            raise InvalidArgumentError(
+                f"{self.name} takes {expected} argument{'s' if expected > 1 else ''} "
+                f"{shape or '(col)'}, got {len(args)}"
+            )
+        value = args[-1]
+        if self.kind == "identity":
+            return value
+        param = self._constant(args[0]) if takes_param else None
+        from pyspark.sql.types import _parse_datatype_json_string
+
+        spark_type = _parse_datatype_json_string(value.dataType().json())
+        udf = make_udf(self.kind, param, result_type(self.kind, spark_type))
+        jvm = self._sc._jvm
+        assert jvm is not None  # set on the driver, where Spark resolves calls
+        if not arrow_udf_available():
+            expressions = jvm.org.apache.spark.sql.catalyst.expressions
+            # Literal's companion object (Scala objects have no static forwarder for apply here)
+            marker = getattr(expressions, "Literal$").__getattr__("MODULE$").apply(_arrow.MARKER)
+            value = expressions.CreateNamedStruct(jvm.PythonUtils.toSeq([marker, value]))
+        # PySpark wraps the UserDefinedFunction (and its Java UDF) in a plain function
+        judf = udf._unwrapped._judf  # type: ignore[attr-defined]
+        return judf.builder(jvm.PythonUtils.toSeq([value]))
+
+    def _constant(self, expr: Any) -> int:
+        what = "number of buckets" if self.kind == "bucket" else "width"
+        type_name = expr.dataType().typeName()
+        if not expr.foldable() or type_name not in ("byte", "short", "integer", "long"):
+            raise InvalidArgumentError(
+                f"{self.name}: the {what} must be a constant integer, got {expr.sql()}"
+            )
+        return positive_int(self.kind, what, expr.eval(None), 2**31 - 1)
+
+    def toString(self) -> str:
+        return f"frazil builder {self.name}"
+
+    class Java:
+        implements: ClassVar[list[str]] = ["scala.Function1"]

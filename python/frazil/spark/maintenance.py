@@ -28,7 +28,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from frazil.spark.write import io_spec, quiet_pyspark_warnings
+from frazil.exceptions import InvalidArgumentError
+from frazil.spark.common import io_spec, quiet_pyspark_warnings
+from frazil.table.maintenance.orphan_files import list_older_than
+from frazil.table.maintenance.orphan_files import remove_orphan_files as remove
+from frazil.table.maintenance.rewrite_data_files import (
+    MAX_FILE_GROUP_SIZE_BYTES,
+    RewriteDataFilesResult,
+    plan_rewrite_data_files,
+    stage_replace,
+)
+from frazil.table.scan.read import DeleteCache
+from frazil.table.scan.tasks import content_file_from_json
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -54,6 +65,7 @@ def distributed_delete(spark: SparkSession, table: Table) -> Callable[[list[str]
             return
 
         def run(part: Iterable[str]) -> None:
+            # Runs on an executor, shipped by value (cloudpickle): it imports what it uses there.
             from frazil.io import load_file_io
 
             load_file_io(props, location).delete_many(list(part))
@@ -69,8 +81,6 @@ def distributed_list(
     spark: SparkSession, table: Table
 ) -> Callable[[str, int, frozenset[str]], list[str]]:
     """A listing whose subdirectories are listed by the executors."""
-    from frazil.table.maintenance.orphan_files import list_older_than
-
     props, io_location = io_spec(table)
 
     def list_files(location: str, older_than_ms: int, partition_names: frozenset[str]) -> list[str]:
@@ -87,6 +97,7 @@ def distributed_list(
             return files
 
         def run(part: Iterable[str]) -> Iterator[str]:
+            # Runs on an executor, shipped by value (cloudpickle): it imports what it uses there.
             from frazil.io import load_file_io
             from frazil.table.maintenance.orphan_files import list_older_than
 
@@ -117,8 +128,6 @@ def remove_orphan_files(
 ) -> list[str]:
     """:meth:`frazil.table.Table.remove_orphan_files` with listing and deleting on Spark's
     executors. Returns the orphan locations."""
-    from frazil.table.maintenance.orphan_files import remove_orphan_files as remove
-
     return remove(
         table,
         older_than,
@@ -171,6 +180,7 @@ def _rewrite_groups(
     """The executor side: (group index, task JSONs) -> (group index, data file JSON) rows."""
 
     def run(part: Iterable[tuple[int, list[str]]]) -> Iterator[tuple[int, str]]:
+        # Runs on an executor, shipped by value (cloudpickle): it imports what it uses there.
         import dataclasses
         import json
         import uuid
@@ -244,16 +254,6 @@ def rewrite_data_files(
     task (see the module documentation). Returns the counts of all commits; ``snapshot_id`` is
     the last one's."""
     import json
-
-    from frazil.exceptions import InvalidArgumentError
-    from frazil.table.maintenance.rewrite_data_files import (
-        MAX_FILE_GROUP_SIZE_BYTES,
-        RewriteDataFilesResult,
-        plan_rewrite_data_files,
-        stage_replace,
-    )
-    from frazil.table.scan.read import DeleteCache
-    from frazil.table.scan.tasks import content_file_from_json
 
     if strategy not in ("binpack", "sort"):
         raise InvalidArgumentError(f"strategy must be 'binpack' or 'sort', got {strategy!r}")

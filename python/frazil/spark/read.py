@@ -32,7 +32,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
+from frazil.expressions import AlwaysTrue
+from frazil.io import load_file_io
 from frazil.manifest.content_file import FileFormat
+from frazil.metadata import SnapshotRefType
+from frazil.spark._worker import prepare_worker
+from frazil.spark.common import io_spec, quiet_pyspark_warnings, resolve_catalog
+from frazil.table.scan import table_partition_type
+from frazil.table.scan.arrow_plan import ScanPlan
+from frazil.table.scan.read import DEFAULT_BATCH_SIZE, DeleteCache, read_task
 
 if TYPE_CHECKING:
     from frazil.table.scan.arrow_plan import ScanPlan
@@ -256,9 +264,6 @@ def read_task_batches(
 ) -> Iterator[pa.RecordBatch]:
     """Reads a partition's rows of the plan (:func:`encode_tasks`, or one batch of
     :func:`partitions`) with frazil's reader, in frazil's Arrow types."""
-    from frazil.io import load_file_io
-    from frazil.table.scan.read import DeleteCache, read_task
-
     io = load_file_io(context["io_props"], context["io_location"])
     cache = DeleteCache(io, context["name_mapping"])
     plan = decode_tasks(context, tasks)
@@ -312,8 +317,6 @@ def encode_tasks(plan: ScanPlan, rows: np.ndarray | pa.RecordBatch) -> bytes:
 def decode_tasks(context: dict[str, Any], tasks: bytes | pa.RecordBatch) -> ScanPlan:
     """A partition's plan: its tasks (:func:`encode_tasks`) with the plan's delete files,
     schema and specs from ``context``."""
-    from frazil.table.scan.arrow_plan import ScanPlan
-
     if isinstance(tasks, pa.RecordBatch):
         part = pa.Table.from_batches([tasks])
     else:
@@ -334,8 +337,6 @@ def encode_partitions(batches: Sequence[pa.RecordBatch]) -> bytes:
 def _read_partitions(
     context: dict[str, Any], plan_ipc: bytes, ids: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    from frazil.spark._worker import prepare_worker
-
     prepare_worker()
     reader = pa.ipc.open_file(pa.py_buffer(plan_ipc))
     for b in ids:
@@ -363,9 +364,6 @@ def scan_for(
 
     At most one of ``snapshot_id``, ``as_of_timestamp`` (epoch milliseconds), ``ref`` (a branch
     or tag), ``branch`` and ``tag`` picks the snapshot, as Java's Spark read options."""
-    from frazil.expressions import AlwaysTrue
-    from frazil.metadata import SnapshotRefType
-
     chosen = {
         k: v
         for k, v in (
@@ -411,10 +409,6 @@ def plan(
     **time_travel: Any,
 ) -> tuple[ScanPlan, dict[str, Any], pa.Schema]:
     """Plans a scan on the driver: (the Arrow plan, what executors need, read schema)."""
-    from frazil.spark.write import io_spec
-    from frazil.table.scan import table_partition_type
-    from frazil.table.scan.read import DEFAULT_BATCH_SIZE
-
     scan = scan_for(
         table, row_filter, snapshot_id, ref, selected_fields, case_sensitive, **time_travel
     )
@@ -670,8 +664,6 @@ def read(
     broadcasts a function over 1 MB); each Spark partition opens it without copying and reads
     its own record batch of tasks. The partitions come from ``spark.range``, so no Python
     stage runs before the read."""
-    from frazil.spark.write import quiet_pyspark_warnings, resolve_catalog
-
     table = resolve_catalog(catalog).load_table(identifier)
     scan_plan, context, arrow_schema = plan(
         table,

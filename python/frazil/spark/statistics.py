@@ -20,6 +20,22 @@ import pyarrow as pa
 from frazil import _native
 from frazil.exceptions import InvalidArgumentError
 from frazil.metadata import StatisticsFile
+from frazil.spark.common import quiet_pyspark_warnings
+from frazil.spark.read import (
+    SplitOptions,
+    encode_tasks,
+    group_tasks,
+    plan,
+    read_task_batches,
+    task_sizes,
+)
+from frazil.table.statistics import (
+    resolve_snapshot,
+    sketch_batches,
+    snapshot_schema,
+    statistics_columns,
+    write_statistics_file,
+)
 
 if TYPE_CHECKING:
     from frazil.table import Table
@@ -30,9 +46,6 @@ __all__ = ["compute_statistics"]
 def _sketch_partition(
     context: dict[str, Any], columns: Sequence[Any], batches: Iterator[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    from frazil.spark.read import read_task_batches
-    from frazil.table.statistics import sketch_batches
-
     for b in batches:
         for tasks in b.column(0).to_pylist():
             sketches = sketch_batches(read_task_batches(context, tasks), columns)
@@ -52,15 +65,6 @@ def compute_statistics(
 ) -> StatisticsFile:
     """:meth:`frazil.table.Table.compute_statistics` with the reading and sketching spread over
     Spark's executors (one sketch per column per Spark partition, unioned on the driver)."""
-    from frazil.spark.read import SplitOptions, encode_tasks, group_tasks, plan, task_sizes
-    from frazil.spark.write import quiet_pyspark_warnings
-    from frazil.table.statistics import (
-        resolve_snapshot,
-        snapshot_schema,
-        statistics_columns,
-        write_statistics_file,
-    )
-
     snapshot = resolve_snapshot(table, snapshot_id)
     chosen = statistics_columns(snapshot_schema(table, snapshot), columns)
     if not chosen:

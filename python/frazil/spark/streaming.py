@@ -55,8 +55,23 @@ from pyspark.sql.datasource import (
 )
 
 from frazil.exceptions import FrazilError, InvalidArgumentError, ValidationError
+from frazil.expressions import AlwaysTrue
+from frazil.io import load_file_io
 from frazil.schema import Schema
-from frazil.table.scan import DataScan
+from frazil.spark.common import catalog_from_options, io_spec, read_args, table_identifier
+from frazil.spark.read import (
+    SplitOptions,
+    encode_tasks,
+    group_tasks,
+    read_tasks,
+    spark_arrow_schema,
+    task_sizes,
+)
+from frazil.spark.write import commit_files, write_task_files
+from frazil.table.scan import DataScan, table_partition_type
+from frazil.table.scan.incremental import IncrementalAppendScan
+from frazil.table.scan.read import DEFAULT_BATCH_SIZE
+from frazil.table.update.manage_snapshots import ancestors_of
 
 try:  # PySpark 4.1+
     from pyspark.sql.datasource import DataSourceStreamArrowWriter as _StreamWriterBase
@@ -100,9 +115,7 @@ MAX_ROWS = "streaming-max-rows-per-micro-batch"
 
 
 def _load(options: Mapping[str, str]) -> Table:
-    from frazil.spark.datasource import _catalog, _identifier
-
-    return _catalog(options).load_table(_identifier(options))  # type: ignore[no-any-return]
+    return catalog_from_options(options).load_table(table_identifier(options))
 
 
 def _flag(options: Mapping[str, str], key: str) -> bool:
@@ -132,8 +145,6 @@ def _positive(options: Mapping[str, str], key: str) -> int | None:
 def last_committed_batch(table: Table, query_id: str, branch: str | None = None) -> int | None:
     """The batch id of the newest snapshot that streaming query ``query_id`` committed among the
     ancestors of the branch head (default ``main``), or ``None``."""
-    from frazil.table.update.manage_snapshots import ancestors_of
-
     md = table.metadata
     head = md.snapshot_by_name(branch) if branch else md.current_snapshot()
     snapshots = {s.snapshot_id: s for s in md.snapshots}
@@ -153,8 +164,6 @@ def last_committed_batch(table: Table, query_id: str, branch: str | None = None)
 
 def query_id(options: Mapping[str, str]) -> str:
     """The streaming query's id: Spark's, from the checkpoint's ``metadata`` file."""
-    from frazil.io import load_file_io
-
     # Spark hands options over lower-cased
     location = next((v for k, v in options.items() if k.lower() == "checkpointlocation"), None)
     if not location:
@@ -181,8 +190,6 @@ class FrazilStreamWriter(_StreamWriterBase):  # type: ignore[misc]  # untyped be
     """Writes each micro-batch's rows on the executors and commits them once (module docstring)."""
 
     def __init__(self, options: Mapping[str, str], overwrite: bool) -> None:
-        from frazil.spark.write import io_spec
-
         self.options = dict(options)
         self.overwrite = overwrite
         table = _load(self.options)
@@ -191,16 +198,12 @@ class FrazilStreamWriter(_StreamWriterBase):  # type: ignore[misc]  # untyped be
         self.write_id = str(uuid.uuid4())
 
     def write(self, iterator: Iterator[Any]) -> StreamCommitMessage:
-        from frazil.spark.write import write_task_files
-
         written = write_task_files(
             self.metadata_json, self.io_props, self.io_location, self.write_id, iterator
         )
         return StreamCommitMessage(written.texts, written.paths)
 
     def commit(self, messages: list[Any], batchId: int) -> None:
-        from frazil.spark.write import commit_files
-
         table = _load(self.options)
         qid = query_id(self.options)
         branch = self.options.get("branch") or None
@@ -232,8 +235,6 @@ class FrazilStreamWriter(_StreamWriterBase):  # type: ignore[misc]  # untyped be
         self._delete(messages)
 
     def _delete(self, messages: list[Any]) -> None:
-        from frazil.io import load_file_io
-
         io = load_file_io(self.io_props, self.io_location)
         for m in messages:
             for p in getattr(m, "paths", None) or []:
@@ -331,8 +332,6 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
         return table.metadata.snapshot_by_id(self._target) if self._target != -1 else None
 
     def _starting_offset(self, table: Table) -> _Offset:
-        from frazil.table.update.manage_snapshots import ancestors_of
-
         current = self._head(table)
         if current is None:
             return _Offset.of(START)
@@ -366,8 +365,6 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
 
     def _lineage(self, table: Table, start: int) -> list[Snapshot]:
         """The snapshots from ``start`` (first) to the current one, oldest first."""
-        from frazil.table.update.manage_snapshots import ancestors_of
-
         md = table.metadata
         current = self._head(table)
         snapshots = {s.snapshot_id: s for s in md.snapshots}
@@ -469,8 +466,6 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
     # ---- micro-batches
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
-        from frazil.spark.read import SplitOptions, encode_tasks, group_tasks, task_sizes
-
         table = self._table()
         first, last = _Offset.of(start), _Offset.of(end)
         if last.is_start:
@@ -503,8 +498,6 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
         return out
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        from frazil.spark.read import read_tasks
-
         tasks, context = partition.value
         yield from read_tasks(context, tasks)
 
@@ -530,11 +523,7 @@ def _stream_scan(
     table: Table, options: Mapping[str, str], schema: Schema, snapshot: Snapshot, scan_all: bool
 ) -> DataScan:
     """The scan of one snapshot's part of the stream: all its live files, or those it added."""
-    from frazil.expressions import AlwaysTrue
-    from frazil.spark.datasource import _read_args
-    from frazil.table.scan.incremental import IncrementalAppendScan
-
-    args = _read_args(options)
+    args = read_args(options)
     fields = tuple(args["selected_fields"] or ("*",))
     row_filter = args["row_filter"] or AlwaysTrue()
     md = table.metadata
@@ -555,11 +544,6 @@ def _stream_scan(
 
 def _context(table: Table, scan: Any, plan: ScanPlan) -> dict[str, Any]:
     """What executors need to read a plan's tasks (as :func:`frazil.spark.read.plan`)."""
-    from frazil.spark.read import spark_arrow_schema
-    from frazil.spark.write import io_spec
-    from frazil.table.scan import table_partition_type
-    from frazil.table.scan.read import DEFAULT_BATCH_SIZE
-
     io_props, io_location = io_spec(table)
     return {
         "io_props": io_props,

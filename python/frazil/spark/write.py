@@ -50,24 +50,37 @@ Concurrent commits that add files whose partition may match the filter fail the 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import posixpath
 import uuid
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import pyarrow as pa
 
+from frazil.arrow_schema import schema_to_arrow
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
+from frazil.expressions import AlwaysFalse, AlwaysTrue, bind, from_json
+from frazil.io import load_file_io, property_bool
+from frazil.manifest.content_file import DataFileContent
+from frazil.metadata import TableMetadata
+from frazil.partitioning import UnknownTransform, is_void
+from frazil.schema import Schema
+from frazil.sorting import NullOrder, SortDirection
+from frazil.spark import functions as fs
+from frazil.spark.common import io_spec, quiet_pyspark_warnings, resolve_catalog
+from frazil.table.scan import DataScan, content_file_from_json, content_file_to_json
+from frazil.table.scan.filter import RowFilter
+from frazil.table.scan.plan import planner_for
+from frazil.table.scan.read import read_task
+from frazil.table.write.locations import OBJECT_STORE_ENABLED
+from frazil.table.write.writer import MANIFEST_MERGE_ENABLED, DataFileWriter
 
 if TYPE_CHECKING:
     from pyspark.accumulators import AccumulatorParam
 
-    from frazil.catalog import Catalog
     from frazil.metadata import Snapshot, TableMetadata
     from frazil.table import Table
 
@@ -81,38 +94,6 @@ _RESULT_SCHEMA = "file string, partition int, attempt int, task_attempt_id long"
 
 # ---------------------------------------------------------------------------------------------
 # driver helpers
-
-
-def resolve_catalog(catalog: Any) -> Catalog:
-    """A frazil Catalog from a Catalog, a catalog name (:func:`frazil.catalog.load_catalog`) or a
-    dict of catalog properties (``name`` names it, default ``"spark"``)."""
-    from frazil.catalog import Catalog, load_catalog
-
-    if isinstance(catalog, Catalog):
-        return catalog
-    if isinstance(catalog, str):
-        return load_catalog(catalog)
-    if isinstance(catalog, Mapping):
-        props = {str(k): str(v) for k, v in catalog.items()}
-        name = props.pop("name", "spark")
-        return load_catalog(name, **props)
-    raise InvalidArgumentError(
-        f"catalog must be a frazil Catalog, a catalog name or a dict of properties, "
-        f"got {type(catalog).__name__}"
-    )
-
-
-@contextlib.contextmanager
-def quiet_pyspark_warnings() -> Iterator[None]:
-    """PySpark 3.5 checks pandas and pyarrow versions with distutils' deprecated LooseVersion."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
-        yield
-
-
-def io_spec(table: Table) -> tuple[dict[str, str], str | None]:
-    """What an executor needs to rebuild the table's FileIO."""
-    return dict(table.io.properties), table.metadata_location or table.location()
 
 
 _DAY_MICROS = 86_400_000_000
@@ -129,8 +110,6 @@ def _cluster_key(col: Any, spark_type: Any, transform: str) -> Any:
     and decimal truncation use frazil's Arrow UDFs."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
-
-    from frazil.spark import functions as fs
 
     if transform == "identity":
         return col
@@ -187,8 +166,6 @@ def _column_of(df: Any, name: str) -> tuple[Any, Any]:
 
 def _partition_keys(df: Any, metadata: TableMetadata) -> list[Any]:
     """Cluster keys of the default spec's partition values (see :func:`_cluster_key`)."""
-    from frazil.partitioning import is_void
-
     schema = metadata.schema()
     keys = []
     for pf in metadata.spec().fields:
@@ -204,9 +181,6 @@ def _partition_keys(df: Any, metadata: TableMetadata) -> list[Any]:
 
 def _sort_keys(df: Any, metadata: TableMetadata) -> list[Any]:
     """The table's sort order as Spark sort Columns (directions and null orders as declared)."""
-    from frazil.partitioning import UnknownTransform
-    from frazil.sorting import NullOrder, SortDirection
-
     schema = metadata.schema()
     keys = []
     for sf in metadata.sort_order().fields:
@@ -226,8 +200,6 @@ def _sort_keys(df: Any, metadata: TableMetadata) -> list[Any]:
 def distribution_mode(metadata: TableMetadata) -> str:
     """``write.distribution-mode``, defaulting as Java's ``SparkWriteConf``: ``range`` for a
     sorted table, ``hash`` for a partitioned one, else ``none``."""
-    from frazil.partitioning import is_void
-
     if not metadata.sort_order().is_unsorted():
         default = "range"
     elif any(not is_void(f.transform) for f in metadata.spec().fields):
@@ -284,11 +256,6 @@ def write_task_files(
 ) -> TaskFiles:
     """Writes one Spark task's rows as data files of the table. On any error the files are
     deleted before re-raising."""
-    from frazil.io import load_file_io
-    from frazil.metadata import TableMetadata
-    from frazil.table.scan import content_file_to_json
-    from frazil.table.write.writer import DataFileWriter
-
     try:
         from pyspark import TaskContext
 
@@ -381,10 +348,6 @@ def _overwrite_plan(
     table: Table, branch: str | None, overwrite_filter: Any
 ) -> tuple[list[str], bool, Any]:
     """(paths of files to delete whole, whether some file matches only partly, bound filter)."""
-    from frazil.expressions import AlwaysFalse, AlwaysTrue, bind
-    from frazil.table.scan import DataScan
-    from frazil.table.scan.read import read_task
-
     md = table.metadata
     scan = DataScan(md, table.io, row_filter=overwrite_filter)
     if branch is not None and branch in md.refs:
@@ -400,7 +363,6 @@ def _overwrite_plan(
     whole: list[str] = []
     partial = False
     mapping = md.name_mapping()
-    from frazil.schema import Schema
 
     for task in scan.plan_files():
         if isinstance(task.residual, AlwaysTrue):
@@ -434,11 +396,6 @@ def _overwrite_plan(
 def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
     """A predicate over data files: may the file hold rows matching ``bound`` (by its partition
     values and the filter's inclusive projection)? True when unsure."""
-    from frazil.expressions import AlwaysTrue, from_json
-    from frazil.schema import Schema
-    from frazil.table.scan.filter import RowFilter
-    from frazil.table.scan.plan import planner_for
-
     if isinstance(bound, AlwaysTrue):
         return lambda f: True
     schema = metadata.schema()
@@ -456,8 +413,6 @@ def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
             expr = from_json(json.loads(planner.partition_filter_json(f.spec_id)), pschema)
             if isinstance(expr, AlwaysTrue):
                 return True
-            from frazil.arrow_schema import schema_to_arrow
-
             arrow_schema = schema_to_arrow(pschema)
             row = pa.Table.from_pylist(
                 [dict(zip(arrow_schema.names, f.partition, strict=True))], schema=arrow_schema
@@ -474,11 +429,9 @@ def _might_match(metadata: TableMetadata, bound: Any) -> Callable[[Any], bool]:
 # cleanup
 
 
-def _sweep(table: Table, write_id: str, committed: set[str]) -> int:
+def sweep(table: Table, write_id: str, committed: set[str]) -> int:
     """Deletes files of this write (named with ``write_id``) that were not committed, in the
     directories the committed files landed in. Returns how many were deleted."""
-    from frazil.table.write.locations import OBJECT_STORE_ENABLED
-
     if table.properties.get(OBJECT_STORE_ENABLED, "false").strip().lower() == "true":
         log.info("object-storage layout: files of failed attempts are left for orphan removal")
         return 0
@@ -573,7 +526,7 @@ def write(
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
     if overwrite_filter is not None and mode != "overwrite":
         raise InvalidArgumentError("overwrite_filter needs mode='overwrite'")
-    dynamic = _overwrite_mode(overwrite_mode) == "dynamic"
+    dynamic = parse_overwrite_mode(overwrite_mode) == "dynamic"
     if dynamic and overwrite_filter is not None:
         raise InvalidArgumentError("a dynamic overwrite replaces partitions, not a filter")
     cat = resolve_catalog(catalog)
@@ -635,7 +588,7 @@ def write(
         raise
     committed = {_file_path(t) for t in texts}
     if retried:
-        _sweep(table, write_id, committed)
+        sweep(table, write_id, committed)
     stray = reported - committed
     if stray:
         _delete_quietly(table, sorted(stray))
@@ -661,8 +614,6 @@ def prepare_commit(
 ) -> PreparedCommit:
     """Plans an overwrite's deletes (refusing a filter that splits files when the table has no
     row-level deletes); nothing for an append."""
-    from frazil.expressions import AlwaysTrue
-
     md = table.metadata
     base = md.snapshot_by_name(branch) if branch else md.current_snapshot()
     base_id = base.snapshot_id if base is not None else None
@@ -694,15 +645,9 @@ def commit_files(
     (everything, or what ``overwrite_filter`` selects) or dynamic (``overwrite_mode="dynamic"``:
     the partitions the files belong to). On failure the files are deleted. Returns the snapshot
     committed (``None`` for a dynamic overwrite that wrote no file: nothing is replaced)."""
-    from frazil.expressions import AlwaysTrue
-    from frazil.io import property_bool
-    from frazil.manifest.content_file import DataFileContent
-    from frazil.table.scan import content_file_from_json
-    from frazil.table.write.writer import MANIFEST_MERGE_ENABLED
-
     md = table.metadata
     files = [content_file_from_json(json.loads(t), md.specs(), md.schema()) for t in file_texts]
-    dynamic = _overwrite_mode(overwrite_mode) == "dynamic" and mode == "overwrite"
+    dynamic = parse_overwrite_mode(overwrite_mode) == "dynamic" and mode == "overwrite"
     if dynamic and overwrite_filter is not None:
         raise InvalidArgumentError("a dynamic overwrite replaces partitions, not a filter")
     if dynamic and not files:
@@ -747,7 +692,8 @@ def commit_files(
     return snap
 
 
-def _overwrite_mode(value: str | None) -> str:
+def parse_overwrite_mode(value: str | None) -> str:
+    """A write's overwrite mode: ``static`` (the default) or ``dynamic``."""
     mode = (value or "static").strip().lower()
     if mode not in ("static", "dynamic"):
         raise InvalidArgumentError(f"overwrite mode must be 'static' or 'dynamic', not {value!r}")

@@ -21,8 +21,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from frazil import __version__
+from frazil.arrow_schema import schema_from_arrow
 from frazil.exceptions import CommitFailedError, InvalidArgumentError
-from frazil.schema import Schema
+from frazil.schema import Schema, assign_fresh_schema_ids
+from frazil.table.transaction import RetryPolicy
 from frazil.view.metadata import (
     SQLViewRepresentation,
     UnknownViewRepresentation,
@@ -36,6 +39,7 @@ from frazil.view.updates import (
     ViewMetadataBuilder,
     ViewRequirement,
     ViewUpdate,
+    update_view_metadata,
 )
 
 if TYPE_CHECKING:
@@ -62,19 +66,13 @@ logger = logging.getLogger(__name__)
 
 def engine_summary() -> dict[str, str]:
     """The version summary frazil writes (the spec's ``engine-name`` and ``engine-version``)."""
-    from frazil import __version__
-
     return {"engine-name": "frazil", "engine-version": __version__}
 
 
 def view_schema(schema: Schema | pa.Schema) -> Schema:
     """A view's schema from a frazil or pyarrow schema, with fresh field ids from 1 (so the same
     columns always give the same schema, and a replace with unchanged columns reuses it)."""
-    from frazil.schema import assign_fresh_schema_ids
-
     if not isinstance(schema, Schema):
-        from frazil.arrow_schema import schema_from_arrow
-
         schema = schema_from_arrow(schema)
     return assign_fresh_schema_ids(schema)[0]
 
@@ -189,8 +187,6 @@ class View:
         """Commits the updates ``build`` makes from the current metadata; a commit that lost a
         race is rebuilt on the refreshed metadata and retried under the view's
         ``commit.retry.*`` properties, as a table transaction is."""
-        from frazil.table.transaction import RetryPolicy
-
         policy = RetryPolicy.from_properties(self.metadata.properties)
         started = time.monotonic()
         attempt = 0
@@ -234,8 +230,6 @@ class _ViewChange:
 
     def apply(self) -> ViewMetadata:
         """The metadata this change would commit on the view's current metadata."""
-        from frazil.view.updates import update_view_metadata
-
         return update_view_metadata(self._view.metadata, self._updates(self._view.metadata))
 
     def commit(self) -> View:

@@ -1,7 +1,8 @@
 """The view commit path every catalog uses (:meth:`frazil.catalog.Catalog.commit_view` and
 ``create_view``): load the current pointer, check the requirements, apply the updates, write
 ``<location>/metadata/<NNNNN>-<uuid>.gz.metadata.json`` (or ``.metadata.json``), and swap the
-pointer atomically through the catalog's view pointer hooks.
+pointer atomically through the catalog's view pointer hooks, by the commit protocol tables use
+(:mod:`frazil.catalog.commit`: a swap with an unknown outcome is checked before deciding).
 
 View metadata files are gzip-compressed unless ``write.metadata.compression-codec`` is ``none``
 (the reference's ``ViewProperties`` default) and numbered one past the current file, as the
@@ -11,15 +12,14 @@ reference's ``BaseViewOperations`` names them (``00000-`` for a new view).
 from __future__ import annotations
 
 import logging
-import re
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from frazil.catalog.commit import CommitViewResponse, next_metadata_location, publish
 from frazil.exceptions import (
     CommitFailedError,
-    CommitStateUnknownError,
     InvalidArgumentError,
     NoSuchNamespaceError,
     NoSuchViewError,
@@ -29,6 +29,7 @@ from frazil.exceptions import (
     ViewAlreadyExistsError,
     io_error,
 )
+from frazil.view import as_namespace, engine_summary, view_schema
 from frazil.view.metadata import (
     SQLViewRepresentation,
     UnknownViewRepresentation,
@@ -45,17 +46,15 @@ from frazil.view.updates import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from frazil.catalog import Catalog, CommitViewResponse, Identifier
+    from frazil.catalog.base import Catalog, Identifier
     from frazil.schema import Schema
     from frazil.view import View
     from frazil.view.metadata import ViewRepresentation
 
 logger = logging.getLogger(__name__)
 
-METADATA_COMPRESSION = "write.metadata.compression-codec"
+# View metadata is gzip-compressed unless the property says otherwise (ViewProperties).
 METADATA_COMPRESSION_DEFAULT = "gzip"
-METADATA_PATH = "write.metadata.path"
-_VERSIONED_NAME = re.compile(r"^(\d+)-")
 
 
 def read_view_metadata(catalog: Catalog, location: str) -> ViewMetadata:
@@ -82,8 +81,6 @@ def first_view_version(
 ) -> tuple[Schema, ViewVersion]:
     """A new view's schema (fresh field ids) and first version (id 1): what every catalog's
     ``create_view`` starts from (a REST client sends them as a ``CreateViewRequest``)."""
-    from frazil.view import as_namespace, engine_summary, view_schema
-
     if isinstance(sql, str):
         representations: tuple[ViewRepresentation, ...] = (
             SQLViewRepresentation(sql=sql, dialect=dialect),
@@ -144,22 +141,11 @@ def create_view_updates(
 
 
 def new_view_metadata_location(metadata: ViewMetadata, current: str | None) -> str:
-    version = 0
-    if current is not None:
-        m = _VERSIONED_NAME.match(current.rsplit("/", 1)[-1])
-        version = int(m.group(1)) + 1 if m else 0
-    codec = metadata.properties.get(METADATA_COMPRESSION, METADATA_COMPRESSION_DEFAULT)
-    codec = codec.strip().lower()
-    if codec in ("gzip", "gz"):
-        suffix = ".gz.metadata.json"
-    elif codec in ("none", ""):
-        suffix = ".metadata.json"
-    else:
-        raise InvalidArgumentError(
-            f"{METADATA_COMPRESSION}={codec!r} is not supported (use 'none' or 'gzip')"
-        )
-    directory = metadata.properties.get(METADATA_PATH) or f"{metadata.location}/metadata"
-    return f"{directory.rstrip('/')}/{version:05d}-{uuid.uuid4()}{suffix}"
+    """Where the view's next metadata file goes: one version past ``current``, gzip unless the
+    view's ``write.metadata.compression-codec`` is ``none``."""
+    return next_metadata_location(
+        metadata.properties, metadata.location, current, METADATA_COMPRESSION_DEFAULT
+    )
 
 
 def commit_view(
@@ -174,8 +160,6 @@ def commit_view(
     """Commits ``updates`` to the view ``ident`` (``create``: to a view that must not exist
     yet, built from the updates alone). ``handle``'s metadata is used when it is still the
     current file (a metadata file is written once and never changed)."""
-    from frazil.catalog import CommitViewResponse
-
     name = ".".join(ident)
     current_location = catalog._load_view_pointer(ident)
     if create:
@@ -219,56 +203,23 @@ def commit_view(
     io = catalog._table_io(None, new_location)
     # A failure here leaves at most an unreferenced file: the pointer is unchanged.
     catalog._write_metadata_file(io, new_location, data)
-    try:
-        landed = catalog._swap_view_pointer(ident, current_location, new_location)
-    except Exception as e:
-        logger.warning("swapping the pointer of view %s failed (%s); checking it", name, e)
-        landed = _landed_after_error(catalog, ident, new_location, new, e)
+    landed, cause = publish(
+        f"view {name}",
+        new_location,
+        new.properties,
+        swap=lambda: catalog._swap_view_pointer(ident, current_location, new_location),
+        landed=lambda: catalog._read_view_pointer_fresh(ident) == new_location,
+        discard=lambda: catalog._discard(io, new_location),
+    )
     if not landed:
-        catalog._discard(io, new_location)
         if current_location is None:
             if catalog.table_exists(ident):
-                raise TableAlreadyExistsError(f"cannot create view {name}: a table has that name")
-            raise ViewAlreadyExistsError(f"cannot create view {name}: it already exists")
+                raise TableAlreadyExistsError(
+                    f"cannot create view {name}: a table has that name"
+                ) from cause
+            raise ViewAlreadyExistsError(f"cannot create view {name}: it already exists") from cause
         raise CommitFailedError(
             f"commit to view {name} failed: another commit replaced {current_location} first"
-        )
+        ) from cause
     logger.info("committed view %s: %s", name, new_location)
     return CommitViewResponse(new, new_location)
-
-
-def _landed_after_error(
-    catalog: Catalog, ident: Identifier, new_location: str, new: ViewMetadata, cause: Exception
-) -> bool:
-    """After a pointer swap with an unknown outcome: re-reads the pointer a few times
-    (``commit.status-check.*``, as for tables). A failure a retry cannot fix (a read-only
-    database, a full disk) is raised as it is; :class:`CommitStateUnknownError` when the
-    pointer cannot be read at all."""
-    from frazil.catalog import (
-        STATUS_CHECK_MAX_WAIT_MS,
-        STATUS_CHECK_MIN_WAIT_MS,
-        STATUS_CHECK_NUM_RETRIES,
-        _int_property,
-        _permanent_failure,
-    )
-
-    permanent = _permanent_failure(cause, new_location)
-    if permanent is not None:
-        if permanent is cause:
-            raise permanent
-        raise permanent from cause
-    retries = max(0, _int_property(new.properties, STATUS_CHECK_NUM_RETRIES, 3))
-    wait_ms = max(0, _int_property(new.properties, STATUS_CHECK_MIN_WAIT_MS, 1000))
-    max_wait_ms = max(0, _int_property(new.properties, STATUS_CHECK_MAX_WAIT_MS, 60_000))
-    last: BaseException = cause
-    for attempt in range(retries + 1):
-        if attempt:
-            time.sleep(min(wait_ms * 2 ** (attempt - 1), max_wait_ms) / 1000.0)
-        try:
-            return catalog._read_view_pointer_fresh(ident) == new_location
-        except Exception as e:
-            last = e
-    raise CommitStateUnknownError(
-        f"commit of view {'.'.join(ident)} to {new_location}: the pointer swap failed ({cause}) "
-        f"and the current pointer cannot be read ({last}); the commit may or may not have landed"
-    ) from cause

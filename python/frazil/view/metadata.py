@@ -20,7 +20,7 @@ from typing import Any
 from frazil import _json
 from frazil._json import Fields, check_unicode, check_unique
 from frazil.exceptions import ParseError, UnsupportedError
-from frazil.metadata import gunzip as _gunzip
+from frazil.metadata import gunzip
 from frazil.schema import Schema, check_str_list
 
 __all__ = [
@@ -241,7 +241,7 @@ class ViewMetadata:
         if isinstance(data, (bytes, bytearray)):
             raw: bytes | bytearray = bytes(data)
             if raw[:2] == b"\x1f\x8b":
-                raw = _gunzip(raw)
+                raw = gunzip(raw)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as e:

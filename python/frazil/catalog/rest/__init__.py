@@ -36,18 +36,26 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from frazil import exceptions as exc
-from frazil.catalog import (
+from frazil import io as _io
+from frazil.arrow_schema import schema_from_arrow
+from frazil.catalog.base import (
     URI,
     WAREHOUSE,
     Catalog,
-    CommitTableResponse,
-    CommitViewResponse,
     Identifier,
     PropertiesUpdateSummary,
-    TableCommit,
 )
+from frazil.catalog.commit import CommitTableResponse, CommitViewResponse, TableCommit
 from frazil.catalog.rest.http import RestHttp
+from frazil.catalog.rest.planning import ServerPlanner
 from frazil.rest import wire
+from frazil.schema import Schema
+from frazil.table import Table
+from frazil.table.metrics_report import commit_report, scan_report
+from frazil.table.transaction import Transaction
+from frazil.table.update import AddSnapshotUpdate, AssertCreate
+from frazil.view import View
+from frazil.view.commit import first_view_version
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -55,14 +63,10 @@ if TYPE_CHECKING:
 
     from frazil.io import FileIO
     from frazil.partitioning import PartitionSpec
-    from frazil.schema import Schema
     from frazil.sorting import SortOrder
-    from frazil.table import Table
     from frazil.table.metrics_report import ScanCounts
     from frazil.table.scan import DataScan, ScanReporter
-    from frazil.table.transaction import Transaction
     from frazil.table.update import TableRequirement, TableUpdate
-    from frazil.view import View
     from frazil.view.metadata import ViewRepresentation
     from frazil.view.updates import ViewRequirement, ViewUpdate
 
@@ -268,16 +272,12 @@ class RestCatalog(Catalog):
         return self._table(ident, result)
 
     def _table(self, ident: Identifier, result: wire.LoadTableResult) -> Table:
-        from frazil.table import Table
-
         io = self._vended_io(ident, result)
         return Table(ident, result.metadata, result.metadata_location, io, self)
 
     def _vended_io(self, ident: Identifier, result: wire.LoadTableResult) -> FileIO:
         """The table's FileIO: catalog properties, then the server's vended ``config`` and
         storage credentials (trusted), then only the tunables of table metadata."""
-        from frazil import io as _io
-
         vended = result.io_properties()
         expires = vended.get(EXPIRES_AT_MS)
         if expires is not None and self.supports(
@@ -309,8 +309,6 @@ class RestCatalog(Catalog):
     def refresh_credentials(self, table: Table) -> None:
         """Replaces ``table.io`` with one built on freshly vended credentials
         (``GET .../credentials`` when the server offers it, else a reload of the table)."""
-        from frazil import io as _io
-
         ident = table.identifier
         if self.supports("GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials"):
             vended = self._load_credentials(ident, table.location())
@@ -365,9 +363,6 @@ class RestCatalog(Catalog):
         """A staged create (``stage-create``): the server returns the new table's metadata
         without creating it; the commit sends ``assert-create`` with the updates that build it
         and the transaction's own, so the table appears with its first data in one commit."""
-        from frazil.table import Table
-        from frazil.table.transaction import Transaction
-
         ident = self._table_identifier(identifier)
         result = self._create(ident, schema, location, partition_spec, sort_order, properties, True)
         io = self._vended_io(ident, result)
@@ -383,11 +378,7 @@ class RestCatalog(Catalog):
         properties: Mapping[str, str] | None,
         stage: bool,
     ) -> wire.LoadTableResult:
-        from frazil.schema import Schema as _Schema
-
-        if not isinstance(schema, _Schema):
-            from frazil.arrow_schema import schema_from_arrow
-
+        if not isinstance(schema, Schema):
             schema = schema_from_arrow(schema)
         request = wire.CreateTableRequest(
             name=ident[-1],
@@ -442,8 +433,6 @@ class RestCatalog(Catalog):
         requirements: Sequence[TableRequirement],
         updates: Sequence[TableUpdate],
     ) -> CommitTableResponse:
-        from frazil.table.update import AssertCreate
-
         ident = table.identifier
         creating = any(isinstance(r, AssertCreate) for r in requirements)
         sent = list(updates)
@@ -477,8 +466,6 @@ class RestCatalog(Catalog):
         """The status check after a commit with an unknown outcome: the table's current state
         if it shows the commit landed, ``None`` when that cannot be told (never "it did not
         land": a slow server may still apply it)."""
-        from frazil.table.update import AddSnapshotUpdate
-
         try:
             result = self._load(table.identifier)
         except exc.FrazilError:
@@ -496,8 +483,6 @@ class RestCatalog(Catalog):
     def commit_tables(self, commits: Sequence[TableCommit]) -> list[CommitTableResponse]:
         """``POST /v1/{prefix}/transactions/commit``: all tables' changes land or none do. The
         server answers 204, so each table is reloaded for its new metadata."""
-        from frazil.table.update import AssertCreate
-
         self._require("POST /v1/{prefix}/transactions/commit")
         changes = []
         for c in commits:
@@ -536,8 +521,6 @@ class RestCatalog(Catalog):
         return self._path(_VIEW, namespace=self._ns(ident[:-1]), view=wire.encode_name(ident[-1]))
 
     def _view(self, ident: Identifier, result: wire.LoadViewResult) -> View:
-        from frazil.view import View
-
         return View(ident, result.metadata, result.metadata_location, self)
 
     def list_views(self, namespace: str | Identifier) -> list[Identifier]:
@@ -564,8 +547,6 @@ class RestCatalog(Catalog):
     ) -> View:
         """``POST .../views`` with a ``CreateViewRequest``: the server assigns the view's UUID
         and location (unless ``location`` is given) and writes its first metadata."""
-        from frazil.view.commit import first_view_version
-
         self._require("POST /v1/{prefix}/namespaces/{namespace}/views")
         ident = self._view_identifier(identifier)
         fresh, version = first_view_version(
@@ -629,8 +610,6 @@ class RestCatalog(Catalog):
         """``POST .../views/{view}`` with a ``CommitViewRequest``. A 409 is a
         :class:`~frazil.exceptions.CommitFailedError` (the view's retry loop refreshes and
         retries); a 5xx or timeout is :class:`~frazil.exceptions.CommitStateUnknownError`."""
-        from frazil.view import View
-
         self._require("POST /v1/{prefix}/namespaces/{namespace}/views/{view}")
         ident = self._view_identifier(
             view.identifier if isinstance(view, View) else view, strict=False
@@ -687,8 +666,6 @@ class RestCatalog(Catalog):
             return None
 
         def report(scan: DataScan, counts: ScanCounts, planning_ns: int) -> None:
-            from frazil.table.metrics_report import scan_report
-
             try:
                 body = scan_report(table.full_name(), scan, counts, planning_ns)
             except Exception as e:  # a report never fails the scan
@@ -705,9 +682,6 @@ class RestCatalog(Catalog):
         response: CommitTableResponse,
         duration_ns: int,
     ) -> None:
-        from frazil.table.metrics_report import commit_report
-        from frazil.table.update import AddSnapshotUpdate
-
         if not self.supports(_METRICS_ENDPOINT):
             return
         added = [u.snapshot.snapshot_id for u in updates if isinstance(u, AddSnapshotUpdate)]
@@ -730,7 +704,6 @@ class RestCatalog(Catalog):
             return None
         if mode == "server":
             self._require(endpoint)
-        from frazil.catalog.rest.planning import ServerPlanner
 
         return ServerPlanner(self, table.identifier)
 
