@@ -9,8 +9,8 @@ single-process versions (the driver decides, executors list and delete):
   snapshots used (:mod:`frazil.table.maintenance.expire_snapshots`), executors delete them;
 * :func:`rewrite_data_files`: the driver plans the file groups as the single-process compaction
   does (:mod:`frazil.table.maintenance.rewrite_data_files`), each group is read (deletes applied,
-  v3 lineage
-  kept) and written again by one Spark task, and the driver commits ``replace`` snapshots: one
+  v3 lineage kept) and written again by one Spark task through that module's
+  ``read_group_rows`` and ``group_writer``, and the driver commits ``replace`` snapshots: one
   for all groups, or with ``partial_progress_enabled`` up to ``partial_progress_max_commits``,
   each as soon as its groups are written (Java's partial progress), so a failure later keeps
   the groups already committed. Strategy ``sort`` writes each group in the table's sort order
@@ -181,50 +181,25 @@ def _rewrite_groups(
 
     def run(part: Iterable[tuple[int, list[str]]]) -> Iterator[tuple[int, str]]:
         # Runs on an executor, shipped by value (cloudpickle): it imports what it uses there.
-        import dataclasses
+        # The group is read and written by the table's own compaction code.
         import json
-        import uuid
 
-        import pyarrow as pa
-
-        from frazil.expressions import AlwaysTrue
         from frazil.io import load_file_io
         from frazil.metadata import TableMetadata
-        from frazil.table.scan.read import DeleteCache, read_task
+        from frazil.table.maintenance.rewrite_data_files import group_writer, read_group_rows
+        from frazil.table.scan.read import DeleteCache
         from frazil.table.scan.tasks import FileScanTask, content_file_to_json
-        from frazil.table.write.row_context import LAST_UPDATED, ROW_ID
-        from frazil.table.write.row_context import POS as _POS
-        from frazil.table.write.row_context import LineageWriter as _LineageWriter
 
         md = TableMetadata.from_json(md_json)
         io = load_file_io(props, io_location)
         schema = md.schema()
-        v3 = md.format_version >= 3
-        meta = [_POS, ROW_ID, LAST_UPDATED] if v3 else [_POS]
         cache = DeleteCache(io, md.name_mapping())
         for index, task_jsons in part:
-            writer = _LineageWriter(io, md, operation_id=uuid.uuid4())
-            writer.settings = dataclasses.replace(writer.settings, target_file_bytes=write_max)
+            writer = group_writer(io, md, write_max)
             try:
-                parts = []
-                for text in task_jsons:
-                    task = FileScanTask.from_json(json.loads(text))
-                    batches = list(
-                        read_task(
-                            task,
-                            io,
-                            schema,
-                            schema,
-                            metadata_columns=meta,
-                            name_mapping=md.name_mapping(),
-                            residual=AlwaysTrue(),
-                            delete_cache=cache,
-                        )
-                    )
-                    rows = pa.Table.from_batches(batches) if batches else None
-                    if rows is not None and rows.num_rows:
-                        parts.append(rows.drop_columns([_POS]))
-                files = writer.write(pa.concat_tables(parts)) if parts else []
+                group = [FileScanTask.from_json(json.loads(text)) for text in task_jsons]
+                rows = read_group_rows(io, md, group, cache)
+                files = writer.write(rows) if rows is not None else []
             except BaseException:
                 writer.abort()
                 raise

@@ -41,15 +41,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil.exceptions import InvalidArgumentError
-from frazil.expressions import as_filter, bind
+from frazil.expressions import AlwaysTrue, as_filter, bind
 from frazil.manifest.content_file import DataFile, DataFileContent
 from frazil.table.scan.plan import ColumnStats
-from frazil.table.scan.read import FILE_PATH_FIELD_ID, DeleteCache
-from frazil.table.write.row_context import LineageWriter, RowContext, _is_dv, data_columns
+from frazil.table.scan.read import FILE_PATH_FIELD_ID, DeleteCache, read_task
+from frazil.table.write.row_context import (
+    LAST_UPDATED,
+    POS,
+    ROW_ID,
+    LineageWriter,
+    RowContext,
+    _is_dv,
+    data_columns,
+)
 from frazil.table.write.row_delta import DELETE_ISOLATION, DELETE_MODE
 from frazil.table.write.writer import WriteSettings, WrittenFilesStep
 
 if TYPE_CHECKING:
+    from frazil.io import FileIO
+    from frazil.metadata import TableMetadata
     from frazil.table import Table
     from frazil.table.scan import DataScan, FileScanTask
     from frazil.table.transaction import Transaction
@@ -58,8 +68,10 @@ if TYPE_CHECKING:
 __all__ = [
     "RewriteDataFilesResult",
     "RewritePlan",
+    "group_writer",
     "plan_rewrite_data_files",
     "read_group",
+    "read_group_rows",
     "rewrite_data_files",
     "stage_replace",
     "stage_rewrite_data_files",
@@ -233,9 +245,42 @@ def plan_rewrite_data_files(
 
 def read_group(ctx: RowContext, group: list[FileScanTask], cache: DeleteCache) -> pa.Table | None:
     """A group's live rows (deletes applied; v3 lineage kept), ``None`` when none are left."""
-    parts = [ctx.read(task, cache) for task in group]
-    parts = [data_columns(p) for p in parts if p.num_rows]
+    return read_group_rows(ctx.io, ctx.metadata, group, cache)
+
+
+def read_group_rows(
+    io: FileIO, metadata: TableMetadata, group: list[FileScanTask], cache: DeleteCache
+) -> pa.Table | None:
+    """:func:`read_group` from a FileIO and metadata alone: Spark's executors rewrite their
+    groups through it, with no transaction at hand."""
+    v3 = metadata.format_version >= 3
+    meta = [POS, ROW_ID, LAST_UPDATED] if v3 else [POS]
+    schema = metadata.schema()
+    parts = []
+    for task in group:
+        batches = list(
+            read_task(
+                task,
+                io,
+                schema,
+                schema,
+                metadata_columns=meta,
+                name_mapping=metadata.name_mapping(),
+                residual=AlwaysTrue(),
+                delete_cache=cache,
+            )
+        )
+        rows = pa.Table.from_batches(batches) if batches else None
+        if rows is not None and rows.num_rows:
+            parts.append(data_columns(rows))
     return pa.concat_tables(parts) if parts else None
+
+
+def group_writer(io: FileIO, metadata: TableMetadata, write_max: int) -> LineageWriter:
+    """The writer of rewritten groups: v3 lineage kept, files rolled at ``write_max``."""
+    writer = LineageWriter(io, metadata, operation_id=uuid.uuid4())
+    writer.settings = dataclasses.replace(writer.settings, target_file_bytes=write_max)
+    return writer
 
 
 def stage_replace(
@@ -301,8 +346,7 @@ def stage_rewrite_data_files(
         logger.info("rewrite_data_files on %s: no file group needs rewriting", name)
         return RewriteDataFilesResult()
 
-    writer = LineageWriter(ctx.io, md, operation_id=uuid.uuid4())
-    writer.settings = dataclasses.replace(writer.settings, target_file_bytes=sizes.write_max)
+    writer = group_writer(ctx.io, md, sizes.write_max)
     cache = DeleteCache(ctx.io, md.name_mapping())
     added: dict[str, DataFile] = {}
     rewritten: list[FileScanTask] = []
