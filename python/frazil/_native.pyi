@@ -220,15 +220,6 @@ class ScanPlanner:
     def prune_manifests(self, manifest_list: object) -> ArrowArrayExport: ...
     def filter_json(self) -> str: ...
     def partition_filter_json(self, spec_id: int) -> str: ...
-    def plan_files(
-        self,
-        manifest_list: object,
-        rows: list[int],
-        datas: list[bytes],
-        inherits: list[_ListEntry | None],
-        threads: int | None = None,
-        include_column_stats: bool = True,
-    ) -> PlannedScan: ...
     def plan_deletes(
         self,
         manifest_list: object,

@@ -83,10 +83,8 @@ fn options(
     ReadOptions {
         manifest_file: inherit.map(ListEntry::manifest_file),
         columns,
-        threads: None,
-        stats_field_ids: None,
         table_location: location.cloned(),
-        path: None,
+        ..Default::default()
     }
 }
 
