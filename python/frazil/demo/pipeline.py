@@ -496,13 +496,13 @@ def _prune(
 
 
 def _dv_files(table: Table) -> list[DvFile]:
-    from frazil.manifest.content_file import FileFormat
+    from frazil.manifest.content_file import is_deletion_vector
 
     by_path: dict[str, DvFile] = {}
     seen: set[tuple[str, int | None]] = set()
     for task in table.scan().plan_files():
         for d in task.delete_files:
-            if (d.file_format or "").upper() != FileFormat.PUFFIN:
+            if not is_deletion_vector(d):
                 continue
             key = (d.file_path, d.content_offset)
             if key in seen:

@@ -55,7 +55,12 @@ from frazil.expressions import (
     parse,
 )
 from frazil.expressions.metrics_evaluator import StrictMetricsEvaluator
-from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat, data_files_to_arrow
+from frazil.manifest.content_file import (
+    DataFile,
+    DataFileContent,
+    data_files_to_arrow,
+    is_deletion_vector,
+)
 from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import MAIN_BRANCH, Operation, Snapshot, TableMetadata
 from frazil.schema import Schema
@@ -297,13 +302,6 @@ def _as_filter(f: str | BooleanExpression | None) -> BooleanExpression:
     return f
 
 
-def _is_dv(d: DataFile) -> bool:
-    return (
-        d.content == DataFileContent.POSITION_DELETES
-        and (d.file_format or "").upper() == FileFormat.PUFFIN
-    )
-
-
 @dataclass
 class _Context:
     transaction: Transaction
@@ -393,7 +391,7 @@ class _Context:
         """Positions already deleted from the task's file by its DV or position deletes."""
         parts = []
         for d in task.delete_files:
-            if _is_dv(d):
+            if is_deletion_vector(d):
                 assert d.content_offset is not None and d.content_size_in_bytes is not None
                 blob = _read_range(self.io, d.file_path, d.content_offset, d.content_size_in_bytes)
                 # Bounded by the data file's rows: a DV's positions all lie below its count.
@@ -486,7 +484,8 @@ class _Change:
                     if d.content != DataFileContent.POSITION_DELETES:
                         continue
                     key = _delete_key(d.file_path, d.content_offset)
-                    if (_is_dv(d) or d.referenced_data_file == path) and key not in dropped:
+                    targets = is_deletion_vector(d) or d.referenced_data_file == path
+                    if targets and key not in dropped:
                         dropped.add(key)
                         producer.delete_delete_file(d)
             else:
