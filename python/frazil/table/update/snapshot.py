@@ -20,12 +20,7 @@ import pyarrow.compute as pc
 from frazil.exceptions import InvalidArgumentError, UnsupportedError, ValidationError
 from frazil.expressions import BooleanExpression
 from frazil.expressions.metrics_evaluator import InclusiveMetricsEvaluator
-from frazil.manifest.content_file import (
-    DataFile,
-    DataFileContent,
-    data_files_from_entries,
-    is_deletion_vector,
-)
+from frazil.manifest.content_file import DataFile, DataFileContent, data_files_from_entries
 from frazil.metadata import Operation, Snapshot, TableMetadata
 from frazil.table.update.snapshot_producer import (
     ADDED,
@@ -266,7 +261,7 @@ class _ChangesDeleteFiles(_Deleting):
     def delete_delete_file(self: _D, delete_file: DataFile | str) -> _D:
         """Removes a delete file; a deletion vector (a DataFile with ``content_offset``) is
         matched by its Puffin file and offset, since several share one file."""
-        if isinstance(delete_file, DataFile) and is_deletion_vector(delete_file):
+        if isinstance(delete_file, DataFile) and delete_file.content_offset is not None:
             key = (delete_file.file_path, delete_file.content_offset)
             if key not in self._delete_dv_keys:
                 self._delete_dv_keys[key] = None
