@@ -170,6 +170,12 @@ fn write_options(
     })
 }
 
+/// Whether `path` starts with a URI scheme (`frazil_manifest::paths::has_scheme`).
+#[pyfunction]
+fn path_has_scheme(path: &str) -> bool {
+    frazil_manifest::paths::has_scheme(path)
+}
+
 /// Spec "Path Resolution" of one path (`frazil_manifest::paths::resolve`).
 #[pyfunction]
 fn path_resolve(path: &str, location: &str) -> PyResult<String> {
@@ -263,6 +269,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(manifest_write, m)?)?;
     m.add_function(wrap_pyfunction!(manifest_write_list, m)?)?;
     m.add_function(wrap_pyfunction!(manifest_summarize, m)?)?;
+    m.add_function(wrap_pyfunction!(path_has_scheme, m)?)?;
     m.add_function(wrap_pyfunction!(path_resolve, m)?)?;
     m.add_function(wrap_pyfunction!(path_relativize, m)?)?;
     Ok(())
