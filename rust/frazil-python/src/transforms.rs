@@ -27,6 +27,13 @@ fn integer(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
     })
 }
 
+/// Murmur3 x86 32-bit of bytes, unsigned (`frazil_transforms::murmur3`).
+#[pyfunction]
+#[pyo3(signature = (data, seed = 0))]
+fn murmur3_32(data: &[u8], seed: u32) -> u32 {
+    frazil_transforms::murmur3::hash_bytes_with_seed(data, seed) as u32
+}
+
 #[pyfunction]
 fn transform_parse(text: &str) -> PyResult<String> {
     Ok(parse(text)?.to_string())
@@ -152,6 +159,7 @@ fn transform_apply_scalar<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LenientTransform>()?;
     m.add_class::<TransformedChunks>()?;
+    m.add_function(wrap_pyfunction!(murmur3_32, m)?)?;
     m.add_function(wrap_pyfunction!(transform_parse, m)?)?;
     m.add_function(wrap_pyfunction!(transform_parse_lenient, m)?)?;
     m.add_function(wrap_pyfunction!(transform_bucket, m)?)?;
