@@ -43,7 +43,9 @@ __all__ = [
     "manifest_summarize",
     "manifest_write",
     "manifest_write_list",
+    "murmur3_32",
     "parquet_annotate_variants",
+    "path_has_scheme",
     "path_relativize",
     "path_resolve",
     "puffin_read_blob",
@@ -220,15 +222,6 @@ class ScanPlanner:
     def prune_manifests(self, manifest_list: object) -> ArrowArrayExport: ...
     def filter_json(self) -> str: ...
     def partition_filter_json(self, spec_id: int) -> str: ...
-    def plan_files(
-        self,
-        manifest_list: object,
-        rows: list[int],
-        datas: list[bytes],
-        inherits: list[_ListEntry | None],
-        threads: int | None = None,
-        include_column_stats: bool = True,
-    ) -> PlannedScan: ...
     def plan_deletes(
         self,
         manifest_list: object,
@@ -302,9 +295,11 @@ def manifest_write_list(
     codec: str = "deflate",
     location: str | None = None,
 ) -> bytes: ...
+def path_has_scheme(path: str) -> bool: ...
 def path_resolve(path: str, location: str) -> str: ...
 def path_relativize(path: str, location: str) -> str: ...
 def manifest_summarize(entries: object) -> dict[str, Any]: ...
+def murmur3_32(data: bytes, seed: int = 0) -> int: ...
 def transform_parse(text: str) -> str: ...
 
 @final

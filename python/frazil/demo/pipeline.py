@@ -22,7 +22,7 @@ from frazil.catalog import load_catalog
 from frazil.exceptions import FrazilError
 from frazil.expressions import AlwaysTrue, bind, parse
 from frazil.manifest import read_manifest_list
-from frazil.manifest.content_file import FileFormat
+from frazil.manifest.content_file import is_deletion_vector
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
 from frazil.table.scan.plan import planner_for
@@ -494,7 +494,7 @@ def _dv_files(table: Table) -> list[DvFile]:
     seen: set[tuple[str, int | None]] = set()
     for task in table.scan().plan_files():
         for d in task.delete_files:
-            if (d.file_format or "").upper() != FileFormat.PUFFIN:
+            if not is_deletion_vector(d):
                 continue
             key = (d.file_path, d.content_offset)
             if key in seen:

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Literal, TypeVar, overload
 
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
+from frazil.io.paths import has_scheme
 
 if TYPE_CHECKING:
     import pyarrow.fs
@@ -47,18 +48,16 @@ S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
 # (pyarrow and the OS release the GIL), so more threads than cores pays off for object stores.
 DEFAULT_MAX_WORKERS = 16
 
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
-
 T = TypeVar("T")
 
 
 def location_scheme(location: str) -> str:
     """The lower-cased URI scheme of ``location``, ``""`` for a plain path (a one-letter
     "scheme" is a Windows drive letter, so a plain path too)."""
-    match = _SCHEME.match(location)
-    if match is None or len(match.group(1)) == 1:
+    if not has_scheme(location):
         return ""
-    return match.group(1).lower()
+    scheme = location.partition(":")[0]
+    return "" if len(scheme) == 1 else scheme.lower()
 
 
 def file_not_found(location: str) -> FileNotFoundError:

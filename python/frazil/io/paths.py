@@ -13,8 +13,6 @@ table copied elsewhere and registered at its new metadata path reads from its ne
 
 from __future__ import annotations
 
-import re
-
 from frazil import _native
 from frazil.exceptions import FrazilError, InvalidArgumentError
 
@@ -26,12 +24,10 @@ __all__ = [
     "table_location_from_metadata",
 ]
 
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
-
 
 def has_scheme(path: str) -> bool:
     """Whether ``path`` starts with a URI scheme (an absolute path in v4's terms)."""
-    return _SCHEME.match(path) is not None
+    return _native.path_has_scheme(path)
 
 
 def resolve_path(path: str, table_location: str | None) -> str:

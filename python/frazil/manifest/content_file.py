@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from frazil.arrow_schema import type_to_arrow
 from frazil.exceptions import InvalidArgumentError
@@ -31,6 +32,9 @@ __all__ = [
     "data_files_from_arrow",
     "data_files_from_entries",
     "data_files_to_arrow",
+    "deletion_vector_mask",
+    "is_deletion_vector",
+    "is_deletion_vector_of",
     "manifest_entries",
     "partition_arrow_type",
 ]
@@ -59,6 +63,32 @@ class FileFormat:
     ORC = "ORC"
     PARQUET = "PARQUET"
     PUFFIN = "PUFFIN"
+
+
+# The one rule for "is this delete file a deletion vector" (spec "Deletion Vectors"): position
+# deletes stored in a Puffin file. Three forms: a DataFile, its two fields, and Arrow columns.
+
+
+def is_deletion_vector_of(content: int, file_format: str | None) -> bool:
+    """Whether a file of this ``content`` and ``file_format`` is a deletion vector."""
+    return (
+        content == DataFileContent.POSITION_DELETES
+        and (file_format or "").upper() == FileFormat.PUFFIN
+    )
+
+
+def is_deletion_vector(f: DataFile) -> bool:
+    """Whether a delete file is a deletion vector (position deletes in Puffin)."""
+    return is_deletion_vector_of(f.content, f.file_format)
+
+
+def deletion_vector_mask(content: Any, file_format: Any) -> Any:
+    """Per row of ``data_file`` columns ``content`` and ``file_format``: whether the file is a
+    deletion vector (a pyarrow boolean array)."""
+    return pc.and_(
+        pc.equal(content, DataFileContent.POSITION_DELETES),
+        pc.equal(pc.utf8_upper(file_format), FileFormat.PUFFIN),
+    )
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
-import re
 import uuid
 import zlib
 from collections.abc import Mapping
@@ -22,7 +21,7 @@ from typing import Any
 from frazil import _json
 from frazil._json import Fields, check_unicode, check_unique
 from frazil.exceptions import FrazilError, ParseError, UnsupportedError
-from frazil.io.paths import relativize_path, resolve_path
+from frazil.io.paths import has_scheme, relativize_path, resolve_path
 from frazil.metadata.name_mapping import (
     DEFAULT_NAME_MAPPING_PROPERTY,
     NameMapping,
@@ -68,7 +67,6 @@ __all__ = [
 # location; it is still under development in the spec.
 SUPPORTED_FORMAT_VERSION = 4
 MAIN_BRANCH = "main"
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
 def _relativize_fields(out: dict[str, Any], location: str) -> None:
@@ -468,7 +466,7 @@ def _parse(f: Fields, location_override: str | None) -> TableMetadata:
     location = f.opt_str("location") if version >= 4 else f.str("location")
     if location is None:
         location = location_override
-    if version >= 4 and location is not None and not _SCHEME.match(location):
+    if version >= 4 and location is not None and not has_scheme(location):
         raise ParseError(f"location: {location!r} must be an absolute path (with a URI scheme)")
 
     # v1 reads as 0 (Appendix E), as the reference does, whatever a writer put in.

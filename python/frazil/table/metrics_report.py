@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from frazil.expressions.json import to_json
-from frazil.manifest.content_file import DataFileContent
+from frazil.manifest.content_file import DataFileContent, is_deletion_vector_of
 
 if TYPE_CHECKING:
     from frazil.metadata import Snapshot
@@ -90,7 +90,7 @@ class ScanCounts:
         self.delete_bytes += size if blob_size is None else blob_size
         if content == DataFileContent.EQUALITY_DELETES:
             self.equality += 1
-        elif str(file_format).upper() == "PUFFIN":
+        elif is_deletion_vector_of(content, str(file_format)):
             self.dvs += 1
         else:
             self.positional += 1

@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 
 from frazil.arrow_schema import FIELD_ID_KEY, type_to_arrow
 from frazil.exceptions import InvalidArgumentError, io_error
+from frazil.manifest.content_file import deletion_vector_mask
 from frazil.metadata import PartitionStatisticsFile, Snapshot, TableMetadata
 from frazil.table.inspect.entries import (
     manifest_entries,
@@ -150,10 +151,7 @@ def _contributions(
         sign = sign.cast(pa.int64())
         records = pc.multiply(df.field("record_count").cast(pa.int64()), sign)
         size = pc.multiply(df.field("file_size_in_bytes").cast(pa.int64()), sign)
-        is_dv = pc.and_(
-            pc.equal(content, _POSITION_DELETES),
-            pc.equal(pc.utf8_upper(df.field("file_format")), "PUFFIN"),
-        )
+        is_dv = deletion_vector_mask(content, df.field("file_format"))
         cols: dict[str, pa.Array] = {
             "spec_id": pa.array([row["partition_spec_id"]] * n, pa.int32()),
         }

@@ -90,6 +90,24 @@ pub fn read_dv(
     }
 }
 
+/// [`read_dv`], its positions checked to be below `record_count` (the data file's rows) when
+/// given.
+pub fn read_dv_within(
+    data: &[u8],
+    offset: u64,
+    length: Option<u64>,
+    context: &str,
+    record_count: Option<u64>,
+) -> Result<PositionBitmap> {
+    let dv = read_dv(data, offset, length, context)?;
+    if let Some(n) = record_count {
+        dv.check_within(n).map_err(|e| {
+            Error::decode(format!("invalid deletion vector {context}: {}", e.message))
+        })?;
+    }
+    Ok(dv)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,5 +175,21 @@ mod tests {
             // A flip anywhere is caught by the length, magic or CRC check.
             prop_assert!(deserialize_dv(&flipped, "t").is_err());
         }
+    }
+
+    #[test]
+    fn read_within_a_record_count() -> Result<()> {
+        let blob = serialize_dv(&PositionBitmap::from_positions(&[0, 7])?);
+        assert_eq!(
+            read_dv_within(&blob, 0, None, "x", Some(8))?.cardinality(),
+            2
+        );
+        let e = read_dv_within(&blob, 0, None, "x", Some(7)).expect_err("7 is not below 7");
+        assert!(
+            e.message.starts_with("invalid deletion vector x: "),
+            "{}",
+            e.message
+        );
+        Ok(())
     }
 }

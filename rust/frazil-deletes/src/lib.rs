@@ -14,7 +14,7 @@ pub mod puffin;
 
 pub use bitmap::PositionBitmap;
 pub use deletion_vector::{
-    deserialize_dv, read_dv, serialize_dv, DV_BLOB_TYPE, ROW_POSITION_FIELD_ID,
+    deserialize_dv, read_dv, read_dv_within, serialize_dv, DV_BLOB_TYPE, ROW_POSITION_FIELD_ID,
 };
 pub use equality_delete::{EqualityDeleteSet, KeyKind};
 pub use puffin::{

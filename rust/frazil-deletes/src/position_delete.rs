@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
-use arrow_array::{Array, ArrowPrimitiveType, PrimitiveArray};
+use arrow_array::{Array, ArrayRef, ArrowPrimitiveType, PrimitiveArray};
 use arrow_buffer::{BooleanBuffer, Buffer, MutableBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 use frazil_values::{Error, Result};
@@ -194,6 +194,36 @@ pub fn group_position_deletes(
         .collect()
 }
 
+/// [`group_position_deletes`] of position delete rows given as struct chunks (a table's
+/// record batches) holding `file_path` and `pos` columns.
+pub fn group_position_delete_rows(
+    rows: &[ArrayRef],
+    only: Option<&str>,
+) -> Result<Vec<(String, PositionBitmap)>> {
+    let mut pairs = Vec::with_capacity(rows.len());
+    for chunk in rows {
+        let s = chunk
+            .as_struct_opt()
+            .ok_or_else(|| Error::invalid("position delete rows must be a table of structs"))?;
+        let column = |name: &str| {
+            s.column_by_name(name).map(|c| c.as_ref()).ok_or_else(|| {
+                Error::invalid(format!("position delete rows lack a {name:?} column"))
+            })
+        };
+        pairs.push((column("file_path")?, column("pos")?));
+    }
+    group_position_deletes(&pairs, only)
+}
+
+/// The bitmap of the positions in integer array chunks (any order, duplicates ok).
+pub fn bitmap_of_chunks(chunks: &[ArrayRef]) -> Result<PositionBitmap> {
+    let mut b = PositionBitmap::new();
+    for chunk in chunks {
+        b.extend(&positions_of(chunk.as_ref(), "positions")?)?;
+    }
+    Ok(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,6 +316,41 @@ mod tests {
             vec![true, false, false, true, false]
         );
         assert_eq!(keep_indices(&b, (1 << 32) - 2, 5).to_vec(), vec![0, 3]);
+        Ok(())
+    }
+
+    #[test]
+    fn rows_and_chunks() -> Result<()> {
+        use arrow_array::StructArray;
+        use arrow_schema::{Field, Fields};
+        use std::sync::Arc;
+        let rows = StructArray::new(
+            Fields::from(vec![
+                Field::new("file_path", DataType::Utf8, false),
+                Field::new("pos", DataType::Int64, false),
+            ]),
+            vec![
+                Arc::new(StringArray::from(vec!["a", "a", "b"])) as ArrayRef,
+                Arc::new(Int64Array::from(vec![3, 1, 2])),
+            ],
+            None,
+        );
+        let groups = group_position_delete_rows(&[Arc::new(rows) as ArrayRef], None)?;
+        let sizes: Vec<_> = groups
+            .iter()
+            .map(|(p, b)| (p.as_str(), b.cardinality()))
+            .collect();
+        assert_eq!(sizes, vec![("a", 2), ("b", 1)]);
+        let e =
+            group_position_delete_rows(&[Arc::new(Int64Array::from(vec![1])) as ArrayRef], None)
+                .expect_err("not structs");
+        assert!(e.message.contains("table of structs"), "{}", e.message);
+        let chunks: Vec<ArrayRef> = vec![
+            Arc::new(Int64Array::from(vec![5, 1])),
+            Arc::new(Int64Array::from(vec![1, 9])),
+        ];
+        let b = bitmap_of_chunks(&chunks)?;
+        assert_eq!((b.cardinality(), b.min(), b.max()), (3, Some(1), Some(9)));
         Ok(())
     }
 }

@@ -65,6 +65,26 @@ pub struct BlobMetadata {
 }
 
 impl BlobMetadata {
+    /// A blob known only by where it lies, as a manifest locates it (no fields, ids or
+    /// properties).
+    pub fn located(
+        blob_type: String,
+        offset: u64,
+        length: u64,
+        compression_codec: Option<String>,
+    ) -> BlobMetadata {
+        BlobMetadata {
+            blob_type,
+            fields: Vec::new(),
+            snapshot_id: -1,
+            sequence_number: -1,
+            offset,
+            length,
+            compression_codec,
+            properties: Vec::new(),
+        }
+    }
+
     pub fn property(&self, key: &str) -> Option<&str> {
         self.properties
             .iter()

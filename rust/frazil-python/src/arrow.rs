@@ -4,6 +4,7 @@
 use std::ffi::CStr;
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
 use arrow_array::ffi::{from_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::ffi_stream::{ArrayStreamReader, FFI_ArrowArrayStream};
 use arrow_array::{make_array, Array, ArrayRef};
@@ -22,13 +23,6 @@ const STREAM: &CStr = c"arrow_array_stream";
 pub struct Imported {
     pub array: ArrayRef,
     pub field: FieldRef,
-}
-
-pub fn is_uuid(field: &Field) -> bool {
-    field
-        .metadata()
-        .get("ARROW:extension:name")
-        .is_some_and(|name| name == "arrow.uuid")
 }
 
 fn malformed(e: impl std::fmt::Display) -> PyErr {
@@ -170,4 +164,34 @@ pub fn export_batch(batch: arrow_array::RecordBatch) -> RecordBatchExport {
         schema: batch.schema(),
         batches: vec![batch],
     }
+}
+
+/// The chunks of an Arrow array or chunked array (`__arrow_c_array__` or `__arrow_c_stream__`).
+pub fn import_chunks(obj: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
+    if obj.hasattr("__arrow_c_array__")? {
+        Ok(vec![import_array(obj)?.array])
+    } else if obj.hasattr("__arrow_c_stream__")? {
+        Ok(import_stream(obj)?.1)
+    } else {
+        Err(invalid(format!(
+            "expected an Arrow array or chunked array, got {}",
+            obj.get_type().name()?
+        )))
+    }
+}
+
+/// An array handed back under an unnamed field of its own type.
+pub fn array_export(array: ArrayRef, nullable: bool) -> ArrowArrayExport {
+    let field = Arc::new(Field::new("", array.data_type().clone(), nullable));
+    export(array, field)
+}
+
+/// A record batch passed as a struct array (`__arrow_c_array__`).
+pub fn import_batch(obj: &Bound<'_, PyAny>) -> PyResult<arrow_array::RecordBatch> {
+    let imported = import_array(obj)?;
+    let s = imported
+        .array
+        .as_struct_opt()
+        .ok_or_else(|| invalid("expected a record batch (a struct array)"))?;
+    Ok(arrow_array::RecordBatch::from(s.clone()))
 }

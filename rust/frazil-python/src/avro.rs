@@ -1,8 +1,6 @@
 //! Bindings of `frazil_manifest::avro::data`: Avro data files, bytes in, Arrow record batches
 //! out, decoded with the GIL released.
 
-use arrow_array::cast::AsArray;
-use arrow_array::RecordBatch;
 use frazil_manifest::avro::data::write::DataWriter;
 use frazil_manifest::avro::data::{data_schema, read_data, DataReadOptions};
 use frazil_manifest::avro::Codec;
@@ -10,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
 
-use crate::arrow::{import_array, RecordBatchExport};
+use crate::arrow::{import_batch, RecordBatchExport};
 use crate::error::{invalid, IntoPyResult};
 
 /// The file's Arrow schema (an export without batches).
@@ -44,14 +42,6 @@ fn avro_data_read(
     let firsts = batches.iter().map(|b| b.first_row).collect();
     let batches = batches.into_iter().map(|b| b.batch).collect();
     Ok((firsts, RecordBatchExport { schema, batches }))
-}
-
-fn import_batch(batch: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
-    let imported = import_array(batch)?;
-    let Some(s) = imported.array.as_struct_opt() else {
-        return Err(invalid("expected a record batch"));
-    };
-    Ok(RecordBatch::from(s.clone()))
 }
 
 /// An Avro data file being written: `template` (a record batch, possibly empty) gives the

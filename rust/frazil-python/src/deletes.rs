@@ -5,35 +5,14 @@
 
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array};
-use arrow_schema::Field;
+use arrow_array::{BooleanArray, Int64Array};
 use frazil_deletes::{position_delete, PositionBitmap};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
 
-use crate::arrow::{export, import_array, import_stream, ArrowArrayExport};
-use crate::error::{invalid, IntoPyResult};
-
-fn array_export(array: ArrayRef, nullable: bool) -> ArrowArrayExport {
-    let field = Arc::new(Field::new("", array.data_type().clone(), nullable));
-    export(array, field)
-}
-
-/// The chunks of an Arrow array or chunked array (`__arrow_c_array__` or `__arrow_c_stream__`).
-fn import_chunks(obj: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
-    if obj.hasattr("__arrow_c_array__")? {
-        Ok(vec![import_array(obj)?.array])
-    } else if obj.hasattr("__arrow_c_stream__")? {
-        Ok(import_stream(obj)?.1)
-    } else {
-        Err(invalid(format!(
-            "expected an Arrow array or chunked array, got {}",
-            obj.get_type().name()?
-        )))
-    }
-}
+use crate::arrow::{array_export, import_chunks, import_stream, ArrowArrayExport};
+use crate::error::IntoPyResult;
 
 /// Position delete rows (anything with `__arrow_c_stream__` of structs holding `file_path`
 /// and `pos` columns) grouped into one deletion vector per data file.
@@ -45,24 +24,8 @@ fn deletes_group_positions(
     data_file: Option<String>,
 ) -> PyResult<Vec<(String, PyDeletionVector)>> {
     let (_, chunks) = import_stream(rows)?;
-    let mut columns = Vec::with_capacity(chunks.len());
-    for chunk in &chunks {
-        let s = chunk
-            .as_struct_opt()
-            .ok_or_else(|| invalid("position delete rows must be a table of structs"))?;
-        let column = |name: &str| {
-            s.column_by_name(name)
-                .cloned()
-                .ok_or_else(|| invalid(format!("position delete rows lack a {name:?} column")))
-        };
-        columns.push((column("file_path")?, column("pos")?));
-    }
-    let pairs: Vec<(&dyn Array, &dyn Array)> = columns
-        .iter()
-        .map(|(f, p)| (f.as_ref(), p.as_ref()))
-        .collect();
     let groups = py
-        .detach(|| position_delete::group_position_deletes(&pairs, data_file.as_deref()))
+        .detach(|| position_delete::group_position_delete_rows(&chunks, data_file.as_deref()))
         .py()?;
     Ok(groups
         .into_iter()
@@ -90,13 +53,7 @@ impl PyDeletionVector {
     fn from_positions(py: Python<'_>, positions: &Bound<'_, PyAny>) -> PyResult<Self> {
         let chunks = import_chunks(positions)?;
         let inner = py
-            .detach(|| {
-                let mut b = PositionBitmap::new();
-                for chunk in &chunks {
-                    b.extend(&position_delete::positions_of(chunk.as_ref(), "positions")?)?;
-                }
-                Ok(b)
-            })
+            .detach(|| position_delete::bitmap_of_chunks(&chunks))
             .py()?;
         Ok(PyDeletionVector { inner })
     }
@@ -114,18 +71,7 @@ impl PyDeletionVector {
         record_count: Option<u64>,
     ) -> PyResult<Self> {
         let inner = py
-            .detach(|| {
-                let dv = frazil_deletes::read_dv(&data, offset, length, context)?;
-                if let Some(n) = record_count {
-                    dv.check_within(n).map_err(|e| {
-                        frazil_values::Error::decode(format!(
-                            "invalid deletion vector {context}: {}",
-                            e.message
-                        ))
-                    })?;
-                }
-                Ok::<_, frazil_values::Error>(dv)
-            })
+            .detach(|| frazil_deletes::read_dv_within(&data, offset, length, context, record_count))
             .py()?;
         Ok(PyDeletionVector { inner })
     }

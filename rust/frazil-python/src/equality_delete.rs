@@ -27,27 +27,8 @@ impl PyEqualityDeleteSet {
     #[staticmethod]
     fn from_keys(py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Self> {
         let (field, chunks) = import_stream(keys)?;
-        let DataType::Struct(fields) = field.data_type() else {
-            return Err(invalid(format!(
-                "equality delete keys must be a table, not a stream of {}",
-                field.data_type()
-            )));
-        };
-        let types: Vec<DataType> = fields.iter().map(|f| f.data_type().clone()).collect();
         let inner = py
-            .detach(|| {
-                let mut set = EqualityDeleteSet::new(&types)?;
-                for chunk in &chunks {
-                    let columns: Vec<&dyn Array> = chunk
-                        .as_struct()
-                        .columns()
-                        .iter()
-                        .map(|c| c.as_ref())
-                        .collect();
-                    set.insert(&columns)?;
-                }
-                Ok(set)
-            })
+            .detach(|| EqualityDeleteSet::from_key_chunks(field.data_type(), &chunks))
             .py()?;
         Ok(PyEqualityDeleteSet { inner })
     }

@@ -1,42 +1,16 @@
 //! Bindings of `frazil_values::geo`: the bounding box of geometry/geography WKB columns, kept
 //! across a file's batches in one native accumulator.
 
-use arrow_array::cast::AsArray;
 use std::sync::Arc;
 
-use arrow_array::{Array, BooleanArray};
+use arrow_array::BooleanArray;
 use arrow_schema::{DataType, Field};
 use frazil_values::geo::{BoundingBox, BoundsAccumulator};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::arrow::{export, import_array, import_stream, ArrowArrayExport};
-use crate::error::{invalid, IntoPyResult};
-
-fn add_all<'a>(
-    acc: &mut BoundsAccumulator,
-    values: impl Iterator<Item = Option<&'a [u8]>>,
-) -> frazil_values::Result<()> {
-    for (i, v) in values.enumerate() {
-        if let Some(v) = v {
-            acc.add_wkb(v).map_err(|e| {
-                frazil_values::Error::new(e.kind, format!("row {i}: {}", e.message))
-            })?;
-        }
-    }
-    Ok(())
-}
-
-fn add_array(acc: &mut BoundsAccumulator, array: &dyn Array) -> frazil_values::Result<()> {
-    match array.data_type() {
-        DataType::Binary => add_all(acc, array.as_binary::<i32>().iter()),
-        DataType::LargeBinary => add_all(acc, array.as_binary::<i64>().iter()),
-        DataType::BinaryView => add_all(acc, array.as_binary_view().iter()),
-        other => Err(frazil_values::Error::invalid(format!(
-            "WKB values must be a binary array, got {other}"
-        ))),
-    }
-}
+use crate::arrow::{export, import_array, import_chunks, ArrowArrayExport};
+use crate::error::IntoPyResult;
 
 /// The bounding box of WKB values added batch by batch (`geography`: longitudes on a circle).
 #[pyclass(module = "frazil._native")]
@@ -56,15 +30,11 @@ impl GeoBounds {
     /// Adds the values of an array or chunked array (`__arrow_c_array__` or
     /// `__arrow_c_stream__`) of binary WKB; nulls are skipped.
     fn add(&mut self, py: Python<'_>, values: &Bound<'_, PyAny>) -> PyResult<()> {
-        let arrays = if values.hasattr("__arrow_c_stream__")? {
-            import_stream(values)?.1
-        } else {
-            vec![import_array(values)?.array]
-        };
+        let arrays = import_chunks(values)?;
         let acc = &mut self.acc;
         py.detach(|| {
             for a in &arrays {
-                add_array(acc, a.as_ref())?;
+                acc.add_wkb_array(a.as_ref())?;
             }
             acc.compact();
             Ok(())
@@ -115,12 +85,7 @@ fn geo_bounds_intersect(
     other_upper: &[u8],
     geography: bool,
 ) -> PyResult<bool> {
-    let a = BoundingBox::from_bounds(lower, upper).py()?;
-    let b = BoundingBox::from_bounds(other_lower, other_upper).py()?;
-    if a.xmin.is_nan() || b.xmin.is_nan() {
-        return Err(invalid("a geo bound has a NaN X or Y"));
-    }
-    Ok(a.intersects_xy(&b, geography))
+    BoundingBox::bounds_intersect((lower, upper), (other_lower, other_upper), geography).py()
 }
 
 /// Per value of a binary WKB array: whether its box may share a point with the query box
@@ -138,27 +103,7 @@ fn geo_intersects_box(
     let imported = import_array(values)?;
     let array = imported.array;
     let out = py
-        .detach(|| -> frazil_values::Result<BooleanArray> {
-            let test = |i: usize, v: &[u8]| -> frazil_values::Result<bool> {
-                let b = BoundingBox::of_wkb(v, geography).map_err(|e| {
-                    frazil_values::Error::new(e.kind, format!("row {i}: {}", e.message))
-                })?;
-                Ok(b.is_none_or(|b| b.intersects_xy(&query, geography)))
-            };
-            let run = |it: &mut dyn Iterator<Item = Option<&[u8]>>| {
-                it.enumerate()
-                    .map(|(i, v)| v.map(|v| test(i, v)).transpose())
-                    .collect::<frazil_values::Result<BooleanArray>>()
-            };
-            match array.data_type() {
-                DataType::Binary => run(&mut array.as_binary::<i32>().iter()),
-                DataType::LargeBinary => run(&mut array.as_binary::<i64>().iter()),
-                DataType::BinaryView => run(&mut array.as_binary_view().iter()),
-                other => Err(frazil_values::Error::invalid(format!(
-                    "WKB values must be a binary array, got {other}"
-                ))),
-            }
-        })
+        .detach(|| frazil_values::geo::intersects_box_array(array.as_ref(), &query, geography))
         .py()?;
     let field = Arc::new(Field::new(imported.field.name(), DataType::Boolean, true));
     Ok(export(Arc::new(out), field))
@@ -180,10 +125,7 @@ fn geo_prune(
     let array = imported.array;
     let keep = py
         .detach(|| {
-            let s = array.as_struct_opt().ok_or_else(|| {
-                frazil_values::Error::invalid("data files must be a struct array")
-            })?;
-            frazil_scan::geo_evaluator::may_intersect(s, field_id, &query, geography)
+            frazil_scan::geo_evaluator::may_intersect(array.as_ref(), field_id, &query, geography)
         })
         .py()?;
     let out = BooleanArray::from(keep);

@@ -3,14 +3,13 @@
 
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
 use arrow_array::Array;
 use arrow_schema::Field;
 use frazil_scan::inspect::{readable_metrics, MetricsColumn};
 use pyo3::prelude::*;
 
 use crate::arrow::{export, import_array, ArrowArrayExport};
-use crate::error::{invalid, IntoPyResult};
+use crate::error::IntoPyResult;
 use crate::values::parse_primitive;
 
 /// `data_files`: a `data_file` struct array (as `manifest_read` decodes it); `columns`: one
@@ -22,10 +21,6 @@ fn inspect_readable_metrics(
     columns: Vec<(String, i32, String)>,
 ) -> PyResult<ArrowArrayExport> {
     let imported = import_array(data_files)?;
-    let s = imported
-        .array
-        .as_struct_opt()
-        .ok_or_else(|| invalid("expected a data_file struct array"))?;
     let columns = columns
         .into_iter()
         .map(|(name, id, ty)| {
@@ -36,7 +31,9 @@ fn inspect_readable_metrics(
             })
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let result = py.detach(|| readable_metrics(s, &columns)).py()?;
+    let result = py
+        .detach(|| readable_metrics(imported.array.as_ref(), &columns))
+        .py()?;
     let field = Field::new("readable_metrics", result.data_type().clone(), false);
     Ok(export(Arc::new(result), Arc::new(field)))
 }

@@ -83,10 +83,8 @@ fn options(
     ReadOptions {
         manifest_file: inherit.map(ListEntry::manifest_file),
         columns,
-        threads: None,
-        stats_field_ids: None,
         table_location: location.cloned(),
-        path: None,
+        ..Default::default()
     }
 }
 
@@ -170,6 +168,12 @@ fn write_options(
         metadata,
         table_location: location,
     })
+}
+
+/// Whether `path` starts with a URI scheme (`frazil_manifest::paths::has_scheme`).
+#[pyfunction]
+fn path_has_scheme(path: &str) -> bool {
+    frazil_manifest::paths::has_scheme(path)
 }
 
 /// Spec "Path Resolution" of one path (`frazil_manifest::paths::resolve`).
@@ -265,6 +269,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(manifest_write, m)?)?;
     m.add_function(wrap_pyfunction!(manifest_write_list, m)?)?;
     m.add_function(wrap_pyfunction!(manifest_summarize, m)?)?;
+    m.add_function(wrap_pyfunction!(path_has_scheme, m)?)?;
     m.add_function(wrap_pyfunction!(path_resolve, m)?)?;
     m.add_function(wrap_pyfunction!(path_relativize, m)?)?;
     Ok(())

@@ -36,11 +36,7 @@ impl PyMetricsEvaluator {
         sql_nulls: bool,
     ) -> PyResult<Self> {
         let (schema, expr) = py
-            .detach(|| {
-                let schema = Schema::from_json(schema_json)?;
-                let expr = Expr::from_json_str(filter_json, &schema)?;
-                Ok::<_, frazil_scan::Error>((schema, expr))
-            })
+            .detach(|| Expr::bound_from_json(schema_json, filter_json))
             .py()?;
         Ok(PyMetricsEvaluator {
             schema,

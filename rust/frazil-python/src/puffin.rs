@@ -102,16 +102,7 @@ fn puffin_read_blob<'py>(
     compression_codec: Option<String>,
     location: &str,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let blob = BlobMetadata {
-        blob_type,
-        fields: Vec::new(),
-        snapshot_id: -1,
-        sequence_number: -1,
-        offset,
-        length,
-        compression_codec,
-        properties: Vec::new(),
-    };
+    let blob = BlobMetadata::located(blob_type, offset, length, compression_codec);
     let bytes = py
         .detach(|| puffin::read_blob(&data, &blob, location))
         .py()?;

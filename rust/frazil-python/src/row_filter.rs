@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray};
 use arrow_schema::{DataType, Field};
-use frazil_scan::{Expr, RowFilter, Schema};
+use frazil_scan::{Expr, RowFilter};
 use pyo3::prelude::*;
 
 use crate::arrow::{export, import_array, ArrowArrayExport};
@@ -24,8 +24,7 @@ impl PyRowFilter {
     fn new(py: Python<'_>, schema_json: &str, filter_json: &str) -> PyResult<Self> {
         let inner = py
             .detach(|| {
-                let schema = Schema::from_json(schema_json)?;
-                let expr = Expr::from_json_str(filter_json, &schema)?;
+                let (schema, expr) = Expr::bound_from_json(schema_json, filter_json)?;
                 RowFilter::new(&expr, &schema)
             })
             .py()?;

@@ -4,42 +4,15 @@
 
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, ListArray, RecordBatch};
-use arrow_buffer::OffsetBuffer;
-use arrow_schema::{DataType, Field};
 use frazil_manifest::ReadOptions;
-use frazil_scan::{DeletePlan, Load, PlannedScan as Planned, ScanPlanner, TaskDeletes};
+use frazil_scan::{DeletePlan, PlannedScan as Planned, ScanPlanner};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 
-use crate::arrow::{export, export_batch, import_array, ArrowArrayExport, RecordBatchExport};
+use crate::arrow::{array_export, export_batch, import_batch, ArrowArrayExport, RecordBatchExport};
 use crate::error::{invalid, IntoPyResult};
 
 use crate::manifest::{Inherit, ListEntry};
-
-fn import_batch(obj: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
-    let imported = import_array(obj)?;
-    let s = imported
-        .array
-        .as_struct_opt()
-        .ok_or_else(|| invalid("expected a record batch (a struct array)"))?;
-    Ok(RecordBatch::from(s.clone()))
-}
-
-fn array_export(array: ArrayRef) -> ArrowArrayExport {
-    let field = Arc::new(Field::new("", array.data_type().clone(), false));
-    export(array, field)
-}
-
-/// Each entry's delete file indices as one `list<int32>` array (the crate keeps the offsets
-/// valid: one more than entries, ascending from 0).
-fn deletes_export(deletes: TaskDeletes) -> ArrowArrayExport {
-    let item = Arc::new(Field::new_list_field(DataType::Int32, false));
-    let offsets = OffsetBuffer::new(deletes.offsets.values().clone());
-    let list = ListArray::new(item, offsets, Arc::new(deletes.indices), None);
-    array_export(Arc::new(list))
-}
 
 /// One planned manifest (`frazil_scan::PlannedManifest`): its row in the manifest list, its
 /// content (0: data, 1: deletes), the selected entries, and for a data manifest each entry's
@@ -101,7 +74,7 @@ impl PyScanPlanner {
     ) -> PyResult<ArrowArrayExport> {
         let batch = import_batch(manifest_list)?;
         let keep = py.detach(|| self.inner.prune_manifests(&batch)).py()?;
-        Ok(array_export(Arc::new(keep)))
+        Ok(array_export(Arc::new(keep), false))
     }
 
     /// The filter as the residuals of undecided files write it, as JSON.
@@ -114,40 +87,10 @@ impl PyScanPlanner {
         self.inner.partition_filter_json(spec_id).py()
     }
 
-    /// Plans the manifests at `rows` of `manifest_list` (their bytes in `datas`, inheritance in
-    /// `inherits`: (added_snapshot_id, sequence_number, first_row_id)), decoding and planning
-    /// on up to `threads` threads.
-    /// Data files' column stats maps are in the entries only with `include_column_stats`.
-    #[pyo3(signature = (manifest_list, rows, datas, inherits, threads = None, include_column_stats = true))]
-    #[allow(clippy::too_many_arguments)]
-    fn plan_files(
-        &self,
-        py: Python<'_>,
-        manifest_list: &Bound<'_, PyAny>,
-        rows: Vec<usize>,
-        datas: Vec<PyBackedBytes>,
-        inherits: Vec<Inherit>,
-        threads: Option<usize>,
-        include_column_stats: bool,
-    ) -> PyResult<PlannedScan> {
-        let batch = import_batch(manifest_list)?;
-        let options = read_options(&rows, &datas, inherits, self.table_location.as_ref())?;
-        let planned = py
-            .detach(|| {
-                self.inner.plan_files(
-                    &batch,
-                    &rows,
-                    |k, what| load(&datas[k], &options[k], &what),
-                    threads,
-                    include_column_stats,
-                )
-            })
-            .py()?;
-        export_planned(py, planned)
-    }
-
-    /// Plans the delete manifests at `rows` (arguments as `plan_files`'): the delete files of
-    /// the scan, indexed for `plan_data`.
+    /// Plans the delete manifests at `rows` of `manifest_list` (their bytes in `datas`,
+    /// inheritance in `inherits`: (added_snapshot_id, sequence_number, first_row_id)),
+    /// decoding and planning on up to `threads` threads: the delete files of the scan, indexed
+    /// for `plan_data`.
     #[pyo3(signature = (manifest_list, rows, datas, inherits, threads = None))]
     fn plan_deletes(
         &self,
@@ -165,7 +108,7 @@ impl PyScanPlanner {
                 self.inner.plan_deletes(
                     &batch,
                     &rows,
-                    |k, what| load(&datas[k], &options[k], &what),
+                    |k, what| what.read(&datas[k], &options[k]),
                     threads,
                 )
             })
@@ -181,8 +124,9 @@ impl PyScanPlanner {
         })
     }
 
-    /// Plans the data manifests at `rows` (arguments as `plan_files`') against the scan's
+    /// Plans the data manifests at `rows` (arguments as `plan_deletes`') against the scan's
     /// `DeletePlan`; may be called for several runs of manifests (residuals are per call).
+    /// Data files' column stats maps are in the entries only with `include_column_stats`.
     #[pyo3(signature = (deletes, manifest_list, rows, datas, inherits, threads = None, include_column_stats = true))]
     #[allow(clippy::too_many_arguments)]
     fn plan_data(
@@ -204,7 +148,7 @@ impl PyScanPlanner {
                     &deletes.inner,
                     &batch,
                     &rows,
-                    |k, what| load(&datas[k], &options[k], &what),
+                    |k, what| what.read(&datas[k], &options[k]),
                     threads,
                     include_column_stats,
                 )
@@ -249,24 +193,10 @@ fn read_options(
         .into_iter()
         .map(|i| ReadOptions {
             manifest_file: i.map(ListEntry::manifest_file),
-            columns: None,
-            threads: None,
-            stats_field_ids: None,
             table_location: location.cloned(),
-            path: None,
+            ..Default::default()
         })
         .collect())
-}
-
-/// Decodes one manifest as the planner asks (`Load`).
-fn load(data: &[u8], options: &ReadOptions, what: &Load) -> frazil_values::Result<RecordBatch> {
-    let options = ReadOptions {
-        columns: (!what.column_stats).then(frazil_manifest::manifest::without_column_stats),
-        threads: Some(what.threads),
-        stats_field_ids: what.stats_field_ids.as_deref().map(Arc::from),
-        ..options.clone()
-    };
-    frazil_manifest::read_manifest(data, &options)
 }
 
 fn export_manifest(
@@ -280,10 +210,13 @@ fn export_manifest(
         entries: Py::new(py, export_batch(p.entries))?,
         positions: Py::new(
             py,
-            array_export(Arc::new(arrow_array::Int64Array::from(positions))),
+            array_export(Arc::new(arrow_array::Int64Array::from(positions)), false),
         )?,
-        residual_index: Py::new(py, array_export(Arc::new(p.residual_index)))?,
-        deletes: Py::new(py, deletes_export(p.deletes))?,
+        residual_index: Py::new(py, array_export(Arc::new(p.residual_index), false))?,
+        deletes: Py::new(
+            py,
+            array_export(Arc::new(p.deletes.into_list_array()), false),
+        )?,
     };
     Py::new(py, manifest)
 }

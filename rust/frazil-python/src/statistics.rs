@@ -4,7 +4,7 @@ use frazil_statistics::{estimate_of, ThetaSketch, ThetaUnion};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::arrow::{import_array, import_stream};
+use crate::arrow::import_chunks;
 use crate::error::IntoPyResult;
 use crate::values::parse_primitive;
 
@@ -34,11 +34,7 @@ impl PyThetaSketch {
         type_json: &str,
     ) -> PyResult<()> {
         let ty = parse_primitive(type_json)?;
-        let arrays = if values.hasattr("__arrow_c_array__")? {
-            vec![import_array(values)?.array]
-        } else {
-            import_stream(values)?.1
-        };
+        let arrays = import_chunks(values)?;
         let inner = &mut self.inner;
         py.detach(|| {
             arrays

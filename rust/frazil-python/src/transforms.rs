@@ -1,15 +1,13 @@
 //! Bindings of `frazil_transforms`: a transform travels as its spec string.
 
-use std::sync::Arc;
-
 use arrow_array::{make_array, ArrayRef};
 use arrow_data::ArrayData;
-use arrow_schema::{Field, FieldRef};
-use frazil_transforms::{apply_array, Transform};
+use arrow_schema::FieldRef;
+use frazil_transforms::{apply_field, Transform};
 use frazil_values::Type;
 use pyo3::prelude::*;
 
-use crate::arrow::{export, import_array, import_stream, is_uuid, ArrowArrayExport};
+use crate::arrow::{export, import_array, import_stream, ArrowArrayExport};
 use crate::error::{invalid, IntoPyResult};
 use crate::values::{literal_to_py, parse_primitive, parse_type, py_to_literal};
 
@@ -27,6 +25,13 @@ fn integer(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
             obj.repr().map(|r| r.to_string()).unwrap_or_default()
         ))
     })
+}
+
+/// Murmur3 x86 32-bit of bytes, unsigned (`frazil_transforms::murmur3`).
+#[pyfunction]
+#[pyo3(signature = (data, seed = 0))]
+fn murmur3_32(data: &[u8], seed: u32) -> u32 {
+    frazil_transforms::murmur3::hash_bytes_with_seed(data, seed) as u32
 }
 
 #[pyfunction]
@@ -86,23 +91,13 @@ fn transform_result_type(transform: &str, type_json: &str) -> PyResult<String> {
     Ok(ty.to_json().to_string())
 }
 
-/// Identity and void keep the input's field, so extension types such as `arrow.uuid` survive.
-fn output_field(t: &Transform, input: &FieldRef, out: &ArrayRef) -> FieldRef {
-    match t {
-        Transform::Identity | Transform::Void => Arc::clone(input),
-        _ => Arc::new(Field::new(input.name(), out.data_type().clone(), true)),
-    }
-}
-
 fn apply_one(
     py: Python<'_>,
     t: &Transform,
     array: ArrayRef,
     field: &FieldRef,
 ) -> PyResult<ArrowArrayExport> {
-    let uuid = is_uuid(field);
-    let out = py.detach(|| apply_array(t, &array, uuid)).py()?;
-    let field = output_field(t, field, &out);
+    let (out, field) = py.detach(|| apply_field(t, &array, field)).py()?;
     Ok(export(out, field))
 }
 
@@ -164,6 +159,7 @@ fn transform_apply_scalar<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LenientTransform>()?;
     m.add_class::<TransformedChunks>()?;
+    m.add_function(wrap_pyfunction!(murmur3_32, m)?)?;
     m.add_function(wrap_pyfunction!(transform_parse, m)?)?;
     m.add_function(wrap_pyfunction!(transform_parse_lenient, m)?)?;
     m.add_function(wrap_pyfunction!(transform_bucket, m)?)?;

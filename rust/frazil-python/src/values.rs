@@ -11,9 +11,7 @@ use crate::error::{invalid, IntoPyResult};
 
 /// A type arrives as its Appendix C JSON text (a JSON string for a primitive).
 pub fn parse_type(type_json: &str) -> PyResult<Type> {
-    let value: serde_json::Value = serde_json::from_str(type_json)
-        .map_err(|e| invalid(format!("invalid type JSON {type_json:?}: {e}")))?;
-    Type::from_json(&value).py()
+    Type::from_json_str(type_json).py()
 }
 
 pub fn parse_primitive(type_json: &str) -> PyResult<PrimitiveType> {
@@ -210,12 +208,7 @@ fn value_from_json<'py>(
     type_json: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let ty = parse_type(type_json)?;
-    let value: serde_json::Value = serde_json::from_str(json_text).map_err(|e| {
-        crate::error::to_py(frazil_values::Error::decode(format!(
-            "invalid JSON {json_text:?}: {e}"
-        )))
-    })?;
-    let literal = json::from_json(&value, &ty).py()?;
+    let literal = json::from_json_str(json_text, &ty).py()?;
     literal_to_py(py, literal.as_ref())
 }
 

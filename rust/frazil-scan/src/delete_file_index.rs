@@ -44,6 +44,14 @@ pub struct TaskDeletes {
 }
 
 impl TaskDeletes {
+    /// Each entry's delete file indices as one `list<int32>` array (the offsets are valid:
+    /// one more than entries, ascending from 0).
+    pub fn into_list_array(self) -> arrow_array::ListArray {
+        let item = std::sync::Arc::new(arrow_schema::Field::new_list_field(DataType::Int32, false));
+        let offsets = arrow_buffer::OffsetBuffer::new(self.offsets.values().clone());
+        arrow_array::ListArray::new(item, offsets, std::sync::Arc::new(self.indices), None)
+    }
+
     pub fn none(n: usize) -> TaskDeletes {
         TaskDeletes {
             offsets: Int32Array::from(vec![0; n + 1]),

@@ -4,7 +4,7 @@
 //! bounds that cannot be read, are kept.
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, MapArray, StructArray};
+use arrow_array::{Array, MapArray};
 use arrow_schema::DataType;
 use frazil_values::geo::BoundingBox;
 use frazil_values::{Error, Result};
@@ -28,11 +28,14 @@ fn bound_at(map: &Option<MapArray>, at: Option<u32>) -> Option<&[u8]> {
 /// Per data file of a `data_file` struct column: whether it may hold a value of field
 /// `field_id` whose box intersects `query` (`geography`: the antimeridian rule).
 pub fn may_intersect(
-    data_file: &StructArray,
+    data_file: &dyn Array,
     field_id: i32,
     query: &BoundingBox,
     geography: bool,
 ) -> Result<Vec<bool>> {
+    let data_file = data_file
+        .as_struct_opt()
+        .ok_or_else(|| Error::invalid("data files must be a struct array"))?;
     let n = data_file.len();
     let lower = map_col(data_file, "lower_bounds")?;
     let upper = map_col(data_file, "upper_bounds")?;
@@ -65,7 +68,7 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_array::builder::{BinaryBuilder, Int32Builder, MapBuilder};
-    use arrow_array::ArrayRef;
+    use arrow_array::{ArrayRef, StructArray};
     use arrow_schema::{Field, Fields};
 
     use super::*;

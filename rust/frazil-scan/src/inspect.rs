@@ -207,7 +207,10 @@ fn map_column<'a>(data_file: &'a StructArray, name: &str) -> Result<Option<&'a M
 /// manifest decoder produces it): one non-null struct per column of `columns`, named by its
 /// `name`, with the counts as `Int64` and the bounds as [`bound_type`]. A bound that cannot be
 /// decoded as its column's type is an error naming the column.
-pub fn readable_metrics(data_file: &StructArray, columns: &[MetricsColumn]) -> Result<StructArray> {
+pub fn readable_metrics(data_file: &dyn Array, columns: &[MetricsColumn]) -> Result<StructArray> {
+    let data_file = data_file
+        .as_struct_opt()
+        .ok_or_else(|| Error::invalid("expected a data_file struct array"))?;
     let n = data_file.len();
     let slot: HashMap<i32, usize> = columns.iter().enumerate().map(|(k, c)| (c.id, k)).collect();
     let types = columns

@@ -109,6 +109,23 @@ pub struct Load {
     pub stats_field_ids: Option<Vec<i32>>,
 }
 
+impl Load {
+    /// Decodes one manifest as asked; `base` gives its inheritance and table location.
+    pub fn read(
+        &self,
+        data: &[u8],
+        base: &frazil_manifest::ReadOptions,
+    ) -> Result<arrow_array::RecordBatch> {
+        let options = frazil_manifest::ReadOptions {
+            columns: (!self.column_stats).then(frazil_manifest::manifest::without_column_stats),
+            threads: Some(self.threads),
+            stats_field_ids: self.stats_field_ids.as_deref().map(Arc::from),
+            ..base.clone()
+        };
+        frazil_manifest::read_manifest(data, &options)
+    }
+}
+
 /// The plan of one manifest.
 #[derive(Debug, Clone)]
 pub struct ManifestPlan {
@@ -124,9 +141,8 @@ impl ScanPlanner {
     /// `schema_json`: the scan's schema (Appendix C); `specs_json`: a list of partition specs
     /// (table metadata's `partition-specs`); `filter_json`: the bound row filter.
     pub fn new(schema_json: &str, specs_json: &str, filter_json: &str) -> Result<ScanPlanner> {
-        let schema = Schema::from_json(schema_json)?;
+        let (schema, filter) = Expr::bound_from_json(schema_json, filter_json)?;
         let specs = PartitionSpec::list_from_json(specs_json)?;
-        let filter = Expr::from_json_str(filter_json, &schema)?;
         Ok(ScanPlanner::from_parts(schema, specs, filter))
     }
 

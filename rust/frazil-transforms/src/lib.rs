@@ -8,5 +8,5 @@ pub mod scalar;
 pub mod transform;
 
 pub use frazil_values::{Error, ErrorKind, Result};
-pub use kernels::{apply_array, source_type_of};
+pub use kernels::{apply_array, apply_field, is_uuid, source_type_of};
 pub use transform::Transform;

@@ -38,7 +38,13 @@ pub fn hash_long(v: i64) -> i32 {
 
 #[inline]
 pub fn hash_bytes(data: &[u8]) -> i32 {
-    let mut h1 = 0u32;
+    hash_bytes_with_seed(data, 0)
+}
+
+/// [`hash_bytes`] from another seed (Java's `Hashing.murmur3_32_fixed(seed)`).
+#[inline]
+pub fn hash_bytes_with_seed(data: &[u8], seed: u32) -> i32 {
+    let mut h1 = seed;
     let mut blocks = data.chunks_exact(4);
     for block in &mut blocks {
         let k1 = u32::from_le_bytes([block[0], block[1], block[2], block[3]]);
@@ -92,6 +98,9 @@ mod tests {
         let uuid = 0xf79c3e09_677c_4bbd_a479_3f349cb785e7u128.to_be_bytes();
         assert_eq!(hash_bytes(&uuid), 1488055340);
         assert_eq!(hash_bytes(&[0, 1, 2, 3]), -188683207);
+        // SMHasher's vectors for other seeds.
+        assert_eq!(hash_bytes_with_seed(b"", 1) as u32, 0x514e_28b7);
+        assert_eq!(hash_bytes_with_seed(b"", 0xffff_ffff) as u32, 0x81f1_6f39);
         assert_eq!(hash_long(1), 1392991556); // true
         assert_eq!(hash_double(1.0), -142385009);
         assert_eq!(hash_double(0.0), 1669671676);

@@ -8,6 +8,10 @@
 //! control points outside their curve's box, so a value of such a type yields no box
 //! ([`Error`] of kind unsupported) rather than a wrong one.
 
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, BooleanArray};
+use arrow_schema::DataType;
+
 use crate::error::{Error, Result};
 
 /// A box over the X, Y, Z and M dimensions; a dimension without any value is `None`.
@@ -228,6 +232,21 @@ impl BoundingBox {
         })
     }
 
+    /// Whether the boxes of two bound pairs (Appendix D points) may share a point over X and
+    /// Y; a NaN X or Y bound is refused.
+    pub fn bounds_intersect(
+        (lower, upper): (&[u8], &[u8]),
+        (other_lower, other_upper): (&[u8], &[u8]),
+        geography: bool,
+    ) -> Result<bool> {
+        let a = BoundingBox::from_bounds(lower, upper)?;
+        let b = BoundingBox::from_bounds(other_lower, other_upper)?;
+        if a.xmin.is_nan() || b.xmin.is_nan() {
+            return Err(Error::invalid("a geo bound has a NaN X or Y"));
+        }
+        Ok(a.intersects_xy(&b, geography))
+    }
+
     /// Whether the boxes may share a point over X and Y (Z and M are not compared).
     /// `geography`: a box whose `xmin > xmax` covers `x >= xmin || x <= xmax`.
     pub fn intersects_xy(&self, other: &BoundingBox, geography: bool) -> bool {
@@ -386,6 +405,56 @@ impl Reader<'_> {
     }
 }
 
+fn at_row(i: usize, e: Error) -> Error {
+    Error::new(e.kind, format!("row {i}: {}", e.message))
+}
+
+/// The WKB values of a binary array, `None` for a null.
+fn wkb_values(array: &dyn Array) -> Result<Box<dyn Iterator<Item = Option<&[u8]>> + '_>> {
+    Ok(match array.data_type() {
+        DataType::Binary => Box::new(array.as_binary::<i32>().iter()),
+        DataType::LargeBinary => Box::new(array.as_binary::<i64>().iter()),
+        DataType::BinaryView => Box::new(array.as_binary_view().iter()),
+        other => {
+            return Err(Error::invalid(format!(
+                "WKB values must be a binary array, got {other}"
+            )))
+        }
+    })
+}
+
+impl BoundsAccumulator {
+    /// Adds the non-null values of a binary WKB array; an error names its row.
+    pub fn add_wkb_array(&mut self, array: &dyn Array) -> Result<()> {
+        for (i, v) in wkb_values(array)?.enumerate() {
+            if let Some(v) = v {
+                self.add_wkb(v).map_err(|e| at_row(i, e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Per value of a binary WKB array: whether its box may share a point with `query`; null for
+/// null values, true where a value has no box (an empty value, or a geography value with
+/// edges) so nothing is dropped on a guess.
+pub fn intersects_box_array(
+    array: &dyn Array,
+    query: &BoundingBox,
+    geography: bool,
+) -> Result<BooleanArray> {
+    wkb_values(array)?
+        .enumerate()
+        .map(|(i, v)| {
+            v.map(|v| {
+                let b = BoundingBox::of_wkb(v, geography).map_err(|e| at_row(i, e))?;
+                Ok(b.is_none_or(|b| b.intersects_xy(query, geography)))
+            })
+            .transpose()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,5 +554,45 @@ mod tests {
         let mut p = point(1.0, 2.0);
         p.push(0);
         assert!(acc.add_wkb(&p).is_err());
+    }
+
+    #[test]
+    fn arrays_of_wkb() {
+        let point = |x: f64, y: f64| {
+            let mut w = vec![1u8, 1, 0, 0, 0];
+            w.extend_from_slice(&x.to_le_bytes());
+            w.extend_from_slice(&y.to_le_bytes());
+            w
+        };
+        let (a, b) = (point(1.0, 2.0), point(5.0, 6.0));
+        let values = arrow_array::BinaryArray::from(vec![Some(a.as_slice()), None, Some(&b)]);
+        let mut acc = BoundsAccumulator::new(false);
+        acc.add_wkb_array(&values).expect("add");
+        let bounds = acc.finish().expect("a box");
+        assert_eq!((bounds.xmin, bounds.xmax), (1.0, 5.0));
+        let query = BoundingBox::of_wkb(&point(0.5, 1.5), false)
+            .expect("box")
+            .expect("a box");
+        let hits = intersects_box_array(
+            &values,
+            &BoundingBox {
+                xmax: 2.0,
+                ymax: 3.0,
+                ..query
+            },
+            false,
+        )
+        .expect("intersect");
+        assert_eq!(
+            hits.iter().collect::<Vec<_>>(),
+            vec![Some(true), None, Some(false)]
+        );
+        let bad = arrow_array::BinaryArray::from(vec![&[1u8][..]]);
+        let e = acc.add_wkb_array(&bad).expect_err("truncated");
+        assert!(e.message.starts_with("row 0: "), "{}", e.message);
+        let (lo, hi) = bounds.to_bounds();
+        assert!(BoundingBox::bounds_intersect((&lo, &hi), (&lo, &hi), false).expect("bounds"));
+        let nan = f64::NAN.to_le_bytes().repeat(2);
+        assert!(BoundingBox::bounds_intersect((&nan, &nan), (&lo, &hi), false).is_err());
     }
 }

@@ -120,6 +120,13 @@ fn primitive_to_json(value: &Literal, ty: &PrimitiveType) -> Result<Value> {
 }
 
 /// Deserializes a value (or null) of type `ty`.
+/// [`from_json`] of JSON text.
+pub fn from_json_str(text: &str, ty: &Type) -> Result<Option<Literal>> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| Error::decode(format!("invalid JSON {text:?}: {e}")))?;
+    from_json(&value, ty)
+}
+
 pub fn from_json(value: &Value, ty: &Type) -> Result<Option<Literal>> {
     if value.is_null() {
         return Ok(None);

@@ -12,6 +12,7 @@ pub mod parquet_variant;
 pub mod temporal;
 pub mod types;
 pub mod variant;
+pub mod variant_shredding;
 
 pub use error::{Error, ErrorKind, Result};
 pub use literal::Literal;

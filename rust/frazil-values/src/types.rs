@@ -318,6 +318,13 @@ impl Type {
     }
 
     /// Parses the JSON form of a type (Appendix C): a string for primitives, an object otherwise.
+    /// [`Type::from_json`] of Appendix C JSON text (a JSON string for a primitive).
+    pub fn from_json_str(text: &str) -> Result<Type> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| Error::invalid(format!("invalid type JSON {text:?}: {e}")))?;
+        Type::from_json(&value)
+    }
+
     pub fn from_json(value: &Value) -> Result<Type> {
         match value {
             Value::String(s) => Ok(Type::Primitive(s.parse()?)),

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from frazil.arrow_schema import field_id_of, type_to_arrow
 from frazil.expressions import AlwaysTrue, BooleanExpression, parse
+from frazil.manifest.content_file import is_deletion_vector_of
 from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import Snapshot
 from frazil.table.inspect.entries import (
@@ -159,7 +160,7 @@ def _position_rows(tbl: Table, df: pa.StructArray, i: int) -> pa.Table:
     path = df.field("file_path")[i].as_py()
     fmt = (df.field("file_format")[i].as_py() or "").upper()
     row_type = type_to_arrow(tbl.metadata.schema().as_struct())
-    if fmt == "PUFFIN":
+    if is_deletion_vector_of(df.field("content")[i].as_py(), fmt):
         offset = df.field("content_offset")[i].as_py()
         length = df.field("content_size_in_bytes")[i].as_py()
         target = df.field("referenced_data_file")[i].as_py()

@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 
 from frazil.exceptions import InvalidArgumentError
 from frazil.expressions import AlwaysTrue, as_filter, bind
-from frazil.manifest.content_file import DataFile, DataFileContent
+from frazil.manifest.content_file import DataFile, DataFileContent, is_deletion_vector
 from frazil.table.scan.plan import ColumnStats
 from frazil.table.scan.read import FILE_PATH_FIELD_ID, DeleteCache, read_task
 from frazil.table.write.row_context import (
@@ -51,7 +51,6 @@ from frazil.table.write.row_context import (
     ROW_ID,
     LineageWriter,
     RowContext,
-    _is_dv,
     data_columns,
 )
 from frazil.table.write.row_delta import DELETE_ISOLATION, DELETE_MODE
@@ -124,7 +123,7 @@ def _deleted_ratio(task: FileScanTask) -> float:
         d.record_count
         for d in task.delete_files
         if d.content == DataFileContent.POSITION_DELETES
-        and (_is_dv(d) or d.referenced_data_file == f.file_path)
+        and (is_deletion_vector(d) or d.referenced_data_file == f.file_path)
     )
     return min(known, f.record_count) / f.record_count
 
@@ -193,7 +192,7 @@ def _delete_key(d: DataFile) -> tuple[str, int | None]:
 
 def _applies_only_to(d: DataFile, rewritten: set[str], cache: DeleteCache) -> bool:
     """Whether a position delete file (or DV) names only rewritten data files."""
-    if _is_dv(d) or d.referenced_data_file is not None:
+    if is_deletion_vector(d) or d.referenced_data_file is not None:
         return d.referenced_data_file in rewritten
     lo = (d.lower_bounds or {}).get(FILE_PATH_FIELD_ID)
     hi = (d.upper_bounds or {}).get(FILE_PATH_FIELD_ID)

@@ -32,7 +32,12 @@ import pyarrow.compute as pc
 
 from frazil import manifest as fm
 from frazil.exceptions import UnsupportedError, ValidationError
-from frazil.manifest.content_file import DataFile, DataFileContent, data_files_from_entries
+from frazil.manifest.content_file import (
+    DataFile,
+    DataFileContent,
+    data_files_from_entries,
+    is_deletion_vector,
+)
 from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import MAIN_BRANCH, Snapshot, TableMetadata
 from frazil.table.scan import DataScan
@@ -40,7 +45,6 @@ from frazil.table.scan.plan import snapshot_manifests
 from frazil.table.scan.read import DeleteCache, read_dv
 from frazil.table.update.snapshot import ReplaceFiles
 from frazil.table.write.delete_writer import DeleteWriter
-from frazil.table.write.row_context import _is_dv
 from frazil.table.write.writer import WrittenFilesStep
 
 if TYPE_CHECKING:
@@ -87,7 +91,7 @@ def _position_delete_files(table: Table, snapshot: Snapshot) -> list[DataFile]:
         entries = fm.read_manifest(data, row, path=row["manifest_path"], location=md.paths_location)
         live = entries.filter(pc.not_equal(entries.column("status"), DELETED))
         for f in data_files_from_entries(live, row["partition_spec_id"]):
-            if f.content == DataFileContent.POSITION_DELETES and not _is_dv(f):
+            if f.content == DataFileContent.POSITION_DELETES and not is_deletion_vector(f):
                 out.append(f)
     return out
 
@@ -129,11 +133,11 @@ def stage_rewrite_position_deletes(
         positional = [
             d
             for d in task.delete_files
-            if d.content == DataFileContent.POSITION_DELETES and not _is_dv(d)
+            if d.content == DataFileContent.POSITION_DELETES and not is_deletion_vector(d)
         ]
         if not positional:
             continue
-        dvs = [d for d in task.delete_files if _is_dv(d)]
+        dvs = [d for d in task.delete_files if is_deletion_vector(d)]
         if len(dvs) > 1:
             raise ValidationError(
                 f"{name}: data file {task.file.file_path} has {len(dvs)} deletion vectors"

@@ -46,7 +46,7 @@ from frazil.exceptions import (
     ValidationError,
 )
 from frazil.expressions import AlwaysTrue, BooleanExpression
-from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat
+from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat, is_deletion_vector
 from frazil.manifest.deletes import DeletionVector, EqualityDeleteSet
 from frazil.metadata.name_mapping import NameMapping, create_mapping_from_schema
 from frazil.schema import Schema
@@ -371,12 +371,7 @@ def read_task(
     if filt is None:
         filt = AlwaysTrue()
 
-    dvs = [
-        d
-        for d in task.delete_files
-        if d.content == DataFileContent.POSITION_DELETES
-        and (d.file_format or "").upper() == FileFormat.PUFFIN
-    ]
+    dvs = [d for d in task.delete_files if is_deletion_vector(d)]
     pos_files = [
         d
         for d in task.delete_files

@@ -45,6 +45,7 @@ from frazil.manifest.content_file import (
     DataFile,
     DataFileContent,
     data_files_from_entries,
+    deletion_vector_mask,
     manifest_entries,
     partition_arrow_type,
 )
@@ -466,7 +467,9 @@ class SnapshotProducer(TransactionStep):
         ):
             data_file = entries.column("data_file")
             target = pc.struct_field(data_file, "referenced_data_file")
-            is_dv = pc.is_valid(pc.struct_field(data_file, "content_offset"))
+            is_dv = deletion_vector_mask(
+                pc.struct_field(data_file, "content"), pc.struct_field(data_file, "file_format")
+            )
             of_removed = pc.fill_null(pc.is_in(target, value_set=referenced), False)
             match = pc.or_(match, pc.and_(live, pc.and_(is_dv, of_removed)))
         if dv_set is not None and len(dv_set):

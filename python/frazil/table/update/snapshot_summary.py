@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat
+from frazil.manifest.content_file import DataFile, DataFileContent, is_deletion_vector
 
 __all__ = ["SnapshotSummaryCollector", "update_totals"]
 
@@ -48,15 +48,9 @@ _METRICS = (
 )
 
 
-def _is_dv(f: DataFile) -> bool:
-    return (
-        f.content == DataFileContent.POSITION_DELETES and f.file_format.upper() == FileFormat.PUFFIN
-    )
-
-
 def _content_size(f: DataFile) -> int:
     # A deletion vector is one blob of a shared Puffin file: it counts its own bytes only.
-    if _is_dv(f) and f.content_size_in_bytes is not None:
+    if is_deletion_vector(f) and f.content_size_in_bytes is not None:
         return f.content_size_in_bytes
     return f.file_size_in_bytes
 
@@ -76,7 +70,7 @@ class SnapshotSummaryCollector:
             m["added-data-files" if added else "deleted-data-files"] += 1
             m["added-records" if added else "deleted-records"] += f.record_count
         elif f.content == DataFileContent.POSITION_DELETES:
-            if _is_dv(f):
+            if is_deletion_vector(f):
                 m["added-dvs" if added else "removed-dvs"] += 1
             else:
                 m["added-position-delete-files" if added else "removed-position-delete-files"] += 1

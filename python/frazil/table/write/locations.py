@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import struct
 import urllib.parse
 import uuid
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from frazil import _native
 from frazil._json import java_double
 from frazil.io import property_bool
 from frazil.types import (
@@ -74,31 +74,8 @@ _DIR_DEPTH = 3
 
 
 def murmur3_32(data: bytes, seed: int = 0) -> int:
-    """MurmurHash3 x86 32-bit, unsigned (once per file name, so plain Python is enough)."""
-    c1, c2 = 0xCC9E2D51, 0x1B873593
-    h = seed & 0xFFFFFFFF
-    n = len(data) - len(data) % 4
-    for (k,) in struct.iter_unpack("<I", data[:n]):
-        k = (k * c1) & 0xFFFFFFFF
-        k = ((k << 15) | (k >> 17)) & 0xFFFFFFFF
-        k = (k * c2) & 0xFFFFFFFF
-        h ^= k
-        h = ((h << 13) | (h >> 19)) & 0xFFFFFFFF
-        h = (h * 5 + 0xE6546B64) & 0xFFFFFFFF
-    tail = data[n:]
-    if tail:
-        k = int.from_bytes(tail, "little")
-        k = (k * c1) & 0xFFFFFFFF
-        k = ((k << 15) | (k >> 17)) & 0xFFFFFFFF
-        k = (k * c2) & 0xFFFFFFFF
-        h ^= k
-    h ^= len(data)
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
-    h ^= h >> 16
-    return h
+    """MurmurHash3 x86 32-bit, unsigned (the native hash of ``frazil-transforms``)."""
+    return _native.murmur3_32(data, seed & 0xFFFFFFFF)
 
 
 def _strip(location: str) -> str:

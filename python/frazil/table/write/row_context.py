@@ -18,7 +18,7 @@ import pyarrow as pa
 from frazil.arrow_schema import FIELD_ID_KEY, schema_to_arrow
 from frazil.exceptions import InvalidArgumentError
 from frazil.expressions import AlwaysFalse, AlwaysTrue, BooleanExpression
-from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat
+from frazil.manifest.content_file import DataFile, DataFileContent, is_deletion_vector
 from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import Snapshot, TableMetadata
 from frazil.schema import Schema
@@ -98,13 +98,6 @@ def write_mode(metadata: TableMetadata, key: str) -> str:
             f"table property {key}={mode!r} must be {COPY_ON_WRITE!r} or {MERGE_ON_READ!r}"
         )
     return mode
-
-
-def _is_dv(d: DataFile) -> bool:
-    return (
-        d.content == DataFileContent.POSITION_DELETES
-        and (d.file_format or "").upper() == FileFormat.PUFFIN
-    )
 
 
 @dataclass
@@ -197,7 +190,7 @@ class RowContext:
         """Positions already deleted from the task's file by its DV or position deletes."""
         parts = []
         for d in task.delete_files:
-            if _is_dv(d):
+            if is_deletion_vector(d):
                 assert d.content_offset is not None and d.content_size_in_bytes is not None
                 blob = read_range(self.io, d.file_path, d.content_offset, d.content_size_in_bytes)
                 # Bounded by the data file's rows: a DV's positions all lie below its count.

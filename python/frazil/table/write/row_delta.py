@@ -54,7 +54,12 @@ from frazil.expressions import (
     bind,
 )
 from frazil.expressions.metrics_evaluator import StrictMetricsEvaluator
-from frazil.manifest.content_file import DataFile, DataFileContent, data_files_to_arrow
+from frazil.manifest.content_file import (
+    DataFile,
+    DataFileContent,
+    data_files_to_arrow,
+    is_deletion_vector,
+)
 from frazil.manifest.deletes import DeletionVector
 from frazil.metadata import MAIN_BRANCH, Operation, Snapshot, TableMetadata
 from frazil.schema import Schema
@@ -74,7 +79,6 @@ from frazil.table.write.row_context import (
     POS,
     LineageWriter,
     RowContext,
-    _is_dv,
     data_columns,
 )
 from frazil.table.write.writer import DataFileWriter, WrittenFilesStep
@@ -320,7 +324,8 @@ class _Change:
                     if d.content != DataFileContent.POSITION_DELETES:
                         continue
                     key = _delete_key(d.file_path, d.content_offset)
-                    if (_is_dv(d) or d.referenced_data_file == path) and key not in dropped:
+                    targets = is_deletion_vector(d) or d.referenced_data_file == path
+                    if targets and key not in dropped:
                         dropped.add(key)
                         producer.delete_delete_file(d)
             else:

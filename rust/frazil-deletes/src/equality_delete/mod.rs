@@ -371,6 +371,26 @@ impl EqualityDeleteSet {
         Ok(EqualityDeleteSet { kinds, keys })
     }
 
+    /// A set of the key rows of equality delete files given as a stream of struct chunks (a
+    /// table of the delete columns, in `equality_ids` order) whose struct fields are `fields`.
+    pub fn from_key_chunks(key_type: &DataType, chunks: &[arrow_array::ArrayRef]) -> Result<Self> {
+        let DataType::Struct(fields) = key_type else {
+            return Err(Error::invalid(format!(
+                "equality delete keys must be a table, not a stream of {key_type}"
+            )));
+        };
+        let types: Vec<DataType> = fields.iter().map(|f| f.data_type().clone()).collect();
+        let mut set = EqualityDeleteSet::new(&types)?;
+        for chunk in chunks {
+            let s = chunk
+                .as_struct_opt()
+                .ok_or_else(|| Error::invalid("equality delete keys must be struct chunks"))?;
+            let columns: Vec<&dyn Array> = s.columns().iter().map(|c| c.as_ref()).collect();
+            set.insert(&columns)?;
+        }
+        Ok(set)
+    }
+
     /// The number of distinct keys.
     pub fn len(&self) -> usize {
         match &self.keys {

@@ -161,6 +161,29 @@ fn mismatches_are_errors() {
     assert!(EqualityDeleteSet::new(&[nested]).is_err());
 }
 
+/// Keys arriving as a table's struct chunks (the binding's `from_keys`).
+#[test]
+fn sets_from_struct_chunks() {
+    use arrow_array::StructArray;
+    use arrow_schema::{Field, Fields};
+    let fields = Fields::from(vec![Field::new("id", DataType::Int64, true)]);
+    let chunk = |v: Vec<i64>| -> ArrayRef {
+        Arc::new(StructArray::new(
+            fields.clone(),
+            vec![Arc::new(Int64Array::from(v)) as ArrayRef],
+            None,
+        ))
+    };
+    let key_type = DataType::Struct(fields.clone());
+    let s = EqualityDeleteSet::from_key_chunks(&key_type, &[chunk(vec![1, 2]), chunk(vec![2, 5])])
+        .expect("keys");
+    assert_eq!(s.len(), 3);
+    let probe: ArrayRef = Arc::new(Int64Array::from(vec![1, 3, 5]));
+    assert_eq!(kept(&s, &[probe]), vec![false, true, false]);
+    let e = EqualityDeleteSet::from_key_chunks(&DataType::Int64, &[]).err();
+    assert!(e.is_some_and(|e| e.message.contains("must be a table")));
+}
+
 // ---- property tests against an independent oracle: a linear scan over the delete rows
 // with Java's equality written out per value (nulls equal, NaN equal, signed zeros apart).
 

@@ -372,6 +372,13 @@ impl Expr {
         json::from_json(value, schema)
     }
 
+    /// A schema (Appendix C JSON text) and a filter bound to it (expressions JSON text).
+    pub fn bound_from_json(schema_json: &str, filter_json: &str) -> Result<(Schema, Expr)> {
+        let schema = Schema::from_json(schema_json)?;
+        let expr = Expr::from_json_str(filter_json, &schema)?;
+        Ok((schema, expr))
+    }
+
     /// [`Expr::from_json`] of JSON text, read on a growing stack to any depth up to
     /// [`MAX_JSON_DEPTH`].
     pub fn from_json_str(text: &str, schema: &Schema) -> Result<Expr> {

@@ -10,7 +10,7 @@ mod truncate;
 use std::sync::Arc;
 
 use arrow_array::{make_array, new_null_array, Array, ArrayRef};
-use arrow_schema::{DataType, TimeUnit};
+use arrow_schema::{DataType, Field, FieldRef, TimeUnit};
 use frazil_values::{Error, PrimitiveType, Result, Type};
 
 use crate::transform::Transform;
@@ -51,6 +51,29 @@ pub fn source_type_of(data_type: &DataType, is_uuid: bool) -> Result<PrimitiveTy
             )))
         }
     })
+}
+
+/// Whether a field carries the `arrow.uuid` extension type (a 16-byte fixed that is a uuid).
+pub fn is_uuid(field: &Field) -> bool {
+    field
+        .metadata()
+        .get("ARROW:extension:name")
+        .is_some_and(|name| name == "arrow.uuid")
+}
+
+/// [`apply_array`] of an array under its field, with the result's field: identity and void
+/// keep the input's field, so extension types such as `arrow.uuid` survive.
+pub fn apply_field(
+    transform: &Transform,
+    array: &ArrayRef,
+    field: &FieldRef,
+) -> Result<(ArrayRef, FieldRef)> {
+    let out = apply_array(transform, array, is_uuid(field))?;
+    let field = match transform {
+        Transform::Identity | Transform::Void => Arc::clone(field),
+        _ => Arc::new(Field::new(field.name(), out.data_type().clone(), true)),
+    };
+    Ok((out, field))
 }
 
 /// Applies `transform` to every value of `array`; nulls stay null.
