@@ -9,6 +9,7 @@ _I: TypeAlias = int | None
 _ListEntry: TypeAlias = tuple[_I, _I, _I] | tuple[_I, _I, _I, _I, _I, _I, _I, _I, _I, _I]
 
 __all__ = [
+    "COLUMN_STATS",
     "ArrowArrayExport",
     "AvroDataWriter",
     "DeletePlan",
@@ -75,6 +76,7 @@ __all__ = [
 ]
 
 __version__: str
+COLUMN_STATS: list[str]
 build_profile: str
 
 @final

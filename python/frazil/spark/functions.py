@@ -44,9 +44,11 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
-from frazil.exceptions import InvalidArgumentError
+from frazil.exceptions import InvalidArgumentError, ParseError
 from frazil.spark import _arrow
 from frazil.spark.common import positive_int
+from frazil.transforms import Transform
+from frazil.transforms import parse as parse_transform
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -73,15 +75,26 @@ ColumnOrName: TypeAlias = "Column | str"
 
 # Spark types (their simpleString without parameters) each function accepts.
 _INTEGRAL = ("tinyint", "smallint", "int", "bigint")
-_ACCEPTS = {
-    "bucket": (*_INTEGRAL, "decimal", "date", "timestamp", "timestamp_ntz", "string", "binary"),
-    "truncate": (*_INTEGRAL, "decimal", "string", "binary"),
-    "years": ("date", "timestamp", "timestamp_ntz"),
-    "months": ("date", "timestamp", "timestamp_ntz"),
-    "days": ("date", "timestamp", "timestamp_ntz"),
-    "hours": ("timestamp", "timestamp_ntz"),
+# Spark's types as Iceberg's (Spark's timestamp is timestamptz, timestamp_ntz is timestamp): the
+# transforms' own rules (native can_transform / result_type) say what each function takes and
+# returns, as Java's system functions do.
+_ICEBERG_TYPE = {
+    "tinyint": "int",
+    "smallint": "int",
+    "int": "int",
+    "bigint": "long",
+    "decimal": "decimal(38,0)",
+    "float": "float",
+    "double": "double",
+    "boolean": "boolean",
+    "date": "date",
+    "timestamp": "timestamptz",
+    "timestamp_ntz": "timestamp",
+    "string": "string",
+    "binary": "binary",
 }
-_FIXED_RESULT = {"bucket": "int", "years": "int", "months": "int", "days": "date", "hours": "int"}
+# Spark's plural function names for the time transforms.
+_SPARK_PLURALS = {"years": "year", "months": "month", "days": "day", "hours": "hour"}
 
 
 def bucket(n: int, col: ColumnOrName) -> Column:
@@ -156,10 +169,24 @@ def _type_name(spark_type: DataType) -> str:
     return "decimal" if name.startswith("decimal") else name
 
 
+def _transform(kind: str) -> Transform:
+    """The Iceberg transform of a function kind (a count or width of 1: types do not depend on
+    it)."""
+    name = _SPARK_PLURALS.get(kind, kind)
+    return parse_transform(f"{name}[1]" if kind in ("bucket", "truncate") else name)
+
+
+def _iceberg_type(spark_type: DataType) -> str | None:
+    name = spark_type.simpleString()
+    return name if name.startswith("decimal") else _ICEBERG_TYPE.get(name)
+
+
 def check_type(kind: str, spark_type: DataType) -> None:
     """Raises when Java's ``system.<kind>`` would refuse a column of this Spark type."""
-    if _type_name(spark_type) not in _ACCEPTS[kind]:
-        accepted = ", ".join(_ACCEPTS[kind])
+    transform = _transform(kind)
+    source = _iceberg_type(spark_type)
+    if source is None or not transform.can_transform(source):
+        accepted = ", ".join(n for n, t in _ICEBERG_TYPE.items() if transform.can_transform(t))
         raise InvalidArgumentError(
             f"frazil_{kind} cannot be applied to a column of type {spark_type.simpleString()} "
             f"(accepted: {accepted})"
@@ -173,7 +200,10 @@ def result_type(kind: str, spark_type: DataType) -> DataType:
     check_type(kind, spark_type)
     if kind == "truncate":
         return spark_type
-    return _parse_datatype_string(_FIXED_RESULT[kind])
+    source = _iceberg_type(spark_type)
+    assert source is not None  # check_type passed
+    # The fixed results (int, date) are spelled alike in both type systems.
+    return _parse_datatype_string(str(_transform(kind).result_type(source)))
 
 
 def _known_type(col: ColumnOrName) -> DataType | None:
@@ -310,7 +340,9 @@ def _fixed(kind: str, param: int | None, col: ColumnOrName) -> Column:
     known = _known_field(col)
     if known is not None:
         check_type(kind, known[0])  # fail now rather than in an executor
-    udf = make_udf(kind, param, _parse_datatype_string(_FIXED_RESULT[kind]))
+    # bucket and the time transforms give one type whatever they take: ask with any they accept.
+    result = _transform(kind).result_type("int" if kind == "bucket" else "timestamp")
+    udf = make_udf(kind, param, _parse_datatype_string(str(result)))
     return udf(udf_input(_column(col), known)).alias(_display(kind, param, col))
 
 
@@ -329,18 +361,29 @@ _ICEBERG_NAMES = {
 
 
 def _parse_transform(text: str) -> tuple[str, int | None]:
+    """A transform string as (function kind, count or width), parsed by the transforms' own
+    grammar (native); Spark's plural names of the time transforms are taken too."""
     name = text.strip().lower()
-    for kind, limit in (("bucket", 2**31 - 1), ("truncate", 2**31 - 1)):
-        if name.startswith(kind + "[") and name.endswith("]"):
-            try:
-                param = int(name[len(kind) + 1 : -1])
-            except ValueError:
-                param = None
+    try:
+        transform = parse_transform(_SPARK_PLURALS.get(name, name))
+    except ParseError as error:
+        kind = name.partition("[")[0]
+        if kind in ("bucket", "truncate"):
             what = "bucket count" if kind == "bucket" else "width"
-            return kind, positive_int(kind, what, param, limit)
-    if name in _ICEBERG_NAMES:
-        return _ICEBERG_NAMES[name], None
-    raise InvalidArgumentError(
+            raise InvalidArgumentError(
+                f"frazil_{kind}: the {what} must be a positive int, in {text!r}"
+            ) from error
+        raise _unknown_transform(text) from error
+    kind, _, param = str(transform).partition("[")
+    if param:  # bucket[N], truncate[W]: the functions' own kinds
+        return kind, int(param[:-1])
+    if kind not in _ICEBERG_NAMES:  # void
+        raise _unknown_transform(text)
+    return _ICEBERG_NAMES[kind], None
+
+
+def _unknown_transform(text: str) -> InvalidArgumentError:
+    return InvalidArgumentError(
         f"unknown transform {text!r} (expected bucket[N], truncate[W], year, month, day, hour "
         "or identity)"
     )

@@ -39,11 +39,12 @@ from frazil.types import (
     UUIDType,
 )
 
-__all__ = ["from_native", "to_native"]
+__all__ = ["EPOCH", "EPOCH_DATE", "EPOCH_UTC", "from_native", "to_native"]
 
-_EPOCH_DATE = dt.date(1970, 1, 1)
-_EPOCH = dt.datetime(1970, 1, 1)
-_EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+# The epoch, for every conversion between Python dates and times and Iceberg's counts.
+EPOCH_DATE = dt.date(1970, 1, 1)
+EPOCH = dt.datetime(1970, 1, 1)
+EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
 def _fail(value: Any, t: IcebergType, why: str = "") -> InvalidArgumentError:
@@ -90,10 +91,10 @@ def _timestamp_micros(value: Any, t: IcebergType, with_zone: bool) -> int:
     if with_zone:
         if value.tzinfo is None or value.utcoffset() is None:
             raise _fail(value, t, "a timestamptz needs an aware datetime (e.g. tzinfo=UTC)")
-        return _micros_of(value - _EPOCH_UTC)
+        return _micros_of(value - EPOCH_UTC)
     if value.tzinfo is not None:
         raise _fail(value, t, "a timestamp without zone needs a naive datetime")
-    return _micros_of(value - _EPOCH)
+    return _micros_of(value - EPOCH)
 
 
 def _bytes_of(value: Any, t: IcebergType) -> bytes:
@@ -126,7 +127,7 @@ def to_native(value: Any, t: IcebergType) -> Any:
     if isinstance(t, DateType):
         if isinstance(value, dt.datetime) or not isinstance(value, dt.date):
             raise _fail(value, t, "expected a datetime.date")
-        return (value - _EPOCH_DATE).days
+        return (value - EPOCH_DATE).days
     if isinstance(t, TimeType):
         if not isinstance(value, dt.time) or value.tzinfo is not None:
             raise _fail(value, t, "expected a datetime.time without tzinfo")
@@ -187,14 +188,14 @@ def from_native(obj: Any, t: IcebergType) -> Any:
         if isinstance(t, DecimalType):
             return _decimal_from_unscaled(obj, t.scale)
         if isinstance(t, DateType):
-            return _EPOCH_DATE + dt.timedelta(days=obj)
+            return EPOCH_DATE + dt.timedelta(days=obj)
         if isinstance(t, TimeType):
             seconds, micros = divmod(obj, 1_000_000)
             return dt.time(seconds // 3600, seconds // 60 % 60, seconds % 60, micros)
         if isinstance(t, TimestampType):
-            return _EPOCH + dt.timedelta(microseconds=obj)
+            return EPOCH + dt.timedelta(microseconds=obj)
         if isinstance(t, TimestamptzType):
-            return _EPOCH_UTC + dt.timedelta(microseconds=obj)
+            return EPOCH_UTC + dt.timedelta(microseconds=obj)
     except OverflowError:
         raise UnsupportedError(
             f"{t} value {obj} is outside the range of Python's datetime module"

@@ -49,6 +49,7 @@ from frazil.table.inspect.entries import (
     partition_struct,
 )
 from frazil.table.scan import snapshot_as_of_timestamp
+from frazil.transforms import human_string
 from frazil.types import (
     ListType,
     MapType,
@@ -331,8 +332,6 @@ class InspectTable:
     # ---- manifests
 
     def _summaries(self, row: dict[str, Any]) -> list[dict[str, Any]]:
-        from frazil.table.write.locations import human_string
-
         m = self._metadata
         spec = m.specs().get(row["partition_spec_id"])
         parts = row.get("partitions") or []

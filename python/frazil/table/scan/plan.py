@@ -83,17 +83,8 @@ PLAN_RUN_MANIFESTS = 16
 
 _EMPTY_DELETES = pa.ListArray.from_arrays(pa.array([0], pa.int32()), pa.array([], pa.int32()))
 _ENTRY_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
-_STATS = frozenset(
-    (
-        "column_sizes",
-        "value_counts",
-        "null_value_counts",
-        "nan_value_counts",
-        "distinct_counts",
-        "lower_bounds",
-        "upper_bounds",
-    )
-)
+# The data_file fields that hold column stats (their maps come from the stats source).
+_STATS = frozenset(_native.COLUMN_STATS)
 _MAPS = _STATS
 _LISTS = frozenset(("split_offsets", "equality_ids"))
 
