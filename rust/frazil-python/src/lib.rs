@@ -31,8 +31,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    // The `data_file` fields holding column stats: one list, the manifest crate's.
-    m.add("COLUMN_STATS", frazil_manifest::manifest::COLUMN_STATS.to_vec())?;
     // Lets a benchmark refuse a debug build.
     m.add(
         "build_profile",

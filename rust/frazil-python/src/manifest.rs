@@ -6,6 +6,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::StructArray;
 use frazil_manifest::avro::Codec;
+use frazil_manifest::manifest::COLUMN_STATS;
 use frazil_manifest::{ManifestFile, Promised, ReadOptions, WriteOptions};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
@@ -262,6 +263,8 @@ fn manifest_summarize<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The `data_file` fields holding column stats: one list, the manifest crate's.
+    m.add("COLUMN_STATS", COLUMN_STATS.to_vec())?;
     m.add_class::<RecordBatchExport>()?;
     m.add_function(wrap_pyfunction!(manifest_read_list, m)?)?;
     m.add_function(wrap_pyfunction!(manifest_read, m)?)?;
