@@ -38,6 +38,7 @@ __all__ = [
     "geo_intersects_box",
     "geo_prune",
     "inspect_readable_metrics",
+    "manifest_entry_type",
     "manifest_read",
     "manifest_read_list",
     "manifest_read_many",
@@ -252,6 +253,7 @@ class DeletePlan:
 def inspect_readable_metrics(
     data_files: object, columns: list[tuple[str, int, str]]
 ) -> ArrowArrayExport: ...
+def manifest_entry_type() -> ArrowArrayExport: ...
 def manifest_read_list(data: bytes, location: str | None = None) -> RecordBatchExport: ...
 
 @final

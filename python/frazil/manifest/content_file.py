@@ -9,6 +9,7 @@ fields, each in the Python form pyarrow gives for that field's Arrow type in a m
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from frazil import _native
 from frazil.arrow_schema import type_to_arrow
 from frazil.exceptions import InvalidArgumentError
 
@@ -138,50 +140,24 @@ def _f(name: str, t: pa.DataType, field_id: int, nullable: bool = True) -> pa.Fi
     return pa.field(name, t, nullable=nullable, metadata=_fid(field_id))
 
 
-def _map(key_id: int, value_id: int, value: pa.DataType) -> pa.MapType:
-    return pa.map_(_f("key", pa.int32(), key_id, False), _f("value", value, value_id))
-
-
-def _list(element_id: int, element: pa.DataType) -> pa.ListType:
-    return pa.list_(_f("element", element, element_id))
-
-
-# (name, Arrow type, field id): every data_file field a DataFile carries, in the spec's order.
-_DATA_FILE_FIELDS: tuple[tuple[str, pa.DataType, int], ...] = (
-    ("content", pa.int32(), 134),
-    ("file_path", pa.string(), 100),
-    ("file_format", pa.string(), 101),
-    ("partition", pa.struct([]), 102),
-    ("record_count", pa.int64(), 103),
-    ("file_size_in_bytes", pa.int64(), 104),
-    ("column_sizes", _map(117, 118, pa.int64()), 108),
-    ("value_counts", _map(119, 120, pa.int64()), 109),
-    ("null_value_counts", _map(121, 122, pa.int64()), 110),
-    ("nan_value_counts", _map(138, 139, pa.int64()), 137),
-    ("lower_bounds", _map(126, 127, pa.binary()), 125),
-    ("upper_bounds", _map(129, 130, pa.binary()), 128),
-    ("key_metadata", pa.binary(), 131),
-    ("split_offsets", _list(133, pa.int64()), 132),
-    ("equality_ids", _list(136, pa.int32()), 135),
-    ("sort_order_id", pa.int32(), 140),
-    ("first_row_id", pa.int64(), 142),
-    ("referenced_data_file", pa.string(), 143),
-    ("content_offset", pa.int64(), 144),
-    ("content_size_in_bytes", pa.int64(), 145),
+# The manifest_entry and data_file structs are defined once, by the manifest crate
+# (frazil_manifest::manifest): names, types, field ids, which entry fields are required.
+_ENTRY: pa.StructType = pa.array(_native.manifest_entry_type()).type
+# The data_file fields a DataFile carries, in the spec's order.
+_DATA_FILE_FIELDS = tuple(
+    f
+    for f in _ENTRY.field("data_file").type
+    if f.name in {d.name for d in dataclasses.fields(DataFile)}
 )
-_MAPS = frozenset(
-    (
-        "column_sizes",
-        "value_counts",
-        "null_value_counts",
-        "nan_value_counts",
-        "lower_bounds",
-        "upper_bounds",
-    )
+_MAPS = frozenset(f.name for f in _DATA_FILE_FIELDS if pa.types.is_map(f.type))
+_LISTS = frozenset(f.name for f in _DATA_FILE_FIELDS if pa.types.is_list(f.type))
+# The fields a DataFile cannot do without (its constructor's required arguments), required in
+# every format version; a projected read may lack the others.
+_REQUIRED = tuple(
+    f.name
+    for f in dataclasses.fields(DataFile)
+    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 )
-_LISTS = frozenset(("split_offsets", "equality_ids"))
-# Required in every format version; a projected read may lack the others.
-_REQUIRED = ("file_path", "file_format", "partition", "record_count", "file_size_in_bytes")
 
 
 def partition_arrow_type(spec: PartitionSpec, schema: Schema) -> pa.StructType:
@@ -201,9 +177,11 @@ def data_file_arrow_type(partition_type: pa.StructType | None) -> pa.StructType:
     the ``partition`` field)."""
     return pa.struct(
         [
-            _f(name, partition_type if name == "partition" else t, fid, name not in _REQUIRED)
-            for name, t, fid in _DATA_FILE_FIELDS
-            if partition_type is not None or name != "partition"
+            f.with_type(partition_type if f.name == "partition" else f.type).with_nullable(
+                f.name not in _REQUIRED
+            )
+            for f in _DATA_FILE_FIELDS
+            if partition_type is not None or f.name != "partition"
         ]
     )
 
@@ -299,7 +277,7 @@ def data_files_from_arrow(data_file: Any, spec_id: int) -> list[DataFile]:
     arr = _as_struct(data_file)
     n = len(arr)
     columns: dict[str, list[Any]] = {}
-    for name, _, _ in _DATA_FILE_FIELDS:
+    for name in (f.name for f in _DATA_FILE_FIELDS):
         col = _column(arr, name)
         if col is None:
             continue
@@ -369,21 +347,13 @@ def manifest_entries(
     manifest list entry, as an ADDED entry of a new snapshot should leave them.
     """
     n = len(files)
-    columns = [
-        (_f("status", pa.int32(), 0, False), _per_file(status, n, "status", pa.int32())),
-        (
-            _f("snapshot_id", pa.int64(), 1),
-            _per_file(snapshot_id, n, "snapshot_id", pa.int64()),
-        ),
-        (
-            _f("sequence_number", pa.int64(), 3),
-            _per_file(sequence_number, n, "sequence_number", pa.int64()),
-        ),
-        (
-            _f("file_sequence_number", pa.int64(), 4),
-            _per_file(file_sequence_number, n, "file_sequence_number", pa.int64()),
-        ),
-    ]
+    given = {
+        "status": status,
+        "snapshot_id": snapshot_id,
+        "sequence_number": sequence_number,
+        "file_sequence_number": file_sequence_number,
+    }
+    columns = [(f, _per_file(given[f.name], n, f.name, f.type)) for f in _ENTRY if f.name in given]
     data_file = data_files_to_arrow(files, partition_type, format_version)
-    columns.append((_f("data_file", data_file.type, 2, False), data_file))
+    columns.append((_ENTRY.field("data_file").with_type(data_file.type), data_file))
     return pa.Table.from_arrays([a for _, a in columns], schema=pa.schema([f for f, _ in columns]))

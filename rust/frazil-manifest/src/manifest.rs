@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch, StructArray};
-use arrow_schema::{Field, Schema};
+use arrow_schema::{DataType, Field, Fields, Schema};
 use frazil_values::{Error, Result};
 
 use crate::{content_stats, paths};
 
-use crate::columns::{project, KeySet, Presence as P, TField, TType as T};
+use crate::columns::{field_meta, project, target_type, KeySet, Presence as P, TField, TType as T};
 use crate::inheritance::{inherit, ManifestFile};
 use crate::read::read_container;
 
@@ -79,6 +79,28 @@ pub fn manifest_entry() -> Vec<TField> {
         TField::new(4, "file_sequence_number", T::Long, P::Optional),
         TField::new(2, "data_file", T::Struct(data_file()), P::Required),
     ]
+}
+
+/// The Arrow type of [`manifest_entry`], its `data_file` included (field ids as
+/// `PARQUET:field_id`, fields read as required non-nullable, an empty `partition`): the one
+/// definition Python's entry and `DataFile` columns are built from.
+pub fn manifest_entry_type() -> Result<DataType> {
+    arrow_struct(&manifest_entry())
+}
+
+fn arrow_struct(fields: &[TField]) -> Result<DataType> {
+    let fields = fields
+        .iter()
+        .map(|f| {
+            let ty = match &f.ty {
+                T::Struct(children) => arrow_struct(children)?,
+                ty => target_type(ty)?,
+            };
+            let nullable = !matches!(f.presence, P::Required);
+            Ok(Field::new(f.name, ty, nullable).with_metadata(field_meta(f.id)))
+        })
+        .collect::<Result<Fields>>()?;
+    Ok(DataType::Struct(fields))
 }
 
 /// Columns inheritance needs, decoded whatever the projection.

@@ -12,7 +12,9 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use crate::arrow::{export_batch, import_stream, RecordBatchExport};
+use crate::arrow::{
+    array_export, export_batch, import_stream, ArrowArrayExport, RecordBatchExport,
+};
 use crate::error::{invalid, IntoPyResult};
 
 /// `location`: the table location of a v4 table, which its paths are read against.
@@ -262,10 +264,18 @@ fn manifest_summarize<'py>(
     Ok(d)
 }
 
+/// An empty array of the `manifest_entry` struct type (the manifest crate's one definition).
+#[pyfunction]
+fn manifest_entry_type() -> PyResult<ArrowArrayExport> {
+    let entry = frazil_manifest::manifest::manifest_entry_type().py()?;
+    Ok(array_export(arrow_array::new_empty_array(&entry), true))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The `data_file` fields holding column stats: one list, the manifest crate's.
     m.add("COLUMN_STATS", COLUMN_STATS.to_vec())?;
     m.add_class::<RecordBatchExport>()?;
+    m.add_function(wrap_pyfunction!(manifest_entry_type, m)?)?;
     m.add_function(wrap_pyfunction!(manifest_read_list, m)?)?;
     m.add_function(wrap_pyfunction!(manifest_read, m)?)?;
     m.add_function(wrap_pyfunction!(manifest_read_many, m)?)?;

@@ -11,6 +11,7 @@ mod builder;
 mod plan;
 mod read;
 
+pub(crate) use plan::{field_meta, target_type};
 pub use plan::{Columns, Plan};
 
 /// The Arrow field metadata key carrying an Iceberg field id (the Parquet convention that

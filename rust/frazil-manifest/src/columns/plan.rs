@@ -82,7 +82,7 @@ pub struct Plan {
     pub fields: Fields,
 }
 
-pub(super) fn field_meta(id: i32) -> HashMap<String, String> {
+pub(crate) fn field_meta(id: i32) -> HashMap<String, String> {
     HashMap::from([(FIELD_ID_KEY.to_string(), id.to_string())])
 }
 
@@ -251,7 +251,7 @@ pub(super) fn map_entries(key: DataType, key_id: i32, value: DataType, value_id:
 }
 
 /// The Arrow type of a target type (used for columns the writer lacks).
-pub(super) fn target_type(ty: &TType) -> Result<DataType> {
+pub(crate) fn target_type(ty: &TType) -> Result<DataType> {
     Ok(match ty {
         TType::Int => DataType::Int32,
         TType::Long => DataType::Int64,
