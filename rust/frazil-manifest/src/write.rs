@@ -14,8 +14,9 @@ use serde_json::{json, Value};
 
 use crate::avro::encode::{bytes as put_bytes, long as put_long, ContainerWriter};
 use crate::avro::Codec;
-use crate::columns::FIELD_ID_KEY;
+use crate::columns::{Presence, TField, TType as T, FIELD_ID_KEY};
 use crate::content_stats::{self, StatsField};
+use crate::manifest;
 use crate::paths;
 use frazil_values::types::PrimitiveType;
 
@@ -198,64 +199,95 @@ fn content_stats_field(fields: &[StatsField]) -> WField {
     )
 }
 
+/// Whether format `version` writes the `manifest_entry` / `data_file` field `name` (the fields
+/// themselves are [`manifest::manifest_entry`]'s, the one definition readers use too).
+fn written_in(name: &str, version: u8) -> bool {
+    match name {
+        "content"
+        | "sequence_number"
+        | "file_sequence_number"
+        | "equality_ids"
+        | "referenced_data_file" => version >= 2,
+        "first_row_id" | "content_offset" | "content_size_in_bytes" => version >= 3,
+        "content_stats" => version >= 4,
+        // v4 holds these in content_stats
+        "value_counts" | "null_value_counts" | "nan_value_counts" | "lower_bounds"
+        | "upper_bounds" => version < 4,
+        // read from old files, never written
+        "distinct_counts" => false,
+        _ => true,
+    }
+}
+
+/// How a field of the one definition is written: required when readers require it or have a
+/// default for it (v2's `content`); map values and list elements required, as Java writes them.
+fn written(field: &TField) -> Result<WField> {
+    let kind = |ty: &T| match ty {
+        T::Int => Ok(Kind::Int),
+        T::Long => Ok(Kind::Long),
+        T::Boolean => Ok(Kind::Boolean),
+        T::String => Ok(Kind::String),
+        T::Binary => Ok(Kind::Bytes),
+        _ => Err(Error::unsupported(format!(
+            "{}: not a written type",
+            field.name
+        ))),
+    };
+    Ok(match &field.ty {
+        T::Map(k, v) => map(field.id, field.name, k.id, v.id, kind(&v.ty)?),
+        T::List(e) => list(field.id, field.name, e.id, kind(&e.ty)?),
+        ty => f(
+            field.id,
+            field.name,
+            matches!(field.presence, Presence::Optional),
+            kind(ty)?,
+        ),
+    })
+}
+
 /// The `manifest_entry` schema of a format version, with the given partition fields (and for
 /// v4 the `content_stats` fields).
-fn manifest_entry(version: u8, partition: Vec<WField>, stats: &[StatsField]) -> Vec<WField> {
-    let v1 = version == 1;
-    let v4 = version >= 4;
+fn manifest_entry(
+    version: u8,
+    partition: Vec<WField>,
+    stats: &[StatsField],
+) -> Result<Vec<WField>> {
+    let mut partition = Some(partition);
     let mut df = Vec::new();
-    if !v1 {
-        df.push(f(134, "content", false, Kind::Int));
+    for field in manifest::data_file() {
+        if !written_in(field.name, version) {
+            continue;
+        }
+        df.push(match field.name {
+            "partition" => f(
+                102,
+                "partition",
+                false,
+                Kind::Struct(partition.take().unwrap_or_default()),
+            ),
+            "content_stats" => content_stats_field(stats),
+            _ => written(&field)?,
+        });
+        if field.name == "file_size_in_bytes" && version == 1 {
+            // "Always write a default in v1": Java writes 64 MiB.
+            let mut block = f(105, "block_size_in_bytes", false, Kind::Long);
+            block.default = Some(64 << 20);
+            df.push(block);
+        }
     }
-    df.push(f(100, "file_path", false, Kind::String));
-    df.push(f(101, "file_format", false, Kind::String));
-    df.push(f(102, "partition", false, Kind::Struct(partition)));
-    df.push(f(103, "record_count", false, Kind::Long));
-    df.push(f(104, "file_size_in_bytes", false, Kind::Long));
-    if v4 {
-        df.push(content_stats_field(stats));
+    let mut entry = Vec::new();
+    for field in manifest::manifest_entry() {
+        if !written_in(field.name, version) {
+            continue;
+        }
+        entry.push(match field.name {
+            "data_file" => f(2, "data_file", false, Kind::Struct(std::mem::take(&mut df))),
+            // v1's snapshot id is required: it has no inheritance
+            "snapshot_id" => f(field.id, field.name, version > 1, Kind::Long),
+            _ => written(&field)?,
+        });
     }
-    if v1 {
-        // "Always write a default in v1": Java writes 64 MiB.
-        let mut block = f(105, "block_size_in_bytes", false, Kind::Long);
-        block.default = Some(64 << 20);
-        df.push(block);
-    }
-    df.push(map(108, "column_sizes", 117, 118, Kind::Long));
-    if !v4 {
-        // v4 holds these in content_stats
-        df.push(map(109, "value_counts", 119, 120, Kind::Long));
-        df.push(map(110, "null_value_counts", 121, 122, Kind::Long));
-        df.push(map(137, "nan_value_counts", 138, 139, Kind::Long));
-        df.push(map(125, "lower_bounds", 126, 127, Kind::Bytes));
-        df.push(map(128, "upper_bounds", 129, 130, Kind::Bytes));
-    }
-    df.push(f(131, "key_metadata", true, Kind::Bytes));
-    df.push(list(132, "split_offsets", 133, Kind::Long));
-    if !v1 {
-        df.push(list(135, "equality_ids", 136, Kind::Int));
-    }
-    df.push(f(140, "sort_order_id", true, Kind::Int));
-    if version >= 3 {
-        df.push(f(142, "first_row_id", true, Kind::Long));
-    }
-    if !v1 {
-        df.push(f(143, "referenced_data_file", true, Kind::String));
-    }
-    if version >= 3 {
-        df.push(f(144, "content_offset", true, Kind::Long));
-        df.push(f(145, "content_size_in_bytes", true, Kind::Long));
-    }
-    let mut entry = vec![
-        f(0, "status", false, Kind::Int),
-        f(1, "snapshot_id", !v1, Kind::Long),
-    ];
-    if !v1 {
-        entry.push(f(3, "sequence_number", true, Kind::Long));
-        entry.push(f(4, "file_sequence_number", true, Kind::Long));
-    }
-    entry.push(f(2, "data_file", false, Kind::Struct(df)));
-    entry
+    Ok(entry)
 }
 
 /// The `manifest_file` schema of a format version.
@@ -756,7 +788,7 @@ pub fn write_manifest(chunks: &[StructArray], options: &WriteOptions) -> Result<
     } else {
         Vec::new()
     };
-    let fields = manifest_entry(options.format_version, partition, &stats);
+    let fields = manifest_entry(options.format_version, partition, &stats)?;
     if options.format_version < 4 {
         return write_rows("manifest_entry", &fields, chunks, options);
     }
