@@ -249,10 +249,9 @@ fn written(field: &TField) -> Result<WField> {
 /// v4 the `content_stats` fields).
 fn manifest_entry(
     version: u8,
-    partition: Vec<WField>,
+    mut partition: Vec<WField>,
     stats: &[StatsField],
 ) -> Result<Vec<WField>> {
-    let mut partition = Some(partition);
     let mut df = Vec::new();
     for field in manifest::data_file() {
         if !written_in(field.name, version) {
@@ -260,10 +259,10 @@ fn manifest_entry(
         }
         df.push(match field.name {
             "partition" => f(
-                102,
-                "partition",
+                field.id,
+                field.name,
                 false,
-                Kind::Struct(partition.take().unwrap_or_default()),
+                Kind::Struct(std::mem::take(&mut partition)),
             ),
             "content_stats" => content_stats_field(stats),
             _ => written(&field)?,
@@ -281,7 +280,12 @@ fn manifest_entry(
             continue;
         }
         entry.push(match field.name {
-            "data_file" => f(2, "data_file", false, Kind::Struct(std::mem::take(&mut df))),
+            "data_file" => f(
+                field.id,
+                field.name,
+                false,
+                Kind::Struct(std::mem::take(&mut df)),
+            ),
             // v1's snapshot id is required: it has no inheritance
             "snapshot_id" => f(field.id, field.name, version > 1, Kind::Long),
             _ => written(&field)?,

@@ -41,17 +41,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil.exceptions import InvalidArgumentError
-from frazil.expressions import AlwaysTrue, as_filter, bind
+from frazil.expressions import as_filter, bind
 from frazil.manifest.content_file import DataFile, DataFileContent, is_deletion_vector
 from frazil.table.scan.plan import ColumnStats
-from frazil.table.scan.read import FILE_PATH_FIELD_ID, DeleteCache, read_task
+from frazil.table.scan.read import FILE_PATH_FIELD_ID, DeleteCache
 from frazil.table.write.row_context import (
-    LAST_UPDATED,
-    POS,
-    ROW_ID,
     LineageWriter,
     RowContext,
     data_columns,
+    read_live_rows,
 )
 from frazil.table.write.row_delta import DELETE_ISOLATION, DELETE_MODE
 from frazil.table.write.writer import WriteSettings, WrittenFilesStep
@@ -252,26 +250,8 @@ def read_group_rows(
 ) -> pa.Table | None:
     """:func:`read_group` from a FileIO and metadata alone: Spark's executors rewrite their
     groups through it, with no transaction at hand."""
-    v3 = metadata.format_version >= 3
-    meta = [POS, ROW_ID, LAST_UPDATED] if v3 else [POS]
-    schema = metadata.schema()
-    parts = []
-    for task in group:
-        batches = list(
-            read_task(
-                task,
-                io,
-                schema,
-                schema,
-                metadata_columns=meta,
-                name_mapping=metadata.name_mapping(),
-                residual=AlwaysTrue(),
-                delete_cache=cache,
-            )
-        )
-        rows = pa.Table.from_batches(batches) if batches else None
-        if rows is not None and rows.num_rows:
-            parts.append(data_columns(rows))
+    parts = [read_live_rows(io, metadata, task, cache) for task in group]
+    parts = [data_columns(p) for p in parts if p.num_rows]
     return pa.concat_tables(parts) if parts else None
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "LineageWriter",
     "RowContext",
     "data_columns",
+    "read_live_rows",
     "write_mode",
 ]
 
@@ -98,6 +99,39 @@ def write_mode(metadata: TableMetadata, key: str) -> str:
             f"table property {key}={mode!r} must be {COPY_ON_WRITE!r} or {MERGE_ON_READ!r}"
         )
     return mode
+
+
+def read_live_rows(
+    io: FileIO,
+    metadata: TableMetadata,
+    task: FileScanTask,
+    cache: DeleteCache,
+    projected: Schema | None = None,
+    meta: Sequence[str] | None = None,
+) -> pa.Table:
+    """:meth:`RowContext.read` from a FileIO and metadata alone (Spark's executors compact
+    through it, with no transaction at hand)."""
+    if meta is None:
+        v3 = metadata.format_version >= 3
+        meta = [POS, ROW_ID, LAST_UPDATED] if v3 and projected is None else [POS]
+    table_schema = metadata.schema()
+    schema = projected if projected is not None else table_schema
+    batches = list(
+        read_task(
+            task,
+            io,
+            table_schema,
+            schema,
+            metadata_columns=meta,
+            name_mapping=metadata.name_mapping(),
+            residual=AlwaysTrue(),
+            delete_cache=cache,
+        )
+    )
+    if batches:
+        return pa.Table.from_batches(batches)
+    fields = list(schema_to_arrow(schema)) + [pa.field(n, pa.int64()) for n in meta]
+    return pa.schema(fields).empty_table()
 
 
 @dataclass
@@ -166,25 +200,7 @@ class RowContext:
         """The live rows of the task's file in file order with ``meta`` (default: ``_pos``,
         and on v3 lineage unless ``projected`` narrows the columns: merge-on-read only needs
         the filter's columns)."""
-        if meta is None:
-            meta = [POS, ROW_ID, LAST_UPDATED] if self.v3 and projected is None else [POS]
-        schema = projected if projected is not None else self.schema
-        batches = list(
-            read_task(
-                task,
-                self.io,
-                self.schema,
-                schema,
-                metadata_columns=meta,
-                name_mapping=self.metadata.name_mapping(),
-                residual=AlwaysTrue(),
-                delete_cache=cache,
-            )
-        )
-        if batches:
-            return pa.Table.from_batches(batches)
-        fields = list(schema_to_arrow(schema)) + [pa.field(n, pa.int64()) for n in meta]
-        return pa.schema(fields).empty_table()
+        return read_live_rows(self.io, self.metadata, task, cache, projected, meta)
 
     def existing_positions(self, task: FileScanTask, cache: DeleteCache) -> np.ndarray:
         """Positions already deleted from the task's file by its DV or position deletes."""
