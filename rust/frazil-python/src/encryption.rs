@@ -9,6 +9,7 @@ use pyo3::pybacked::PyBackedBytes as Bytes;
 use crate::error::IntoPyResult;
 
 type Out = PyResult<Vec<u8>>;
+type Parts = (Vec<u8>, Option<Vec<u8>>, Option<i64>);
 
 fn ok<T>(r: Result<T, enc::EncryptionError>) -> PyResult<T> {
     r.map_err(|e| Error::decode(e.to_string())).py()
@@ -49,7 +50,7 @@ fn key_metadata_encode(key: Vec<u8>, aad: Option<Vec<u8>>, n: Option<i64>, v1_10
 }
 
 #[pyfunction]
-fn key_metadata_decode(data: &[u8]) -> PyResult<(Vec<u8>, Option<Vec<u8>>, Option<i64>)> {
+fn key_metadata_decode(data: &[u8]) -> PyResult<Parts> {
     ok(enc::decode_key_metadata(data)).map(|m| (m.encryption_key, m.aad_prefix, m.file_length))
 }
 
