@@ -131,5 +131,5 @@ def test_encrypting_file_io_round_trip_and_truncation(tmp_path: Path) -> None:
     assert eio.read(path, written, offset=30, length=10) == (b"MARKER" * 20)[30:40]
     data = (tmp_path / "snap-1.avro").read_bytes()
     (tmp_path / "snap-1.avro").write_bytes(data[: 8 + 2 * 60])  # whole blocks cut off
-    with pytest.raises(EncryptionError, match="snap-1.avro.*key metadata says"):
+    with pytest.raises(EncryptionError, match=r"snap-1.avro.*key metadata says"):
         eio.read(path, written)
