@@ -17,6 +17,7 @@ __all__ = [
     "CommitStateUnknownError",
     "CommitStateUnknownException",
     "DecodeError",
+    "EncryptionError",
     "FileMissingError",
     "FileReadError",
     "ForbiddenError",
@@ -176,6 +177,12 @@ class FrazilIOError(FrazilError, OSError):
 
 class FileMissingError(FrazilIOError, FileNotFoundError):
     """A file that must exist (a metadata file, a manifest list, a manifest) does not."""
+
+
+class EncryptionError(FrazilError):
+    """An encrypted file or key could not be used: no KMS for the table's master key, a wrong
+    key, or bytes that fail authentication (tampered, truncated, reordered). The message names
+    the file or key id; it never holds key material."""
 
 
 class CatalogError(FrazilError):

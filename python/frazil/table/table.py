@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from frazil.encryption.guard import catalog_properties, guard_table_io
 from frazil.expressions import AlwaysTrue
 from frazil.metadata import (
     PartitionStatisticsFile,
@@ -78,8 +79,9 @@ class Table:
         self._identifier = tuple(identifier)
         self.metadata = metadata
         self.metadata_location = metadata_location
-        self.io = io
+        self._io = io
         self.catalog = catalog
+        self._guarded: tuple[TableMetadata, FileIO] | None = None
 
     def __repr__(self) -> str:
         return f"Table({self.full_name()!r}, {self.metadata_location!r})"
@@ -93,6 +95,25 @@ class Table:
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def io(self) -> FileIO:
+        """The table's FileIO. For an encrypted table whose files frazil cannot decrypt or
+        encrypt, a guard that refuses every file but the metadata JSON with an
+        :class:`~frazil.exceptions.EncryptionError` naming the key ids
+        (:func:`frazil.encryption.guard_table_io`)."""
+        metadata = self.metadata
+        if self._guarded is None or self._guarded[0] is not metadata:
+            io = guard_table_io(
+                self._io, metadata, catalog_properties(self.catalog), self.full_name()
+            )
+            self._guarded = (metadata, io)
+        return self._guarded[1]
+
+    @io.setter
+    def io(self, io: FileIO) -> None:
+        self._io = io
+        self._guarded = None
 
     def _set_metadata(self, metadata: TableMetadata, metadata_location: str | None) -> None:
         self.metadata = metadata

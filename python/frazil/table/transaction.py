@@ -33,6 +33,7 @@ from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from frazil.encryption.guard import catalog_properties, check_encryption_request
 from frazil.exceptions import CommitFailedError, CommitStateUnknownError, ValidationError
 from frazil.metadata import PartitionStatisticsFile, StatisticsFile, TableMetadata
 from frazil.metadata.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY, create_mapping_from_schema
@@ -528,6 +529,11 @@ class Transaction:
         if not self._steps and not self._create:
             self._committed = True
             return table
+        # Asking for encryption without a KMS that can provide it is refused before anything
+        # is written (frazil.encryption.guard).
+        check_encryption_request(
+            catalog_properties(table.catalog), self.table_metadata, table.full_name()
+        )
         policy = RetryPolicy.from_properties(self.table_metadata.properties)
         started = time.monotonic()
         attempt = 0

@@ -5,6 +5,7 @@
 mod arrow;
 mod avro;
 mod deletes;
+mod encryption;
 mod equality_delete;
 mod error;
 mod geo;
@@ -43,6 +44,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<arrow::ArrowArrayExport>()?;
     avro::register(m)?;
     deletes::register(m)?;
+    encryption::register(m)?;
     equality_delete::register(m)?;
     geo::register(m)?;
     inspect::register(m)?;

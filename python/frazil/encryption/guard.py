@@ -1,0 +1,131 @@
+"""The safety guard: asking for encryption without a way to do it is an error, and an encrypted
+table is never read as plaintext or garbage, nor written in plaintext.
+
+- :func:`check_encryption_request`: a create or commit whose metadata sets ``encryption.key-id``
+  is refused unless the catalog has a KMS (``encryption.kms-impl``) that holds that key.
+- :func:`guard_table_io`: the FileIO of an encrypted table (``encryption.key-id``,
+  ``encryption-keys`` or a snapshot ``key-id``) is wrapped so every data, manifest list and
+  manifest access raises :class:`~frazil.exceptions.EncryptionError` naming the key ids and the
+  reason (no KMS, a key the KMS lacks, or the path is not yet integrated: frazil's readers and
+  writers do not decrypt or encrypt table files yet, see ``docs/encryption.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from frazil.encryption.file_io import EncryptedTableGuardFileIO
+from frazil.encryption.kms import ENCRYPTION_KEY_ID, KMS_IMPL, KeyManagementClient, load_kms
+from frazil.exceptions import EncryptionError
+
+if TYPE_CHECKING:
+    from frazil.io import FileIO
+    from frazil.metadata import TableMetadata
+
+__all__ = [
+    "catalog_properties",
+    "check_encryption_request",
+    "guard_table_io",
+    "is_encrypted",
+    "master_key_ids",
+]
+
+
+def catalog_properties(catalog: Any) -> Mapping[str, str]:
+    """A catalog's properties, or none (a static table stands without a catalog)."""
+    props = getattr(catalog, "properties", None) if catalog is not None else None
+    return props if isinstance(props, Mapping) else {}
+
+
+def is_encrypted(metadata: TableMetadata) -> bool:
+    return bool(
+        metadata.properties.get(ENCRYPTION_KEY_ID)
+        or metadata.encryption_keys
+        or any(s.key_id is not None for s in metadata.snapshots)
+    )
+
+
+def master_key_ids(metadata: TableMetadata) -> list[str]:
+    """The KMS key ids the table needs: its ``encryption.key-id`` and every ``encrypted-by-id``
+    that is not itself an ``encryption-keys`` entry."""
+    entries = {k.key_id for k in metadata.encryption_keys}
+    ids = {k.encrypted_by_id for k in metadata.encryption_keys if k.encrypted_by_id}
+    wanted = metadata.properties.get(ENCRYPTION_KEY_ID)
+    out = sorted(i for i in ids if i not in entries)
+    if wanted and wanted not in out:
+        out.insert(0, wanted)
+    return out
+
+
+def _kms_lacks(kms: KeyManagementClient, key_id: str) -> bool:
+    has_key = getattr(kms, "has_key", None)
+    return callable(has_key) and not has_key(key_id)
+
+
+def check_encryption_request(
+    catalog_props: Mapping[str, str], metadata: TableMetadata, table: str
+) -> None:
+    """Refuses metadata that asks for encryption (``encryption.key-id``) when the catalog
+    cannot provide it."""
+    key_id = metadata.properties.get(ENCRYPTION_KEY_ID)
+    if not key_id:
+        return
+    if metadata.format_version < 3:
+        raise EncryptionError(
+            f"table {table}: {ENCRYPTION_KEY_ID} needs format version 3 (encryption keys are a "
+            f"v3 feature); this table is v{metadata.format_version}"
+        )
+    kms = load_kms(catalog_props)
+    if kms is None:
+        raise EncryptionError(
+            f"table {table} asks for encryption with master key {key_id!r} "
+            f"({ENCRYPTION_KEY_ID}), but the catalog has no KMS: set the catalog property "
+            f"{KMS_IMPL} (e.g. frazil.encryption.InMemoryKms or frazil.encryption.AwsKms)"
+        )
+    if _kms_lacks(kms, key_id):
+        raise EncryptionError(
+            f"table {table} asks for encryption with master key {key_id!r}, which the "
+            "catalog's KMS does not hold"
+        )
+
+
+def _refusal(catalog_props: Mapping[str, str], metadata: TableMetadata, table: str) -> str:
+    keys = master_key_ids(metadata)
+    named = ", ".join(repr(k) for k in keys) or "(none named)"
+    entries = {k.key_id for k in metadata.encryption_keys}
+    dangling = sorted({s.key_id for s in metadata.snapshots if s.key_id} - entries)
+    if dangling:
+        return (
+            f"table {table} is encrypted, and snapshot key id(s) "
+            f"{', '.join(repr(k) for k in dangling)} are not in its encryption-keys"
+        )
+    try:
+        kms = load_kms(catalog_props)
+    except Exception as e:
+        return f"table {table} is encrypted (master key {named}); the catalog's KMS fails: {e}"
+    if kms is None:
+        return (
+            f"table {table} is encrypted with master key {named}, and the catalog has no KMS "
+            f"({KMS_IMPL}) to unwrap it"
+        )
+    missing = [k for k in keys if _kms_lacks(kms, k)]
+    if missing:
+        return (
+            f"table {table} is encrypted with master key "
+            f"{', '.join(repr(k) for k in missing)}, which the catalog's KMS does not hold"
+        )
+    return (
+        f"table {table} is encrypted (master key {named}); frazil's table readers and writers "
+        "do not decrypt or encrypt table files yet (docs/encryption.md)"
+    )
+
+
+def guard_table_io(
+    io: FileIO, metadata: TableMetadata, catalog_props: Mapping[str, str], table: str
+) -> FileIO:
+    """``io`` itself for a plaintext table; for an encrypted one, a FileIO that refuses every
+    file but the metadata JSON with the reason (see the module docstring)."""
+    if isinstance(io, EncryptedTableGuardFileIO) or not is_encrypted(metadata):
+        return io
+    return EncryptedTableGuardFileIO(io, _refusal(catalog_props, metadata, table))
