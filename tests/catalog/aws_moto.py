@@ -5,6 +5,7 @@ thin proxy in front of its Glue that EMULATES what moto leaves out of Glue:
   current version is answered with Glue's ``ConcurrentModificationException`` (moto ignores
   ``VersionId``). The check and the forwarded update run under one lock, as Glue applies them
   atomically.
+- IAM refusals: operations named in ``deny`` are answered with ``AccessDeniedException``.
 - S3 Tables federation: databases named in ``s3tables`` report a ``FederatedDatabase`` with
   connection type ``aws:s3tables``, and a table created there without a location is given one
   under ``managed_root`` (S3 Tables assigns the storage).
@@ -79,6 +80,7 @@ class GlueEmulator:
         self.glue = boto_client("glue", moto_url)
         self.lock = threading.Lock()
         self.s3tables: set[str] = set()
+        self.deny: set[str] = set()
         self.managed_root = managed_root
         self.conflicts = 0
         self.updates = 0
@@ -127,6 +129,9 @@ class GlueEmulator:
     ) -> tuple[int, list[tuple[str, str]], bytes]:
         op = target.rsplit(".", 1)[-1]
         request = json.loads(body or b"{}")
+        if op in self.deny:
+            error = {"__type": "AccessDeniedException", "Message": f"not authorized to {op}"}
+            return 400, [("Content-Type", "application/x-amz-json-1.1")], json.dumps(error).encode()
         if op == "UpdateTable" and "VersionId" in request:
             with self.lock:  # the version check and the update are one step, as in Glue
                 current = self.glue.get_table(
