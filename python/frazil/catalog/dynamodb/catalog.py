@@ -297,10 +297,6 @@ class DynamoDbCatalog(Catalog):
 
     def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
         parent = self._namespace_identifier(namespace, allow_root=True)
-        if parent and not self.namespace_exists(parent):
-            raise NoSuchNamespaceError(
-                f"cannot list namespaces: namespace {'.'.join(parent)} does not exist"
-            )
         items = self._query(
             "listing namespaces",
             ConsistentRead=True,
@@ -314,6 +310,12 @@ class DynamoDbCatalog(Catalog):
             levels = tuple((_s(item, COL_NAMESPACE) or "").split("."))
             if len(levels) >= depth and levels[: depth - 1] == parent and all(levels):
                 found.add(levels[:depth])
+        # A parent exists by its own item or, as in Java (which never creates parents), by
+        # having children.
+        if parent and not found and not self.namespace_exists(parent):
+            raise NoSuchNamespaceError(
+                f"cannot list namespaces: namespace {'.'.join(parent)} does not exist"
+            )
         return sorted(found)
 
     def load_namespace_properties(self, namespace: str | Identifier) -> dict[str, str]:
