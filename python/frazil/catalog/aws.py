@@ -16,10 +16,9 @@ from typing import Any
 
 from frazil.exceptions import CatalogBusyError, CatalogError, InvalidArgumentError
 
-__all__ = ["aws_client", "aws_error", "error_code"]
+__all__ = ["aws_client", "aws_error", "error_code", "is_aws_error"]
 
 CLIENT_PREFIX = "client."
-_CREDENTIAL_KEYS = ("access-key-id", "secret-access-key", "session-token")
 # AWS error codes that may pass on their own (the SDK retried them already).
 _BUSY_CODES = frozenset(
     (
@@ -141,10 +140,3 @@ def is_aws_error(e: BaseException) -> bool:
     except ImportError:  # pragma: no cover
         return False
     return isinstance(e, (BotoCoreError, ClientError))
-
-
-def redacted(props: Mapping[str, str]) -> dict[str, str]:
-    """``props`` with every credential value replaced (for anything that shows them)."""
-    return {
-        k: ("***" if any(k.endswith(c) for c in _CREDENTIAL_KEYS) else v) for k, v in props.items()
-    }
