@@ -8,7 +8,8 @@ Sources, later wins (as PyIceberg's ``PYICEBERG_*`` configuration, with ``FRAZIL
        catalog:
          local:
            type: sql                   # "sql" (default; "rest" when uri is http(s)://),
-                                       # "filesystem" (alias "hadoop"), "rest"
+                                       # "filesystem" (alias "hadoop"), "rest", "glue",
+                                       # "dynamodb"
            uri: postgresql+psycopg://user@host/db
            warehouse: /data/warehouse
 
@@ -193,9 +194,17 @@ def _catalog_class(name: str, props: Mapping[str, str]) -> type[Catalog]:
         from frazil.catalog.rest import RestCatalog
 
         return RestCatalog
+    if kind == "glue":
+        from frazil.catalog.glue import GlueCatalog
+
+        return GlueCatalog
+    if kind == "dynamodb":
+        from frazil.catalog.dynamodb import DynamoDbCatalog
+
+        return DynamoDbCatalog
     raise InvalidArgumentError(
         f"catalog {name!r}: unknown type {kind!r} (known: 'sql', 'filesystem', 'hadoop', "
-        f"'rest', 'in-memory'; or set {PY_CATALOG_IMPL!r} to a class)"
+        f"'rest', 'glue', 'dynamodb', 'in-memory'; or set {PY_CATALOG_IMPL!r} to a class)"
     )
 
 

@@ -97,28 +97,41 @@ def run_serve(args: argparse.Namespace) -> int:
     except ImportError:
         sys.stderr.write(f"{SERVER_EXTRA_MISSING}\n")
         return 2
-    from frazil.server.serve import serve
+    from frazil.server.serve import open_typed_catalog, serve, serve_catalog
 
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(name)s %(levelname)s: %(message)s",
     )
+    options = {
+        "host": args.host,
+        "port": args.port,
+        "auth_config": args.auth_config,
+        "no_auth": args.no_auth,
+        "name": args.name,
+        "allow_external_locations": args.allow_external_locations,
+        "plan_page_size": args.plan_page_size,
+    }
     try:
-        serve(
-            args.warehouse,
-            catalog_uri=args.catalog_uri,
-            host=args.host,
-            port=args.port,
-            auth_config=args.auth_config,
-            no_auth=args.no_auth,
-            name=args.name,
-            allow_external_locations=args.allow_external_locations,
-            plan_page_size=args.plan_page_size,
-        )
+        if args.catalog_type:
+            props = dict(args.catalog_property or ())
+            if args.catalog_uri:
+                props.setdefault("uri", args.catalog_uri)
+            catalog = open_typed_catalog(args.warehouse, args.catalog_type, args.name, props)
+            serve_catalog(catalog, args.warehouse, **options)
+        else:
+            serve(args.warehouse, catalog_uri=args.catalog_uri, **options)
     except FrazilError as e:
         logger.error("cannot serve: %s", e)
         return 2
     return 0
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value
 
 
 def add_parsers(sub: Any) -> None:
@@ -165,6 +178,20 @@ def add_parsers(sub: Any) -> None:
         "--catalog-uri",
         default=None,
         help="SQLAlchemy URL of the catalog database (default sqlite:///<warehouse>/catalog.db)",
+    )
+    serve.add_argument(
+        "--catalog-type",
+        default=None,
+        help="serve another kind of catalog: glue, dynamodb (configured by --catalog-property "
+        "and the catalog's FRAZIL_CATALOG__<NAME>__* settings)",
+    )
+    serve.add_argument(
+        "--catalog-property",
+        action="append",
+        type=_key_value,
+        metavar="KEY=VALUE",
+        help="a property of the --catalog-type catalog, e.g. glue.region=eu-west-1 (repeatable; "
+        "keep credentials in the environment, not here)",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8181, help="port (default 8181)")

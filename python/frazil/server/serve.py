@@ -1,9 +1,10 @@
 """``frazil serve``: runs :func:`frazil.server.app.create_app` on uvicorn.
 
 The catalog is the SQL catalog: SQLite in the warehouse (``<warehouse>/catalog.db``) unless
-``--catalog-uri`` names another database (``postgresql+psycopg://...``). uvicorn handles SIGINT
-and SIGTERM: it stops accepting connections and waits for requests in flight (commits included)
-before the process exits.
+``--catalog-uri`` names another database (``postgresql+psycopg://...``). ``--catalog-type glue``
+(or ``dynamodb``) serves that catalog instead (:func:`open_typed_catalog`,
+:func:`serve_catalog`). uvicorn handles SIGINT and SIGTERM: it stops accepting connections and
+waits for requests in flight (commits included) before the process exits.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from frazil.catalog.sql import SqlCatalog
 from frazil.exceptions import InvalidArgumentError
 from frazil.server.auth import load_auth_config
 
-__all__ = ["open_catalog", "serve"]
+__all__ = ["open_catalog", "open_typed_catalog", "serve", "serve_catalog"]
 
 logger = logging.getLogger("frazil.server.app")
 
@@ -32,6 +33,22 @@ def open_catalog(warehouse: str, catalog_uri: str | None = None, name: str = "fr
         catalog_uri = f"sqlite:///{os.path.join(path, SQLITE_FILE)}"
         warehouse = path
     return SqlCatalog(name, uri=catalog_uri, warehouse=warehouse)
+
+
+def open_typed_catalog(
+    warehouse: str,
+    catalog_type: str,
+    name: str = "frazil",
+    catalog_properties: Mapping[str, str] | None = None,
+) -> Any:
+    """Catalog ``name`` of ``catalog_type`` (``glue``, ``dynamodb``, ...) as
+    :func:`~frazil.catalog.load_catalog` builds it: ``catalog_properties`` over the catalog's
+    configuration (``.frazil.yaml``, ``FRAZIL_CATALOG__<NAME>__*``: where credentials belong,
+    rather than a command line)."""
+    from frazil.catalog import load_catalog
+
+    props = dict(catalog_properties or {})
+    return load_catalog(name, type=catalog_type, warehouse=warehouse, **props)
 
 
 def serve(
@@ -49,6 +66,38 @@ def serve(
     plan_page_size: int = 1_000,
 ) -> None:
     """Serves the catalog until interrupted."""
+    if (auth_config is None) == (not no_auth):
+        raise InvalidArgumentError("give --auth-config FILE, or --no-auth to serve without auth")
+    serve_catalog(
+        open_catalog(warehouse, catalog_uri, name),
+        warehouse,
+        host=host,
+        port=port,
+        auth_config=auth_config,
+        no_auth=no_auth,
+        name=name,
+        vended_credentials=vended_credentials,
+        allow_external_locations=allow_external_locations,
+        log_level=log_level,
+        plan_page_size=plan_page_size,
+    )
+
+
+def serve_catalog(
+    catalog: Any,
+    warehouse: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8181,
+    auth_config: str | None = None,
+    no_auth: bool = False,
+    name: str = "frazil",
+    vended_credentials: Mapping[str, str] | None = None,
+    allow_external_locations: bool = False,
+    log_level: str = "info",
+    plan_page_size: int = 1_000,
+) -> None:
+    """Serves ``catalog`` (any frazil catalog) until interrupted."""
     # Imported on use: uvicorn and starlette (the app) come with the `server` extra.
     import uvicorn
 
@@ -57,7 +106,6 @@ def serve(
     if (auth_config is None) == (not no_auth):
         raise InvalidArgumentError("give --auth-config FILE, or --no-auth to serve without auth")
     auth = load_auth_config(auth_config) if auth_config is not None else None
-    catalog = open_catalog(warehouse, catalog_uri, name)
     app = create_app(
         catalog,
         auth=auth,
