@@ -110,6 +110,10 @@ class StandardEncryptionManager:
     def __repr__(self) -> str:
         return f"StandardEncryptionManager(master key {self.master_key_id!r})"
 
+    def entry(self, key_id: str) -> _KeyLike | None:
+        """The ``encryption-keys`` entry ``key_id`` (the metadata's, or one made here)."""
+        return self._entries.get(key_id)
+
     # ---- keys of files
 
     def new_key_metadata(self) -> StandardKeyMetadata:
