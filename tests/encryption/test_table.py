@@ -285,3 +285,111 @@ def test_the_data_files_do_not_open_without_the_key(tmp_path: Path) -> None:
     data = next((tmp_path / "wh").rglob("*.parquet"))
     with pytest.raises(OSError):
         pq.read_table(data)
+
+
+# ---- deletion vectors, maintenance, inspect, incremental scans
+
+
+def test_deletion_vectors_are_aes_gcm_streams(tmp_path: Path) -> None:
+    cat = catalog(tmp_path, **KMS)
+    props = {**ENCRYPTED, "write.delete.mode": "merge-on-read"}
+    t = cat.create_table("db.t", SCHEMA, properties=props)
+    t.append(rows([1, 2, 3], ["a", MARKER, "c"]))
+    cat.load_table("db.t").delete(EqualTo("id", 2))
+    t = cat.load_table("db.t")
+    assert scanned(t) == [{"id": 1, "v": "a"}, {"id": 3, "v": "c"}]
+    (puffin,) = (tmp_path / "wh").rglob("*.puffin")
+    stored = puffin.read_bytes()
+    assert stored[:4] == b"AGS1"
+    (dv,) = t.inspect.delete_files().to_pylist()
+    key, aad, length = oracle_key_metadata(dv["key_metadata"])
+    assert length == len(stored)
+    plain = oracle_stream(key, aad or b"", stored)
+    assert plain[:4] == b"PFA1" and plain[-4:] == b"PFA1"  # a Puffin file inside
+    assert [r["pos"] for r in t.inspect.position_deletes().to_pylist()] == [1]
+    # A second delete merges with the first DV (read back decrypted).
+    t.delete(EqualTo("id", 3))
+    assert scanned(cat.load_table("db.t")) == [{"id": 1, "v": "a"}]
+    no_plaintext(tmp_path)
+
+
+def test_a_flipped_byte_in_a_deletion_vector_names_it(tmp_path: Path) -> None:
+    cat = catalog(tmp_path, **KMS)
+    t = cat.create_table(
+        "db.t", SCHEMA, properties={**ENCRYPTED, "write.delete.mode": "merge-on-read"}
+    )
+    t.append(rows([1, 2], ["a", "b"]))
+    cat.load_table("db.t").delete(EqualTo("id", 2))
+    (puffin,) = (tmp_path / "wh").rglob("*.puffin")
+    _flip(puffin, 20)
+    with pytest.raises(EncryptionError, match=puffin.name):
+        cat.load_table("db.t").scan().to_arrow()
+
+
+def test_maintenance_on_an_encrypted_table(tmp_path: Path) -> None:
+    cat = catalog(tmp_path, **KMS)
+    t = cat.create_table(
+        "db.t", SCHEMA, properties={**ENCRYPTED, "write.delete.mode": "merge-on-read"}
+    )
+    for i in range(3):
+        t.append(rows([10 * i + 1, 10 * i + 2], ["a", MARKER]))
+    cat.load_table("db.t").delete(EqualTo("id", 2))
+    expect = scanned(cat.load_table("db.t"))
+    assert len(expect) == 5
+
+    done = cat.load_table("db.t").rewrite_data_files()
+    assert done.rewritten_data_files_count == 3 and done.added_data_files_count == 1
+    assert scanned(cat.load_table("db.t")) == oracle_read(cat.load_table("db.t"))[0] == expect
+    cat.load_table("db.t").rewrite_manifests()
+    assert scanned(cat.load_table("db.t")) == oracle_read(cat.load_table("db.t"))[0] == expect
+
+    t = cat.load_table("db.t")
+    current = t.metadata.current_snapshot()
+    assert current is not None
+    t.expire_snapshots().expire_older_than(current.timestamp_ms + 1).commit()
+    t = cat.load_table("db.t")
+    assert [s.snapshot_id for s in t.snapshots()] == [current.snapshot_id]
+    # The expired snapshots' manifest lists, manifests, data and delete files are gone.
+    left = {p.name for p in (tmp_path / "wh").rglob("*") if p.is_file()}
+    assert not any(n.endswith(".puffin") for n in left)
+    assert sum(n.endswith(".parquet") for n in left) == 1
+    assert sum(n.startswith("snap-") for n in left) == 1
+    assert scanned(t) == expect
+
+    junk = tmp_path / "wh" / "db" / "t" / "data" / "junk.parquet"
+    junk.write_bytes(b"x")
+    removed = t.remove_orphan_files(older_than=int(junk.stat().st_mtime * 1000) + 1000)
+    assert removed == [str(junk)]
+    assert scanned(cat.load_table("db.t")) == expect
+    no_plaintext(tmp_path)
+
+
+def test_inspect_and_incremental_scans(tmp_path: Path) -> None:
+    cat = catalog(tmp_path, **KMS)
+    t = cat.create_table("db.t", SCHEMA, properties=ENCRYPTED)
+    for i in range(3):
+        t.append(rows([i], [f"{MARKER}-{i}"]))
+    t = cat.load_table("db.t")
+    ids = [s.snapshot_id for s in t.snapshots()]
+    files = t.inspect.files().to_pylist()
+    assert len(files) == 3 and all(f["key_metadata"] for f in files)
+    assert t.inspect.entries().num_rows == 3
+    manifests = t.inspect.manifests().to_pylist()
+    assert len(manifests) == 3
+    assert t.inspect.all_manifests().num_rows == 1 + 2 + 3
+    for m in manifests:
+        assert m["length"] == Path(m["path"]).stat().st_size
+    got = t.incremental_append_scan(ids[0], ids[2]).to_arrow().sort_by("id")
+    assert got.column("id").to_pylist() == [1, 2]
+    changes = t.changelog_scan(ids[0], ids[2]).to_arrow()
+    assert sorted(changes.column("id").to_pylist()) == [1, 2]
+    no_plaintext(tmp_path)
+
+
+def test_statistics_files_are_refused_not_written_in_plaintext(tmp_path: Path) -> None:
+    cat = catalog(tmp_path, **KMS)
+    t = cat.create_table("db.t", SCHEMA, properties=ENCRYPTED)
+    t.append(rows([1], [MARKER]))
+    with pytest.raises(EncryptionError, match="cannot be written encrypted yet"):
+        cat.load_table("db.t").compute_statistics()
+    no_plaintext(tmp_path)

@@ -45,6 +45,9 @@ __all__ = [
     "file_decryption",
     "parquet_decryption",
     "parquet_encryption",
+    "read_encrypted_range",
+    "remember_snapshots",
+    "seal_file",
     "snapshot_key",
     "written_key_metadata",
 ]
@@ -114,6 +117,14 @@ class EncryptedTableFileIO(FileIO):
         with self._lock:
             return self._keys.get(location)
 
+    def remember_snapshots(self, metadata: Any) -> None:
+        """Learns the manifest list keys of ``metadata``'s snapshots (an older version of the
+        table's metadata: expiry reads the snapshots it removed)."""
+        self.manager.add_entries(metadata.encryption_keys)
+        for s in metadata.snapshots:
+            if s.key_id is not None and s.manifest_list is not None:
+                self._list_keys.setdefault(metadata.resolve(s.manifest_list), s.key_id)
+
     # ---- FileIO
 
     def _decrypt(self, location: str, data: bytes) -> bytes:
@@ -168,6 +179,12 @@ class EncryptedTableFileIO(FileIO):
         if _is_table_metadata_file(location):
             self.inner.write(location, data, overwrite=overwrite)
             return
+        if not location.endswith(".avro"):
+            # Statistics and other files have no place for their key metadata yet.
+            raise EncryptionError(
+                f"{location}: table {self.table} is encrypted, and this file (not a manifest or "
+                "manifest list) cannot be written encrypted yet (docs/encryption.md)"
+            )
         km = self.manager.new_key_metadata()
         sealed = encrypt_stream(km.encryption_key, km.aad_prefix, data)
         self.inner.write(location, sealed, overwrite=overwrite)
@@ -198,6 +215,14 @@ class EncryptedTableFileIO(FileIO):
 
 # ---------------------------------------------------------------------------------------------
 # Hooks for the table's readers and writers: each is a no-op for a plaintext table's FileIO.
+
+
+def remember_snapshots(io: FileIO, metadata: Any) -> FileIO:
+    """``io``, knowing the manifest list keys of ``metadata``'s snapshots too (see
+    :meth:`EncryptedTableFileIO.remember_snapshots`)."""
+    if isinstance(io, EncryptedTableFileIO):
+        io.remember_snapshots(metadata)
+    return io
 
 
 def data_filesystem(io: FileIO, location: str) -> tuple[pyarrow.fs.FileSystem, str]:
@@ -264,6 +289,38 @@ def parquet_decryption(io: FileIO, location: str, key_metadata: bytes | None) ->
 def file_decryption(io: FileIO, content_file: Any) -> Any:
     """:func:`parquet_decryption` of a ``DataFile`` (data or delete file)."""
     return parquet_decryption(io, content_file.file_path, content_file.key_metadata)
+
+
+def seal_file(io: FileIO, data: bytes) -> tuple[bytes, bytes | None]:
+    """A whole file an encrypted table writes as an AES-GCM stream (a Puffin file of deletion
+    vectors): the bytes to store and its ``key_metadata`` with the stored length; for a plaintext
+    table ``data`` itself and ``None``. Offsets in the file (a DV's ``content_offset``) are
+    offsets in ``data``, as Java's readers see the decrypted stream."""
+    if not isinstance(io, EncryptedTableFileIO):
+        return data, None
+    km = io.manager.new_key_metadata()
+    sealed = encrypt_stream(km.encryption_key, km.aad_prefix, data)
+    return sealed, km.with_file_length(len(sealed)).to_bytes()
+
+
+def read_encrypted_range(
+    io: FileIO, location: str, key_metadata: bytes | None, offset: int, length: int
+) -> bytes | None:
+    """``length`` plaintext bytes at ``offset`` of an AES-GCM stream file of an encrypted table
+    (a DV's blob), only the blocks they lie in decrypted, every tag checked; ``None`` for a
+    plaintext table or a file without key metadata (read as plaintext by the caller)."""
+    if not isinstance(io, EncryptedTableFileIO) or key_metadata is None:
+        return None
+    km = StandardKeyMetadata.from_bytes(key_metadata)
+    return decrypt_stream(
+        km.encryption_key,
+        km.aad_prefix,
+        io.inner.read(location),
+        name=location,
+        expected_length=km.file_length,
+        offset=offset,
+        length=length,
+    )
 
 
 def written_key_metadata(io: FileIO, location: str, length: int) -> tuple[bytes | None, int]:

@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from frazil.arrow_schema import field_id_of, schema_to_arrow, type_to_arrow
-from frazil.encryption.table_io import data_filesystem, file_decryption
+from frazil.encryption.table_io import data_filesystem, file_decryption, read_encrypted_range
 from frazil.exceptions import (
     DecodeError,
     UnsupportedError,
@@ -120,10 +120,15 @@ def metadata_field(name: str, partition_type: StructType | None = None) -> Neste
 # deletes
 
 
-def read_range(io: FileIO, location: str, offset: int, length: int) -> bytes:
+def read_range(
+    io: FileIO, location: str, offset: int, length: int, key_metadata: bytes | None = None
+) -> bytes:
     """``length`` bytes at ``offset`` of a file (a Puffin blob); a range beyond the file raises
-    :class:`~frazil.exceptions.DecodeError`."""
-    fs, path = io.filesystem(location)
+    :class:`~frazil.exceptions.DecodeError`. ``key_metadata``: an encrypted table's file's."""
+    blob = read_encrypted_range(io, location, key_metadata, offset, length)
+    if blob is not None:
+        return blob
+    fs, path = data_filesystem(io, location)
     with fs.open_input_file(path) as f:
         size = f.size()
         if offset < 0 or length < 0 or offset + length > size:
@@ -142,7 +147,9 @@ def read_dv(io: FileIO, dv: DataFile) -> DeletionVector:
             f"deletion vector {dv.file_path} has no content_offset/content_size_in_bytes"
         )
     with reading("deletion vector file", dv.file_path):
-        blob = read_range(io, dv.file_path, dv.content_offset, dv.content_size_in_bytes)
+        blob = read_range(
+            io, dv.file_path, dv.content_offset, dv.content_size_in_bytes, dv.key_metadata
+        )
     return DeletionVector.from_puffin_blob(
         blob, 0, dv.content_size_in_bytes, dv.file_path, dv.referenced_data_file
     )

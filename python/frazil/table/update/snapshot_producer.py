@@ -642,9 +642,7 @@ class SnapshotProducer(TransactionStep):
 
         list_rows, first_row_id, added_rows = self._assign(base, manifests, sequence_number)
         list_path = self._write_list(base, list_rows, parent, sequence_number, first_row_id)
-        key_id, new_keys = snapshot_key(
-            self._io, list_path, (k.key_id for k in base.encryption_keys)
-        )
+        key_id, key_updates = self._snapshot_key(base, list_path)
 
         created = sum(1 for r in manifests if r["added_snapshot_id"] == sid)
         props = {
@@ -671,7 +669,7 @@ class SnapshotProducer(TransactionStep):
             key_id=key_id,
         )
         return [
-            *(AddEncryptionKeyUpdate(EncryptedKey(**vars(k))) for k in new_keys),
+            *key_updates,
             AddSnapshotUpdate(snapshot),
             SetSnapshotRefUpdate(
                 self._branch,
@@ -719,6 +717,15 @@ class SnapshotProducer(TransactionStep):
         if not v3:
             return out, None, None
         return out, start, next_row_id - start
+
+    def _snapshot_key(
+        self, base: TableMetadata, list_path: str
+    ) -> tuple[str | None, list[TableUpdate]]:
+        """An encrypted table's new snapshot ``key-id`` for its manifest list and the
+        ``encryption-keys`` to add with it (:func:`frazil.encryption.table_io.snapshot_key`)."""
+        known = (k.key_id for k in base.encryption_keys)
+        key_id, new_keys = snapshot_key(self._io, list_path, known)
+        return key_id, [AddEncryptionKeyUpdate(EncryptedKey(**vars(k))) for k in new_keys]
 
     def _write_list(
         self,
