@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import base64
 import os
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from rest_helpers import CLIENT_ID, CLIENT_SECRET, auth_config, uvicorn_server
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "rest"))
-from rest_helpers import CLIENT_ID, CLIENT_SECRET, auth_config, uvicorn_server  # noqa: E402
-
-from frazil.catalog import load_catalog  # noqa: E402
-from frazil.catalog.sql import SqlCatalog  # noqa: E402
-from frazil.expressions import EqualTo  # noqa: E402
-from frazil.server.app import create_app  # noqa: E402
+from frazil.catalog import load_catalog
+from frazil.catalog.sql import SqlCatalog
+from frazil.expressions import EqualTo
+from frazil.server.app import create_app
 
 pytestmark = [pytest.mark.filterwarnings("ignore::ResourceWarning")]
 
