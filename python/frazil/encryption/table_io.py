@@ -38,10 +38,15 @@ if TYPE_CHECKING:
     import pyarrow.fs
 
 __all__ = [
+    "EXECUTOR_DATA_KEY_LENGTH",
+    "EXECUTOR_TABLE",
     "EncryptedTableFileIO",
+    "ExecutorFileIO",
     "ListDecoder",
     "data_filesystem",
     "data_key_metadata",
+    "executor_file_io",
+    "executor_io_properties",
     "file_decryption",
     "parquet_decryption",
     "parquet_encryption",
@@ -211,6 +216,70 @@ class EncryptedTableFileIO(FileIO):
     @property
     def supports_atomic_create(self) -> bool:
         return self.inner.supports_atomic_create
+
+
+# ---------------------------------------------------------------------------------------------
+# Executors (Spark): data keys travel in the plan, never master keys
+
+# FileIO properties an executor's FileIO is rebuilt from: the table is encrypted, with data keys
+# of this length.
+EXECUTOR_DATA_KEY_LENGTH = "frazil.encryption.executor.data-key-length"
+EXECUTOR_TABLE = "frazil.encryption.executor.table"
+_KEY_MATERIAL_PREFIXES = ("encryption.kms",)
+
+
+class _NoMasterKeys:
+    """The KMS of an executor: it holds none."""
+
+    def wrap_key(self, key: bytes, key_id: str) -> bytes:
+        raise EncryptionError("an executor holds no master keys (it wraps no keys)")
+
+    def unwrap_key(self, wrapped: bytes, key_id: str) -> bytes:
+        raise EncryptionError("an executor holds no master keys (it unwraps no keys)")
+
+
+class ExecutorFileIO(EncryptedTableFileIO):
+    """The FileIO of an encrypted table on a Spark executor: data and delete files are read with
+    the data keys the plan carries (their ``key_metadata``) and written under fresh data keys
+    returned to the driver in the data files; it holds no master key, so it reads and writes no
+    manifest or manifest list."""
+
+    def __init__(self, io: FileIO, data_key_length: int, table: str) -> None:
+        manager = StandardEncryptionManager(_NoMasterKeys(), "", data_key_length=data_key_length)
+        super().__init__(io, manager, {}, lambda data, path: (), table)
+
+    def __repr__(self) -> str:
+        return f"ExecutorFileIO({self.inner!r})"
+
+    def write(self, location: str, data: bytes, *, overwrite: bool = False) -> None:
+        if _is_table_metadata_file(location):
+            self.inner.write(location, data, overwrite=overwrite)
+            return
+        raise EncryptionError(
+            f"{location}: table {self.table} is encrypted; an executor writes only data files"
+        )
+
+
+def executor_io_properties(io: FileIO) -> dict[str, str]:
+    """The properties an executor rebuilds a table's FileIO from: ``io``'s without key material
+    (a KMS's master keys never leave the driver), marked with the data key length when the
+    table is encrypted (:func:`executor_file_io`)."""
+    out = {
+        k: v for k, v in io.properties.items() if not k.lower().startswith(_KEY_MATERIAL_PREFIXES)
+    }
+    if isinstance(io, EncryptedTableFileIO):
+        out[EXECUTOR_DATA_KEY_LENGTH] = str(io.manager.data_key_length)
+        out[EXECUTOR_TABLE] = io.table
+    return out
+
+
+def executor_file_io(io: FileIO, properties: Mapping[str, str]) -> FileIO:
+    """``io`` (built from :func:`executor_io_properties`' output) as an encrypted table's
+    :class:`ExecutorFileIO` when they say so."""
+    length = properties.get(EXECUTOR_DATA_KEY_LENGTH)
+    if length is None:
+        return io
+    return ExecutorFileIO(io, int(length), properties.get(EXECUTOR_TABLE, "?"))
 
 
 # ---------------------------------------------------------------------------------------------
