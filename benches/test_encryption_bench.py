@@ -132,7 +132,9 @@ def test_encryption_overhead(tmp_path: Path) -> None:
         return cat.load_table(last[kind]).scan().to_arrow()
 
     for kind, props in (("plaintext", plain_props), ("encrypted", enc_props)):
-        _results.append((f"append: {kind}", time_rounds(lambda: append(kind, props), ROUNDS)))
+        _results.append(
+            (f"append: {kind}", time_rounds(lambda k=kind, p=props: append(k, p), ROUNDS))
+        )
     plain = scan("plaintext").sort_by("id")
     enc = scan("encrypted").sort_by("id")
     assert enc.num_rows == ROWS and enc.equals(plain)
@@ -141,4 +143,4 @@ def test_encryption_overhead(tmp_path: Path) -> None:
     assert all(f.file.key_metadata for f in files)
     _facts["files"] = len(files)
     for kind in ("plaintext", "encrypted"):
-        _results.append((f"scan: {kind}", time_rounds(lambda: scan(kind), ROUNDS)))
+        _results.append((f"scan: {kind}", time_rounds(lambda k=kind: scan(k), ROUNDS)))
