@@ -393,3 +393,14 @@ def test_statistics_files_are_refused_not_written_in_plaintext(tmp_path: Path) -
     with pytest.raises(EncryptionError, match="cannot be written encrypted yet"):
         cat.load_table("db.t").compute_statistics()
     no_plaintext(tmp_path)
+
+
+def test_no_key_material_in_reprs(tmp_path: Path) -> None:
+    _cat, t = _table_with_rows(tmp_path)
+    task = next(iter(t.scan().plan_files()))
+    km = task.file.key_metadata
+    assert km is not None
+    key, _aad, _ = oracle_key_metadata(km)
+    for shown in (repr(task), repr(task.file), repr(t.io), repr(t)):
+        assert key.hex() not in shown and repr(key) not in shown and repr(km) not in shown
+        assert base64.b64encode(MASTER).decode() not in shown
