@@ -85,6 +85,17 @@ def _lines() -> list[str]:
             wall = enc["median"] / plain["median"] - 1
             cpu = enc["cpu"] / plain["cpu"] - 1
             out.append(f"- {op}: wall {wall:+.1%}, CPU {cpu:+.1%}")
+    out += [
+        "",
+        "Notes:",
+        "",
+        "- CPU/wall far below 1 means other processes had the CPUs: on a shared machine "
+        "differences of tens of percent between the two tables are noise, and the CPU seconds "
+        "are the steadier comparison.",
+        "- Parquet pages and footers are encrypted by Arrow's Parquet encryption (OpenSSL's "
+        "AES-GCM, AES-NI); manifests and manifest lists (a few KiB here) by frazil's Rust "
+        "AES-GCM streams.",
+    ]
     return out
 
 
