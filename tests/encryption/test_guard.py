@@ -13,7 +13,7 @@ import pytest
 
 from frazil.catalog import load_catalog
 from frazil.catalog.base import Catalog
-from frazil.exceptions import EncryptionError
+from frazil.exceptions import EncryptionError, UnsupportedError
 from frazil.table.static import StaticTable
 
 SCHEMA = pa.schema([pa.field("id", pa.int64()), pa.field("v", pa.string())])
@@ -62,12 +62,20 @@ def test_v2_with_a_key_id_is_refused(tmp_path: Path) -> None:
         cat.create_table("db.t", SCHEMA, properties={"encryption.key-id": "master-1"})
 
 
-def test_encrypted_table_with_kms_writes_nothing_in_plaintext(tmp_path: Path) -> None:
+def test_a_path_not_integrated_writes_nothing_in_plaintext(tmp_path: Path) -> None:
+    # ORC data files are not encrypted (Parquet only): refused before any byte is written.
     cat = sql(tmp_path, **KMS)
-    t = cat.create_table("db.t", SCHEMA, properties={**V3, "encryption.key-id": "master-1"})
+    t = cat.create_table(
+        "db.t",
+        SCHEMA,
+        properties={**V3, "encryption.key-id": "master-1", "write.format.default": "orc"},
+    )
     rows = pa.table({"id": [1], "v": ["MARKER-e5f1"]}, schema=SCHEMA)
-    with pytest.raises(EncryptionError, match="do not decrypt or encrypt table files yet"):
+    with pytest.raises(UnsupportedError, match="encrypted; frazil writes encrypted data files"):
         t.append(rows)
+    # A path that opens files itself without going through the encryption hooks is refused.
+    with pytest.raises(EncryptionError, match="not integrated yet"):
+        t.io.filesystem(f"{t.location()}/data/x.parquet")
     for path in (tmp_path / "wh").rglob("*"):
         if path.is_file():
             assert b"MARKER-e5f1" not in path.read_bytes(), path

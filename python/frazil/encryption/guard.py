@@ -16,8 +16,17 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from frazil.encryption.file_io import EncryptedTableGuardFileIO
-from frazil.encryption.kms import ENCRYPTION_KEY_ID, KMS_IMPL, KeyManagementClient, load_kms
-from frazil.exceptions import EncryptionError
+from frazil.encryption.kms import (
+    ENCRYPTION_DATA_KEY_LENGTH,
+    ENCRYPTION_DATA_KEY_LENGTH_DEFAULT,
+    ENCRYPTION_KEY_ID,
+    KMS_IMPL,
+    KeyManagementClient,
+    load_kms,
+)
+from frazil.encryption.manager import StandardEncryptionManager
+from frazil.encryption.table_io import EncryptedTableFileIO, ListDecoder
+from frazil.exceptions import EncryptionError, InvalidArgumentError
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
@@ -29,6 +38,7 @@ __all__ = [
     "guard_table_io",
     "is_encrypted",
     "master_key_ids",
+    "table_file_io",
 ]
 
 
@@ -90,7 +100,10 @@ def check_encryption_request(
         )
 
 
-def _refusal(catalog_props: Mapping[str, str], metadata: TableMetadata, table: str) -> str:
+def _refusal(
+    catalog_props: Mapping[str, str], metadata: TableMetadata, table: str
+) -> str | KeyManagementClient:
+    """Why the table's files cannot be read or written, or the usable KMS."""
     keys = master_key_ids(metadata)
     named = ", ".join(repr(k) for k in keys) or "(none named)"
     entries = {k.key_id for k in metadata.encryption_keys}
@@ -115,10 +128,62 @@ def _refusal(catalog_props: Mapping[str, str], metadata: TableMetadata, table: s
             f"table {table} is encrypted with master key "
             f"{', '.join(repr(k) for k in missing)}, which the catalog's KMS does not hold"
         )
+    if not metadata.properties.get(ENCRYPTION_KEY_ID):
+        return (
+            f"table {table} has encryption keys (master key {named}) but no "
+            f"{ENCRYPTION_KEY_ID} property to encrypt new files with"
+        )
+    return kms
+
+
+def _reason(catalog_props: Mapping[str, str], metadata: TableMetadata, table: str) -> str:
+    out = _refusal(catalog_props, metadata, table)
+    if isinstance(out, str):
+        return out
+    named = ", ".join(repr(k) for k in master_key_ids(metadata)) or "(none named)"
     return (
-        f"table {table} is encrypted (master key {named}); frazil's table readers and writers "
-        "do not decrypt or encrypt table files yet (docs/encryption.md)"
+        f"table {table} is encrypted (master key {named}); this path does not decrypt or "
+        "encrypt table files yet (docs/encryption.md)"
     )
+
+
+def table_file_io(
+    io: FileIO,
+    metadata: TableMetadata,
+    catalog_props: Mapping[str, str],
+    table: str,
+    decode_list: ListDecoder,
+) -> FileIO:
+    """``io`` itself for a plaintext table; for an encrypted one whose master key the catalog's
+    KMS holds, an :class:`EncryptedTableFileIO` (``decode_list`` reads a decrypted manifest
+    list's manifests and their keys); otherwise the guard refusing every file but the metadata
+    JSON with the reason."""
+    if isinstance(io, (EncryptedTableGuardFileIO, EncryptedTableFileIO)) or not is_encrypted(
+        metadata
+    ):
+        return io
+    out = _refusal(catalog_props, metadata, table)
+    if isinstance(out, str):
+        return EncryptedTableGuardFileIO(io, out)
+    length = metadata.properties.get(ENCRYPTION_DATA_KEY_LENGTH)
+    try:
+        key_length = int(length) if length else ENCRYPTION_DATA_KEY_LENGTH_DEFAULT
+    except ValueError:
+        raise InvalidArgumentError(
+            f"table {table}: {ENCRYPTION_DATA_KEY_LENGTH}={length!r} is not an integer"
+        ) from None
+    manager = StandardEncryptionManager(
+        out,
+        metadata.properties[ENCRYPTION_KEY_ID],
+        metadata.encryption_keys,
+        data_key_length=key_length,
+    )
+    list_keys = {
+        metadata.resolve(s.manifest_list): s.key_id
+        for s in metadata.snapshots
+        if s.key_id is not None and s.manifest_list is not None
+    }
+    return EncryptedTableFileIO(io, manager, list_keys, decode_list, table)
 
 
 def guard_table_io(
@@ -128,4 +193,4 @@ def guard_table_io(
     file but the metadata JSON with the reason (see the module docstring)."""
     if isinstance(io, EncryptedTableGuardFileIO) or not is_encrypted(metadata):
         return io
-    return EncryptedTableGuardFileIO(io, _refusal(catalog_props, metadata, table))
+    return EncryptedTableGuardFileIO(io, _reason(catalog_props, metadata, table))

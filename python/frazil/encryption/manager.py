@@ -110,6 +110,15 @@ class StandardEncryptionManager:
     def __repr__(self) -> str:
         return f"StandardEncryptionManager(master key {self.master_key_id!r})"
 
+    def add_entries(self, entries: Iterable[_KeyLike]) -> None:
+        """Entries of another version of the table's metadata (an expired snapshot's key)."""
+        for e in entries:
+            self._entries.setdefault(e.key_id, e)
+
+    def entry(self, key_id: str) -> _KeyLike | None:
+        """The ``encryption-keys`` entry ``key_id`` (the metadata's, or one made here)."""
+        return self._entries.get(key_id)
+
     # ---- keys of files
 
     def new_key_metadata(self) -> StandardKeyMetadata:

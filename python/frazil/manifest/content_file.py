@@ -114,7 +114,8 @@ class DataFile:
     nan_value_counts: dict[int, int] | None = None
     lower_bounds: dict[int, bytes] | None = None
     upper_bounds: dict[int, bytes] | None = None
-    key_metadata: bytes | None = None
+    # An encrypted table's data key: never in a repr (logs, error messages).
+    key_metadata: bytes | None = field(default=None, repr=False)
     split_offsets: tuple[int, ...] | None = None
     equality_ids: tuple[int, ...] | None = None
     sort_order_id: int | None = None

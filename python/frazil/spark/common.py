@@ -14,7 +14,9 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from frazil.catalog import Catalog, load_catalog
+from frazil.encryption.table_io import executor_file_io, executor_io_properties
 from frazil.exceptions import InvalidArgumentError
+from frazil.io import FileIO, load_file_io
 
 if TYPE_CHECKING:
     from frazil.table import Table
@@ -60,8 +62,14 @@ def quiet_pyspark_warnings() -> Iterator[None]:
 
 
 def io_spec(table: Table) -> tuple[dict[str, str], str | None]:
-    """What an executor needs to rebuild the table's FileIO."""
-    return dict(table.io.properties), table.metadata_location or table.location()
+    """What an executor needs to rebuild the table's FileIO (:func:`executor_io`): never key
+    material (an encrypted table's data keys travel in the plan, its master keys stay here)."""
+    return executor_io_properties(table.io), table.metadata_location or table.location()
+
+
+def executor_io(properties: Mapping[str, str], location: str | None) -> FileIO:
+    """The table's FileIO on an executor, from :func:`io_spec`'s output."""
+    return executor_file_io(load_file_io(properties, location), properties)
 
 
 def catalog_from_options(options: Any) -> Catalog:

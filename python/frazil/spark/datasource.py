@@ -69,9 +69,14 @@ from pyspark.sql.datasource import (
 from frazil import expressions as E
 from frazil.exceptions import InvalidArgumentError
 from frazil.expressions import And, parse
-from frazil.io import load_file_io
 from frazil.spark._worker import prepare_worker
-from frazil.spark.common import catalog_from_options, io_spec, read_args, table_identifier
+from frazil.spark.common import (
+    catalog_from_options,
+    executor_io,
+    io_spec,
+    read_args,
+    table_identifier,
+)
 from frazil.spark.read import (
     SplitOptions,
     encode_tasks,
@@ -374,7 +379,7 @@ class FrazilWriter(DataSourceArrowWriter):  # type: ignore[misc]  # untyped befo
             sweep(table, self.write_id, committed)
 
     def abort(self, messages: list[Any]) -> None:
-        io = load_file_io(self.io_props, self.io_location)
+        io = executor_io(self.io_props, self.io_location)
         for m in messages:
             for p in getattr(m, "paths", None) or []:
                 try:

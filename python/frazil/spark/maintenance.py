@@ -98,10 +98,10 @@ def distributed_list(
 
         def run(part: Iterable[str]) -> Iterator[str]:
             # Runs on an executor, shipped by value (cloudpickle): it imports what it uses there.
-            from frazil.io import load_file_io
+            from frazil.spark.common import executor_io
             from frazil.table.maintenance.orphan_files import list_older_than
 
-            io = load_file_io(props, io_location)
+            io = executor_io(props, io_location)
             for d in part:
                 yield from list_older_than(io, d, older_than_ms, partition_names)
 
@@ -184,14 +184,14 @@ def _rewrite_groups(
         # The group is read and written by the table's own compaction code.
         import json
 
-        from frazil.io import load_file_io
         from frazil.metadata import TableMetadata
+        from frazil.spark.common import executor_io
         from frazil.table.maintenance.rewrite_data_files import group_writer, read_group_rows
         from frazil.table.scan.read import DeleteCache
         from frazil.table.scan.tasks import FileScanTask, content_file_to_json
 
         md = TableMetadata.from_json(md_json)
-        io = load_file_io(props, io_location)
+        io = executor_io(props, io_location)
         schema = md.schema()
         cache = DeleteCache(io, md.name_mapping())
         for index, task_jsons in part:

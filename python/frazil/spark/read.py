@@ -33,11 +33,10 @@ import pyarrow.compute as pc
 
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
 from frazil.expressions import AlwaysTrue
-from frazil.io import load_file_io
 from frazil.manifest.content_file import FileFormat
 from frazil.metadata import SnapshotRefType
 from frazil.spark._worker import prepare_worker
-from frazil.spark.common import io_spec, quiet_pyspark_warnings, resolve_catalog
+from frazil.spark.common import executor_io, io_spec, quiet_pyspark_warnings, resolve_catalog
 from frazil.table.scan import table_partition_type
 from frazil.table.scan.arrow_plan import ScanPlan
 from frazil.table.scan.read import DEFAULT_BATCH_SIZE, DeleteCache, read_task
@@ -264,7 +263,7 @@ def read_task_batches(
 ) -> Iterator[pa.RecordBatch]:
     """Reads a partition's rows of the plan (:func:`encode_tasks`, or one batch of
     :func:`partitions`) with frazil's reader, in frazil's Arrow types."""
-    io = load_file_io(context["io_props"], context["io_location"])
+    io = executor_io(context["io_props"], context["io_location"])
     cache = DeleteCache(io, context["name_mapping"])
     plan = decode_tasks(context, tasks)
     for task in _split_tasks(plan):

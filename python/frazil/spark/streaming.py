@@ -58,7 +58,13 @@ from frazil.exceptions import FrazilError, InvalidArgumentError, ValidationError
 from frazil.expressions import AlwaysTrue
 from frazil.io import load_file_io
 from frazil.schema import Schema
-from frazil.spark.common import catalog_from_options, io_spec, read_args, table_identifier
+from frazil.spark.common import (
+    catalog_from_options,
+    executor_io,
+    io_spec,
+    read_args,
+    table_identifier,
+)
 from frazil.spark.read import (
     SplitOptions,
     encode_tasks,
@@ -235,7 +241,7 @@ class FrazilStreamWriter(_StreamWriterBase):  # type: ignore[misc]  # untyped be
         self._delete(messages)
 
     def _delete(self, messages: list[Any]) -> None:
-        io = load_file_io(self.io_props, self.io_location)
+        io = executor_io(self.io_props, self.io_location)
         for m in messages:
             for p in getattr(m, "paths", None) or []:
                 try:

@@ -63,14 +63,14 @@ import pyarrow as pa
 from frazil.arrow_schema import schema_to_arrow
 from frazil.exceptions import InvalidArgumentError, UnsupportedError
 from frazil.expressions import AlwaysFalse, AlwaysTrue, bind, from_json
-from frazil.io import load_file_io, property_bool
+from frazil.io import property_bool
 from frazil.manifest.content_file import DataFileContent
 from frazil.metadata import TableMetadata
 from frazil.partitioning import UnknownTransform, is_void
 from frazil.schema import Schema
 from frazil.sorting import NullOrder, SortDirection
 from frazil.spark import functions as fs
-from frazil.spark.common import io_spec, quiet_pyspark_warnings, resolve_catalog
+from frazil.spark.common import executor_io, io_spec, quiet_pyspark_warnings, resolve_catalog
 from frazil.table.scan import DataScan, content_file_from_json, content_file_to_json
 from frazil.table.scan.filter import RowFilter
 from frazil.table.scan.plan import planner_for
@@ -274,7 +274,7 @@ def write_task_files(
         yield from batches
 
     metadata = TableMetadata.from_json(meta_json)
-    io = load_file_io(io_props, io_location)
+    io = executor_io(io_props, io_location)
     # Java's Spark writes name files <partition id:05d>-<task attempt id>-<query id>-<epoch>-
     # <n:05d> (OutputFileFactory with operation id "<query id>-<epoch>", epoch 0 in a batch
     # write), so files of different attempts of one partition never collide and the write id

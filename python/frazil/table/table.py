@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from frazil.encryption.guard import catalog_properties, guard_table_io
+from frazil.encryption.guard import catalog_properties, table_file_io
 from frazil.expressions import AlwaysTrue
 from frazil.metadata import (
     PartitionStatisticsFile,
@@ -104,8 +104,12 @@ class Table:
         (:func:`frazil.encryption.guard_table_io`)."""
         metadata = self.metadata
         if self._guarded is None or self._guarded[0] is not metadata:
-            io = guard_table_io(
-                self._io, metadata, catalog_properties(self.catalog), self.full_name()
+            io = table_file_io(
+                self._io,
+                metadata,
+                catalog_properties(self.catalog),
+                self.full_name(),
+                _list_decoder(metadata),
             )
             self._guarded = (metadata, io)
         return self._guarded[1]
@@ -501,3 +505,18 @@ class Table:
         from frazil.table.maintenance.rewrite_position_deletes import rewrite_position_deletes
 
         return rewrite_position_deletes(self, branch)
+
+
+def _list_decoder(metadata: TableMetadata) -> Callable[[bytes, str], list[tuple[str, Any]]]:
+    """The manifests (resolved locations) and key metadata a decrypted manifest list names: how
+    an encrypted table's FileIO learns the keys of the manifests it will read."""
+
+    def decode(data: bytes, path: str) -> list[tuple[str, Any]]:
+        from frazil.manifest import read_manifest_list
+
+        rows = read_manifest_list(data, path=path, location=metadata.paths_location)
+        paths = rows.column("manifest_path").to_pylist()
+        keys = rows.column("key_metadata").to_pylist()
+        return [(metadata.resolve(p), k) for p, k in zip(paths, keys, strict=True)]
+
+    return decode

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil.arrow_schema import field_id_of, type_to_arrow
+from frazil.encryption.table_io import data_filesystem, parquet_decryption
 from frazil.expressions import AlwaysTrue, BooleanExpression, parse
 from frazil.manifest.content_file import is_deletion_vector_of
 from frazil.manifest.deletes import DeletionVector
@@ -164,8 +165,9 @@ def _position_rows(tbl: Table, df: pa.StructArray, i: int) -> pa.Table:
         offset = df.field("content_offset")[i].as_py()
         length = df.field("content_size_in_bytes")[i].as_py()
         target = df.field("referenced_data_file")[i].as_py()
+        key_metadata = df.field("key_metadata")[i].as_py()
         with reading("deletion vector file", path):
-            blob = read_range(io, path, offset, length)
+            blob = read_range(io, path, offset, length, key_metadata)
         positions = DeletionVector.from_puffin_blob(blob, 0, length, path, target).positions()
         n = len(positions)
         return pa.table(
@@ -175,9 +177,10 @@ def _position_rows(tbl: Table, df: pa.StructArray, i: int) -> pa.Table:
                 "row": pa.nulls(n, row_type),
             }
         )
-    fs, local = io.filesystem(path)
+    fs, local = data_filesystem(io, path)
+    key_metadata = df.field("key_metadata")[i].as_py()
     with reading("position delete file", path), fs.open_input_file(local) as fh:
-        f = open_file(fh, fmt)
+        f = open_file(fh, fmt, None, parquet_decryption(io, path, key_metadata))
         names = {field_id_of(x): x.name for x in f.schema_arrow}
         wanted = [names.get(_FILE_PATH_ID, "file_path"), names.get(_POS_ID, "pos")]
         row_name = names.get(_ROW_ID)

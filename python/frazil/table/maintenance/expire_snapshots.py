@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.compute as pc
 
+from frazil.encryption.table_io import remember_snapshots
 from frazil.exceptions import FrazilError, InvalidArgumentError, ValidationError
 from frazil.io import under_location
 from frazil.manifest import read_manifest_list, read_manifests
@@ -313,7 +314,8 @@ class ExpireSnapshots(TransactionStep):
         if not self._clean or self._base is None:
             return
         _clean_expired_files(
-            self._transaction.table.io,
+            # an encrypted table's expired snapshots' manifest lists have keys only in the base
+            remember_snapshots(self._transaction.table.io, self._base),
             self._base,
             committed,
             self._name(),

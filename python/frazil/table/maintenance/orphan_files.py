@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from frazil.encryption.table_io import data_filesystem
 from frazil.exceptions import (
     FrazilError,
     InvalidArgumentError,
@@ -138,7 +139,7 @@ def list_older_than(
     directory's own files, its (not hidden) subdirectories appended to ``directories``."""
     import pyarrow.fs as pafs
 
-    fs, root = io.filesystem(location)
+    fs, root = data_filesystem(io, location)  # listing only: no file is opened
     base = location.rstrip("/")
     root = root.rstrip("/")
     try:

@@ -155,6 +155,7 @@ class RewriteManifests(SnapshotProducer):
         sequence_number = base.last_sequence_number + 1 if version >= 2 else 0
         list_rows, first_row_id, added_rows = self._assign(base, manifests, sequence_number)
         list_path = self._write_list(base, list_rows, parent, sequence_number, first_row_id)
+        key_id, key_updates = self._snapshot_key(base, list_path)
         props = {
             **self._properties,
             "manifests-created": str(len(self._written)),
@@ -182,6 +183,7 @@ class RewriteManifests(SnapshotProducer):
             schema_id=base.current_schema_id,
             first_row_id=first_row_id,
             added_rows=added_rows,
+            key_id=key_id,
         )
         self.result = RewriteManifestsResult(
             rewritten_manifests=list(self._replaced),
@@ -189,6 +191,7 @@ class RewriteManifests(SnapshotProducer):
             snapshot_id=self.snapshot_id,
         )
         return [
+            *key_updates,
             AddSnapshotUpdate(snapshot),
             SetSnapshotRefUpdate(
                 self._branch,

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from frazil import values
 from frazil.arrow_schema import field_id_of, type_to_arrow
-from frazil.exceptions import FileReadError, FrazilError, ValidationError
+from frazil.exceptions import FileReadError, FrazilError, UnsupportedError, ValidationError
 from frazil.manifest.content_file import FileFormat
 from frazil.metadata.name_mapping import MappedField, NameMapping
 from frazil.schema import Schema
@@ -83,23 +83,31 @@ def reading(what: str, location: str) -> Iterator[None]:
         raise FileReadError(f"{what} {location}: {type(e).__name__}: {e}") from e
 
 
-def open_parquet(source: Any) -> pq.ParquetFile:
+def open_parquet(source: Any, decryption: Any = None) -> pq.ParquetFile:
     """A Parquet file to read, with strings, binaries and lists in the large Arrow types the
     table's Arrow schema uses (``schema_to_arrow``), so that files without a stored Arrow
     schema (Java's, Spark's, frazil's own) need no cast after decoding."""
-    return pq.ParquetFile(source, binary_type=pa.large_binary(), list_type=pa.LargeListType)
+    return pq.ParquetFile(
+        source,
+        binary_type=pa.large_binary(),
+        list_type=pa.LargeListType,
+        decryption_properties=decryption,
+    )
 
 
 def open_file(
-    source: Any, fmt: str, record_count: int | None = None
+    source: Any, fmt: str, record_count: int | None = None, decryption: Any = None
 ) -> pq.ParquetFile | OrcFile | AvroFile:
     """A Parquet, ORC or Avro file (``fmt``, checked by the reader) to read;
-    ``record_count`` (its manifest entry's) bounds what an Avro file may decode to."""
+    ``record_count`` (its manifest entry's) bounds what an Avro file may decode to;
+    ``decryption``: an encrypted Parquet file's properties (frazil.encryption.table_io)."""
+    if decryption is not None and fmt != FileFormat.PARQUET:
+        raise UnsupportedError(f"encrypted {fmt} data files are not supported (Parquet only)")
     if fmt == FileFormat.ORC:
         return OrcFile(source)
     if fmt == FileFormat.AVRO:
         return AvroFile(source, record_count)
-    return open_parquet(source)
+    return open_parquet(source, decryption)
 
 
 # Formats whose files without field ids Java reads by the table's column names when the table

@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from frazil.arrow_schema import field_id_of, schema_to_arrow, type_to_arrow
+from frazil.encryption.table_io import data_filesystem, file_decryption, read_encrypted_range
 from frazil.exceptions import (
     DecodeError,
     UnsupportedError,
@@ -119,10 +120,15 @@ def metadata_field(name: str, partition_type: StructType | None = None) -> Neste
 # deletes
 
 
-def read_range(io: FileIO, location: str, offset: int, length: int) -> bytes:
+def read_range(
+    io: FileIO, location: str, offset: int, length: int, key_metadata: bytes | None = None
+) -> bytes:
     """``length`` bytes at ``offset`` of a file (a Puffin blob); a range beyond the file raises
-    :class:`~frazil.exceptions.DecodeError`."""
-    fs, path = io.filesystem(location)
+    :class:`~frazil.exceptions.DecodeError`. ``key_metadata``: an encrypted table's file's."""
+    blob = read_encrypted_range(io, location, key_metadata, offset, length)
+    if blob is not None:
+        return blob
+    fs, path = data_filesystem(io, location)
     with fs.open_input_file(path) as f:
         size = f.size()
         if offset < 0 or length < 0 or offset + length > size:
@@ -141,7 +147,9 @@ def read_dv(io: FileIO, dv: DataFile) -> DeletionVector:
             f"deletion vector {dv.file_path} has no content_offset/content_size_in_bytes"
         )
     with reading("deletion vector file", dv.file_path):
-        blob = read_range(io, dv.file_path, dv.content_offset, dv.content_size_in_bytes)
+        blob = read_range(
+            io, dv.file_path, dv.content_offset, dv.content_size_in_bytes, dv.key_metadata
+        )
     return DeletionVector.from_puffin_blob(
         blob, 0, dv.content_size_in_bytes, dv.file_path, dv.referenced_data_file
     )
@@ -187,9 +195,9 @@ class DeleteCache:
 
     def _read_position_file(self, delete_file: DataFile) -> pa.Table:
         fmt = _check_format(delete_file, "position delete file")
-        fs, path = self.io.filesystem(delete_file.file_path)
+        fs, path = data_filesystem(self.io, delete_file.file_path)
         with reading("position delete file", delete_file.file_path), fs.open_input_file(path) as fh:
-            pf = open_file(fh, fmt, delete_file.record_count)
+            pf = open_file(fh, fmt, delete_file.record_count, file_decryption(self.io, delete_file))
             names = {field_id_of(f): f.name for f in pf.schema_arrow}
             cols = [
                 names.get(FILE_PATH_FIELD_ID, "file_path"),
@@ -215,9 +223,9 @@ class DeleteCache:
         if not ids:
             raise ValidationError(f"equality delete file {delete_file.file_path} has no ids")
         fmt = _check_format(delete_file, "equality delete file")
-        fs, path = self.io.filesystem(delete_file.file_path)
+        fs, path = data_filesystem(self.io, delete_file.file_path)
         with reading("equality delete file", delete_file.file_path), fs.open_input_file(path) as fh:
-            pf = open_file(fh, fmt, delete_file.record_count)
+            pf = open_file(fh, fmt, delete_file.record_count, file_decryption(self.io, delete_file))
             mapping = self.name_mapping
             if mapping is None and fmt in MAPPED_BY_DEFAULT:
                 mapping = create_mapping_from_schema(schema)  # as Java's ORC reader falls back
@@ -420,9 +428,9 @@ def read_task(
     projector = Projector(data_file.file_path, constants)
     seq = data_file.extra.get("sequence_number")
 
-    fs, path = io.filesystem(data_file.file_path)
+    fs, path = data_filesystem(io, data_file.file_path)
     with reading("data file", data_file.file_path), fs.open_input_file(path) as fh:
-        pf = open_file(fh, fmt, data_file.record_count)
+        pf = open_file(fh, fmt, data_file.record_count, file_decryption(io, data_file))
         mapping = name_mapping
         if mapping is None and fmt in MAPPED_BY_DEFAULT:
             # Java's ORC and Avro readers read a file without ids by the table's column names.

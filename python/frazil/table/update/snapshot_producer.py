@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from frazil import manifest as fm
+from frazil.encryption.table_io import snapshot_key, written_key_metadata
 from frazil.exceptions import InvalidArgumentError, UnsupportedError, ValidationError, io_error
 from frazil.expressions.metrics_evaluator import InclusiveMetricsEvaluator
 from frazil.io.paths import resolve_path
@@ -51,12 +52,18 @@ from frazil.manifest.content_file import (
 )
 from frazil.metadata import (
     MAIN_BRANCH,
+    EncryptedKey,
     Snapshot,
     SnapshotRefType,
     TableMetadata,
 )
 from frazil.table.step import TransactionStep
-from frazil.table.update import AddSnapshotUpdate, SetSnapshotRefUpdate, TableUpdate
+from frazil.table.update import (
+    AddEncryptionKeyUpdate,
+    AddSnapshotUpdate,
+    SetSnapshotRefUpdate,
+    TableUpdate,
+)
 from frazil.table.update.manifest_merge import MergeSettings, merge_plan
 from frazil.table.update.snapshot_summary import SnapshotSummaryCollector, update_totals
 
@@ -313,6 +320,8 @@ class SnapshotProducer(TransactionStep):
         self._manifest_count += 1
         self._write_file(path, data, "writing manifest")
         self._written_manifests.append(path)
+        # An encrypted table's manifest: its key metadata and length as stored (AGS1 stream).
+        key_metadata, length = written_key_metadata(self._io, path, len(data))
         summary = fm.summarize_manifest(entries)
         # The least explicit data sequence number of a live entry (entries left null inherit
         # this commit's, assigned with the list, which is never lower), as Java's writer counts.
@@ -320,13 +329,13 @@ class SnapshotProducer(TransactionStep):
         summary["min_sequence_number"] = pc.min(live.column("sequence_number")).as_py()
         return {
             "manifest_path": path,
-            "manifest_length": len(data),
+            "manifest_length": length,
             "partition_spec_id": spec_id,
             "content": content,
             "sequence_number": None,
             **summary,
             "added_snapshot_id": self.snapshot_id,
-            "key_metadata": None,
+            "key_metadata": key_metadata,
             "first_row_id": None,
         }
 
@@ -633,6 +642,7 @@ class SnapshotProducer(TransactionStep):
 
         list_rows, first_row_id, added_rows = self._assign(base, manifests, sequence_number)
         list_path = self._write_list(base, list_rows, parent, sequence_number, first_row_id)
+        key_id, key_updates = self._snapshot_key(base, list_path)
 
         created = sum(1 for r in manifests if r["added_snapshot_id"] == sid)
         props = {
@@ -656,8 +666,10 @@ class SnapshotProducer(TransactionStep):
             schema_id=base.current_schema_id,
             first_row_id=first_row_id,
             added_rows=added_rows,
+            key_id=key_id,
         )
         return [
+            *key_updates,
             AddSnapshotUpdate(snapshot),
             SetSnapshotRefUpdate(
                 self._branch,
@@ -705,6 +717,15 @@ class SnapshotProducer(TransactionStep):
         if not v3:
             return out, None, None
         return out, start, next_row_id - start
+
+    def _snapshot_key(
+        self, base: TableMetadata, list_path: str
+    ) -> tuple[str | None, list[TableUpdate]]:
+        """An encrypted table's new snapshot ``key-id`` for its manifest list and the
+        ``encryption-keys`` to add with it (:func:`frazil.encryption.table_io.snapshot_key`)."""
+        known = (k.key_id for k in base.encryption_keys)
+        key_id, new_keys = snapshot_key(self._io, list_path, known)
+        return key_id, [AddEncryptionKeyUpdate(EncryptedKey(**vars(k))) for k in new_keys]
 
     def _write_list(
         self,

@@ -14,6 +14,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from frazil.arrow_schema import FIELD_ID_KEY
+from frazil.encryption.table_io import (
+    data_filesystem,
+    data_key_metadata,
+    parquet_encryption,
+    seal_file,
+)
 from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat
 from frazil.manifest.deletes import DeletionVector, write_deletion_vectors
 from frazil.metadata import TableMetadata
@@ -60,7 +66,7 @@ class DeleteWriter:
         return f"00000-0-{self.operation_id}-{self._count:05d}-deletes.{ext}"
 
     def _open(self, location: str) -> Any:
-        fs, path = self.io.filesystem(location)
+        fs, path = data_filesystem(self.io, location)
         self.written.append(location)
         if fs.type_name == "local":
             parent = path.rsplit("/", 1)[0]
@@ -73,8 +79,9 @@ class DeleteWriter:
             return []
         data, placed = write_deletion_vectors([(f.file_path, dv) for f, dv in dvs])
         location = self.locations.new_data_location(self._name("puffin"))
+        stored, key_metadata = seal_file(self.io, data)  # encrypted tables: an AGS1 stream
         with self._open(location) as out:
-            out.write(data)
+            out.write(stored)
         return [
             DataFile(
                 file_path=location,
@@ -87,6 +94,7 @@ class DeleteWriter:
                 referenced_data_file=f.file_path,
                 content_offset=w.content_offset,
                 content_size_in_bytes=w.content_size_in_bytes,
+                key_metadata=key_metadata,
             )
             for (f, _), w in zip(dvs, placed, strict=True)
         ]
@@ -106,7 +114,12 @@ class DeleteWriter:
         codec = self.metadata.properties.get("write.parquet.compression-codec", "zstd").lower()
         codec = {"uncompressed": "none", "lz4_raw": "lz4"}.get(codec, codec)
         sink = self._open(location)
-        writer = pq.ParquetWriter(sink, _POSITION_DELETE_ARROW, compression=codec)
+        writer = pq.ParquetWriter(
+            sink,
+            _POSITION_DELETE_ARROW,
+            compression=codec,
+            encryption_properties=parquet_encryption(self.io, location),
+        )
         writer.write_table(table)
         writer.close()
         size = sink.tell()
@@ -122,6 +135,7 @@ class DeleteWriter:
             content=DataFileContent.POSITION_DELETES,
             spec_id=f.spec_id,
             referenced_data_file=f.file_path,
+            key_metadata=data_key_metadata(self.io, location),
             **metrics.data_file_fields(),
         )
 

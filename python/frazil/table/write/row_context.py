@@ -208,7 +208,9 @@ class RowContext:
         for d in task.delete_files:
             if is_deletion_vector(d):
                 assert d.content_offset is not None and d.content_size_in_bytes is not None
-                blob = read_range(self.io, d.file_path, d.content_offset, d.content_size_in_bytes)
+                blob = read_range(
+                    self.io, d.file_path, d.content_offset, d.content_size_in_bytes, d.key_metadata
+                )
                 # Bounded by the data file's rows: a DV's positions all lie below its count.
                 rows = task.file.record_count
                 dv = DeletionVector.from_puffin_blob(

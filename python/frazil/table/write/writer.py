@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from frazil.encryption.table_io import data_filesystem, data_key_metadata, parquet_encryption
 from frazil.exceptions import FrazilError, InvalidArgumentError, UnsupportedError, io_error
 from frazil.io import property_bool
 from frazil.manifest.content_file import DataFile, FileFormat, partition_arrow_type
@@ -193,7 +194,8 @@ class _RollingFile:
             extension=o.file_format.lower(),
         )
         self.location = o.locations.new_data_location(name, self.key.path or None)
-        fs, path = o.io.filesystem(self.location)
+        fs, path = data_filesystem(o.io, self.location)
+        encryption = parquet_encryption(o.io, self.location, o.file_format, bool(o.variant_ids))
         o.written.append(self.location)
         if fs.type_name == "local":  # object stores have no directories to make
             parent = path.rsplit("/", 1)[0]
@@ -221,6 +223,7 @@ class _RollingFile:
             # ids, logical types), and readers pick their Arrow types (frazil's: the large ones,
             # without a cast; a stored `string` would force one).
             store_schema=False,
+            encryption_properties=encryption,
         )
 
     def _size(self) -> int:
@@ -631,6 +634,7 @@ class DataFileWriter:
             spec_id=rf.key.spec_id,
             nan_value_counts=dict(rf.nan_counts) if self.nan_columns else None,
             sort_order_id=sort_order_id,
+            key_metadata=data_key_metadata(self.io, rf.location),
             **with_geo_metrics(metrics.data_file_fields(), rf.geo_bounds, rf.geo_counts),
         )
 
