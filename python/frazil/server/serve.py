@@ -1,9 +1,10 @@
 """``frazil serve``: runs :func:`frazil.server.app.create_app` on uvicorn.
 
-The catalog is the SQL catalog: SQLite in the warehouse (``<warehouse>/catalog.db``) unless
-``--catalog-uri`` names another database (``postgresql+psycopg://...``). uvicorn handles SIGINT
-and SIGTERM: it stops accepting connections and waits for requests in flight (commits included)
-before the process exits.
+The catalog is the SQL catalog: SQLite in the warehouse (``<warehouse>/catalog.db``, the file
+``load_catalog(warehouse=...)`` opens too; ``frazil_catalog.db`` when only that old name exists)
+unless ``--catalog-uri`` names another database (``postgresql+psycopg://...``). uvicorn handles
+SIGINT and SIGTERM: it stops accepting connections and waits for requests in flight (commits
+included) before the process exits.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from frazil.catalog.sql import SqlCatalog
+from frazil.catalog.sql import SqlCatalog, default_sqlite_file
 from frazil.exceptions import InvalidArgumentError
 from frazil.server.auth import load_auth_config
 
@@ -21,15 +22,13 @@ __all__ = ["open_catalog", "serve"]
 
 logger = logging.getLogger("frazil.server.app")
 
-SQLITE_FILE = "catalog.db"
-
 
 def open_catalog(warehouse: str, catalog_uri: str | None = None, name: str = "frazil") -> Any:
     """The SQL catalog ``frazil serve`` serves."""
     if catalog_uri is None:
         path = os.path.abspath(warehouse)
         os.makedirs(path, exist_ok=True)
-        catalog_uri = f"sqlite:///{os.path.join(path, SQLITE_FILE)}"
+        catalog_uri = f"sqlite:///{default_sqlite_file(path)}"
         warehouse = path
     return SqlCatalog(name, uri=catalog_uri, warehouse=warehouse)
 
