@@ -883,6 +883,15 @@ class SqlCatalog(Catalog):
             raise NoSuchTableError(f"cannot rename table {src_name}: it does not exist")
         return self.load_table(dst)
 
+    def list_catalog_names(self) -> list[str]:
+        """The names of the catalogs whose tables or namespaces this database holds (rows are
+        scoped by catalog name: another name over the same database sees none of them)."""
+        if self._database_absent():
+            return []
+        stmt = union(select(_T.catalog_name.label("name")), select(_N.catalog_name.label("name")))
+        with self._read() as conn:
+            return sorted(n for n in conn.execute(stmt).scalars().all() if n is not None)
+
     def list_tables(self, namespace: str | Identifier) -> list[Identifier]:
         ns = self._namespace_identifier(namespace)
         self._require_database()
