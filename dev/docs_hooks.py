@@ -98,6 +98,7 @@ def _chart(title: str, header: list[str], rows: list[list[str]]) -> bytes | None
         for i in range(1, len(header))
         if sum(_number(r[i]) is not None for r in rows) * 2 >= len(rows) > 0
     ]
+
     def of_kind(kind: re.Pattern[str]) -> list[int]:
         return [i for i in numeric if kind.search(header[i]) and not _NOT_MEASURE.search(header[i])]
 

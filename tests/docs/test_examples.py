@@ -92,3 +92,12 @@ def test_example(example: Example, isolated: Path) -> None:
         return
     namespace: dict[str, object] = {"__name__": "__docs_example__"}
     exec(compiled, namespace)
+
+
+def test_readme_is_a_landing_page() -> None:
+    """At most 12,000 characters, and every relative link it has leads to a file here."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text) <= 12_000
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [link for link in links if "://" not in link]
+    assert local and all((ROOT / link).exists() for link in local), local

@@ -45,8 +45,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         return found
     import_peer("mkdocs", "the site's tests need mkdocs (requirements-dev.txt)")
     out = tmp_path_factory.mktemp("site")
+    # the hooks import frazil.cli: the frazil this test runs against (the installed wheel)
     env = dict(os.environ, MPLBACKEND="Agg", NO_MKDOCS_2_WARNING="1")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT / "python"), env.get("PYTHONPATH")) if p)
     r = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(out)],
         cwd=ROOT,
