@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import re
 import sys
 from pathlib import Path
@@ -50,6 +51,7 @@ def cli_reference() -> str:
     """Markdown: the global ``--help``, then each command's (nested commands too)."""
     from frazil.cli import build_parser
 
+    os.environ["COLUMNS"] = "100"  # argparse wraps at the terminal's width: the same page anywhere
     parser = build_parser()
     parts = ["### frazil\n", "```text\n" + parser.format_help().rstrip() + "\n```\n"]
 
