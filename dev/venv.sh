@@ -17,11 +17,14 @@ echo "==> installing requirements"
 # - libpostgresql-jdbc-java: the Java reference opens the same JDBC catalog database as frazil in
 #   the view interop tests;
 # - libhttpcore5-java: the Iceberg runtime jar on PyPI lacks its shaded HttpComponents classes,
-#   which the Java REST catalog needs (tests/interop/java_reference.py relocates Debian's).
+#   which the Java REST catalog needs (tests/interop/java_reference.py relocates Debian's);
+# - chromium: the headless browser tests/docs/test_site_browser.py loads the built site in
+#   (playwright drives it by path; its own browser downloads are not used).
 missing=()
 [ -e /usr/share/java/postgresql.jar ] || [ -n "${FRAZIL_TEST_PG_JDBC_JAR:-}" ] \
   || missing+=(libpostgresql-jdbc-java)
 [ -e /usr/share/java/httpcore5.jar ] || missing+=(libhttpcore5-java)
+command -v chromium >/dev/null || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "==> installing ${missing[*]} (apt-get)"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 \

@@ -40,6 +40,29 @@ def test_missing_java_is_a_clear_message(monkeypatch, tmp_path, capsys) -> None:
     assert "cannot run the demo" in out and "Java" in out
 
 
+def test_header_names_the_warehouse_path_and_retries_stay_out_of_the_tables(
+    monkeypatch, tmp_path, capsys
+) -> None:
+    import logging
+
+    monkeypatch.chdir(tmp_path)
+
+    def fake_run(options, console):  # what the pipeline logs while counting commit retries
+        with demo.pipeline._counting_retries("demo.events") as counter:
+            logging.getLogger("frazil.table.transaction").info(
+                "commit to demo.events failed; retry 1 in 0.1 s"
+            )
+        assert counter.count == 1  # counted for the summary ...
+        raise demo.DemoError("stopped by the test")
+
+    monkeypatch.setattr(demo, "run", fake_run)
+    assert main(["demo", "--quick"]) == 2  # the default warehouse: ./warehouse
+    out = capsys.readouterr()
+    text = "".join(out.out.splitlines())  # the header may wrap at the console's width
+    assert f"(sql catalog, warehouse {tmp_path / 'warehouse'})" in text, text
+    assert "retry 1" not in out.out + out.err  # ... and not printed between the tables
+
+
 def test_batches_split_the_rows() -> None:
     for total in (1_000, 40_000, 3_000_001):
         rows = demo.batch_rows(total)

@@ -33,6 +33,7 @@ __all__ = [
     "NoSuchPlanTaskError",
     "NoSuchTableError",
     "NoSuchViewError",
+    "NoSuchWarehouseError",
     "NotAuthorizedError",
     "OAuthError",
     "ParseError",
@@ -188,6 +189,13 @@ class EncryptionError(FrazilError):
 class CatalogError(FrazilError):
     """The catalog's store failed: a database error, a read-only database, a timeout. The message
     names the catalog and the cause; the original error is the ``__cause__``."""
+
+
+class NoSuchWarehouseError(CatalogError, NoSuchNamespaceError, NoSuchTableError, NoSuchViewError):
+    """A catalog whose store does not exist: loading or listing in a warehouse that holds no
+    catalog database (a mistyped path). The message names the path. It is also a
+    :class:`NoSuchTableError`, :class:`NoSuchNamespaceError` and :class:`NoSuchViewError`, since
+    nothing exists there."""
 
 
 class CatalogBusyError(CatalogError):

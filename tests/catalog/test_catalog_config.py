@@ -87,13 +87,14 @@ def test_env_only_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 def test_sqlite_default_from_local_warehouse(tmp_path: Path) -> None:
     catalog = load_catalog("embedded", warehouse=str(tmp_path / "wh"))
     assert isinstance(catalog, SqlCatalog)
-    assert catalog.uri == f"sqlite:///{tmp_path}/wh/frazil_catalog.db"
+    assert catalog.uri == f"sqlite:///{tmp_path}/wh/catalog.db"
+    assert not (tmp_path / "wh").exists()  # opening writes nothing; the first write creates it
     catalog.create_namespace("db")
-    assert (tmp_path / "wh" / "frazil_catalog.db").exists()
+    assert (tmp_path / "wh" / "catalog.db").exists()
     catalog.close()
     file_uri = load_catalog("embedded", warehouse=f"file://{tmp_path}/wh2")
     assert isinstance(file_uri, SqlCatalog)
-    assert file_uri.uri == f"sqlite:///{tmp_path}/wh2/frazil_catalog.db"
+    assert file_uri.uri == f"sqlite:///{tmp_path}/wh2/catalog.db"
     file_uri.close()
 
 

@@ -123,7 +123,7 @@ def test_read_only_sqlite_database_fails_a_commit_at_once(warehouse: Path) -> No
 def test_reader_does_not_wait_for_a_writers_lock(warehouse: Path) -> None:
     props = {"type": "sql", "warehouse": str(warehouse)}
     new_table(load_catalog("lock", **props))
-    holder = sqlite3.connect(warehouse / "frazil_catalog.db", isolation_level=None)
+    holder = sqlite3.connect(warehouse / "catalog.db", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process in the middle of a commit
     try:
         # No waiting allowed: opening and loading must not need the write lock at all.

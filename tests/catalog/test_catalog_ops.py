@@ -17,6 +17,7 @@ from frazil.exceptions import (
     NamespaceNotEmptyError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NoSuchWarehouseError,
     TableAlreadyExistsError,
     UnsupportedError,
 )
@@ -38,7 +39,13 @@ def warehouse(catalog: Catalog) -> str:
 
 
 def test_namespace_lifecycle(catalog: Catalog) -> None:
-    assert catalog.list_namespaces() == []
+    if getattr(catalog, "uri", "").startswith("sqlite"):
+        # the embedded SQLite file does not exist before the first write: a read says so
+        # (tests/catalog/test_default_database.py)
+        with pytest.raises(NoSuchWarehouseError, match=r"catalog\.db"):
+            catalog.list_namespaces()
+    else:
+        assert catalog.list_namespaces() == []
     assert not catalog.namespace_exists("db")
     catalog.create_namespace("db")
     assert catalog.namespace_exists("db")

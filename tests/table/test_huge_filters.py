@@ -96,11 +96,12 @@ def _expected(shape: str, n: int) -> dict[str, list[int] | int]:
     [
         ("or", 10_000),
         ("and", 10_000),
-        ("or", 50_000),
-        ("and", 50_000),
-        ("or", 100_000),
-        ("or-left-deep", 100_000),
-        ("and", 100_000),
+        # tens of seconds each (a minute and more on a busy machine): the slow group
+        pytest.param("or", 50_000, marks=pytest.mark.slow),
+        pytest.param("and", 50_000, marks=pytest.mark.slow),
+        pytest.param("or", 100_000, marks=pytest.mark.slow),
+        pytest.param("or-left-deep", 100_000, marks=pytest.mark.slow),
+        pytest.param("and", 100_000, marks=pytest.mark.slow),
         ("in", 100_000),
         ("not-in", 100_000),
     ],

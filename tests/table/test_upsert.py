@@ -228,6 +228,7 @@ def test_a_thousand_composite_keys(catalog: Any) -> None:
     assert by_key(scan(t)).equals(expected)
 
 
+@pytest.mark.slow  # 30-50 s: a million keys into a million rows
 @pytest.mark.parametrize(("version", "mode"), [(3, "merge-on-read"), (2, "copy-on-write")])
 def test_a_million_composite_keys(catalog: Any, version: int, mode: str) -> None:
     rng = np.random.default_rng(5)

@@ -18,14 +18,18 @@ a namespace also exists while a table or a child namespace is in it. A commit is
 check-and-put ``UPDATE iceberg_tables SET metadata_location = :new, previous_metadata_location =
 :old WHERE ... AND metadata_location = :old``; no row updated means another commit won.
 
-SQLite (the embedded default, ``sqlite:///<warehouse>/frazil_catalog.db`` when only a local
-``warehouse`` is given) runs in WAL mode with a busy timeout (``sqlite.busy-timeout-ms``, default
-30 s) on every connection, and write transactions take the write lock up front (``BEGIN
-IMMEDIATE``), so parallel writers in threads and processes wait for each other instead of failing
-with "database is locked". Reads go through a second, read-only connection (``mode=ro``; on
-storage where even the WAL index cannot be created, ``immutable=1``), so loading a table works on
-read-only storage and never takes or waits for the write lock; opening the catalog writes only
-when its tables do not exist yet.
+SQLite (the embedded default, ``sqlite:///<warehouse>/catalog.db`` when only a local ``warehouse``
+is given, the same file ``frazil serve --warehouse`` opens; a warehouse that holds only
+``frazil_catalog.db``, the name before 0.x, keeps using it) runs in WAL mode with a busy timeout
+(``sqlite.busy-timeout-ms``, default 30 s) on every connection, and write transactions take the
+write lock up front (``BEGIN IMMEDIATE``), so parallel writers in threads and processes wait for
+each other instead of failing with "database is locked". Reads go through a second, read-only
+connection (``mode=ro``; on storage where even the WAL index cannot be created, ``immutable=1``), so
+loading a table works on read-only storage and never takes or waits for the write lock; opening the
+catalog writes only when its tables do not exist yet. The embedded default is created by the first
+write (creating a namespace or a table): loading or listing in a warehouse that holds no catalog
+database raises :class:`~frazil.exceptions.NoSuchWarehouseError` naming the path, so a mistyped
+warehouse is an error rather than an empty catalog.
 
 PostgreSQL works through psycopg 3 (``postgresql+psycopg://...``). Every session sets
 ``lock_timeout`` (``postgresql.lock-timeout-ms``, default 10 s), ``statement_timeout``
@@ -99,6 +103,7 @@ from frazil.exceptions import (
     NoSuchNamespaceError,
     NoSuchTableError,
     NoSuchViewError,
+    NoSuchWarehouseError,
     TableAlreadyExistsError,
     UnsupportedError,
     ViewAlreadyExistsError,
@@ -128,7 +133,9 @@ PG_TIMEOUTS = {  # property: (PostgreSQL setting, default ms)
 # query canceled (57014, statement_timeout), admin shutdown (57P01-57P03), too many connections.
 _BUSY_SQLSTATE_PREFIXES = ("08", "40", "55P03", "57014", "57P0", "53300")
 _BUSY_SQLITE_MESSAGES = ("database is locked", "database table is locked", "busy")
-DEFAULT_SQLITE_FILE = "frazil_catalog.db"
+DEFAULT_SQLITE_FILE = "catalog.db"
+# The embedded default's name before it became the one `frazil serve` used too.
+LEGACY_SQLITE_FILE = "frazil_catalog.db"
 NAMESPACE_EXISTS_PROPERTY = "exists"
 NAMESPACE_LOCATION_PROPERTY = "location"
 TABLE_TYPE = "TABLE"
@@ -167,6 +174,23 @@ def _local_path(location: str) -> str | None:
         return None
 
 
+def default_sqlite_file(warehouse_path: str) -> str:
+    """The embedded SQLite catalog's file in a local warehouse directory: ``catalog.db``, or
+    ``frazil_catalog.db`` (the library's name before 0.x) when only that one exists."""
+    current = os.path.join(warehouse_path, DEFAULT_SQLITE_FILE)
+    legacy = os.path.join(warehouse_path, LEGACY_SQLITE_FILE)
+    if os.path.exists(legacy):
+        if not os.path.exists(current):
+            return legacy
+        logger.warning(
+            "warehouse %s holds two catalog databases: %s is used, %s (its old name) is not",
+            warehouse_path,
+            DEFAULT_SQLITE_FILE,
+            LEGACY_SQLITE_FILE,
+        )
+    return current
+
+
 def _dispose(engines: list[Engine]) -> None:
     for engine in engines:
         engine.dispose()
@@ -198,6 +222,10 @@ class SqlCatalog(Catalog):
     # committed to and dropped; only creating derives a path from the identifier.
     _paths_from_identifiers = False
 
+    # The embedded default's file while it does not exist: created by the first write, and
+    # named by the error a read raises meanwhile.
+    _missing_database: str | None = None
+
     def __init__(self, name: str, **properties: str) -> None:
         super().__init__(name, **properties)
         uri = self.properties.get(URI)
@@ -209,8 +237,10 @@ class SqlCatalog(Catalog):
                     f"SQL catalog {name!r}: set 'uri' (an SQLAlchemy URL), or a local "
                     f"'warehouse' for the embedded SQLite default (got warehouse={warehouse!r})"
                 )
-            os.makedirs(path, exist_ok=True)
-            uri = f"sqlite:///{os.path.join(path, DEFAULT_SQLITE_FILE)}"
+            db_file = default_sqlite_file(os.path.abspath(path))
+            if not os.path.exists(db_file):
+                self._missing_database = db_file
+            uri = f"sqlite:///{db_file}"
             self.properties[URI] = uri
         self.uri = uri
         self.engine = self._make_engine(pooled=True)
@@ -223,8 +253,41 @@ class SqlCatalog(Catalog):
             [self.engine] + ([self._reader] if self._reader is not self.engine else []),
         )
         self._recheck_engine: Engine | None = None
+        if self._missing_database is not None:
+            self._has_type_column = True  # the tables it will create have iceberg_type
+            return
         with self._errors("opening"):
             self._init_tables()
+
+    def _database_absent(self) -> bool:
+        """Whether the embedded default's file still does not exist (opened if another process
+        created it meanwhile)."""
+        path = self._missing_database
+        if path is None:
+            return False
+        if not os.path.exists(path):
+            return True
+        with self._errors("opening"):
+            self._init_tables()
+        self._missing_database = None
+        return False
+
+    def _require_database(self) -> None:
+        if self._database_absent():
+            warehouse = os.path.dirname(self._missing_database or "")
+            where = "does not exist" if not os.path.isdir(warehouse) else "holds no catalog"
+            raise NoSuchWarehouseError(
+                f"SQL catalog {self.name!r}: no catalog database at {self._missing_database} "
+                f"(the warehouse {warehouse} {where}); check the path, or create a namespace "
+                "to start a new catalog there"
+            )
+
+    def _create_database(self) -> None:
+        if self._database_absent():
+            os.makedirs(os.path.dirname(self._missing_database or ""), exist_ok=True)
+            with self._errors("creating the catalog database"):
+                self._init_tables()
+            self._missing_database = None
 
     # ---- engine and connections
 
@@ -347,6 +410,7 @@ class SqlCatalog(Catalog):
     @contextmanager
     def _write(self) -> Iterator[Connection]:
         """A write transaction (on SQLite holding the write lock from its start)."""
+        self._create_database()
         with self._errors("writing"), self.engine.connect() as conn:
             conn.execution_options(frazil_write=True)
             with conn.begin():
@@ -354,6 +418,7 @@ class SqlCatalog(Catalog):
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
+        self._require_database()
         with self._errors("reading"), self._reader.connect() as conn, conn.begin():
             yield conn
 
@@ -457,6 +522,8 @@ class SqlCatalog(Catalog):
         ns = self._namespace_identifier(namespace, allow_root=True)
         if not ns:
             return True
+        if self._database_absent():
+            return False
         name = ".".join(ns)
         tables = select(_T.table_namespace).where(
             _T.catalog_name == self.name,
@@ -516,6 +583,7 @@ class SqlCatalog(Catalog):
 
     def list_namespaces(self, namespace: str | Identifier = ()) -> list[Identifier]:
         parent = self._namespace_identifier(namespace, allow_root=True)
+        self._require_database()
         if parent:
             self._require_namespace(parent, "cannot list namespaces")
         stmt = union(
@@ -611,7 +679,13 @@ class SqlCatalog(Catalog):
             root, f"{root.rstrip('/')}/{table}", f"default location of {'.'.join(identifier)}"
         )
 
+    def load_table(self, identifier: str | Identifier) -> FrazilTable:
+        self._require_database()  # the error names the missing database, not just the table
+        return super().load_table(identifier)
+
     def _load_pointer(self, identifier: Identifier) -> str | None:
+        if self._database_absent():
+            return None
         return self._select_pointer(self._reader, identifier)
 
     def _select_pointer(self, engine: Engine, identifier: Identifier) -> str | None:
@@ -809,8 +883,18 @@ class SqlCatalog(Catalog):
             raise NoSuchTableError(f"cannot rename table {src_name}: it does not exist")
         return self.load_table(dst)
 
+    def list_catalog_names(self) -> list[str]:
+        """The names of the catalogs whose tables or namespaces this database holds (rows are
+        scoped by catalog name: another name over the same database sees none of them)."""
+        if self._database_absent():
+            return []
+        stmt = union(select(_T.catalog_name.label("name")), select(_N.catalog_name.label("name")))
+        with self._read() as conn:
+            return sorted(n for n in conn.execute(stmt).scalars().all() if n is not None)
+
     def list_tables(self, namespace: str | Identifier) -> list[Identifier]:
         ns = self._namespace_identifier(namespace)
+        self._require_database()
         self._require_namespace(ns, "cannot list tables")
         stmt = select(_T.table_name).where(
             _T.catalog_name == self.name, _T.table_namespace == ".".join(ns), *self._table_filter()
@@ -837,6 +921,8 @@ class SqlCatalog(Catalog):
     def _load_view_pointer(self, identifier: Identifier) -> str | None:
         if not self._has_type_column:
             raise self._refuse_views()
+        if self._database_absent():
+            return None
         return self._select_view_pointer(self._reader, identifier)
 
     def _read_view_pointer_fresh(self, identifier: Identifier) -> str | None:
@@ -873,6 +959,7 @@ class SqlCatalog(Catalog):
         if not self._has_type_column:
             raise self._refuse_views()
         ns = self._namespace_identifier(namespace)
+        self._require_database()
         self._require_namespace(ns, "cannot list views")
         stmt = select(_T.table_name).where(
             _T.catalog_name == self.name, _T.table_namespace == ".".join(ns), self._view_filter()

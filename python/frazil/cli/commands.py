@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from frazil.cli.charts import bars, histogram_bins, human_bytes
-from frazil.cli.output import field_text, sort_order_text, spec_text
+from frazil.cli.output import field_text, shown_path, sort_order_text, spec_text
 from frazil.exceptions import FrazilError, NoSuchNamespaceError, NoSuchTableError
 
 # The catalog, table, demo and server packages are imported inside the commands that use them:
@@ -16,6 +16,7 @@ from frazil.exceptions import FrazilError, NoSuchNamespaceError, NoSuchTableErro
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from frazil.catalog import Catalog
     from frazil.cli.context import Context
     from frazil.table import Table
 
@@ -41,7 +42,29 @@ def cmd_list(ctx: Context) -> None:
     if not identifiers:
         identifiers = [tuple(i) for i in catalog.list_namespaces(parent or ())]
     names = [".".join(i) for i in identifiers]
+    if not names and not ctx.out.json:  # say so, rather than print a blank line
+        ctx.out.note(_empty_listing(catalog, parent))
+        return
     ctx.out.emit(names, lambda: ctx.out.grid([[n] for n in names]))
+
+
+def _empty_listing(catalog: Catalog, parent: str | None) -> str:
+    """Why ``list`` shows nothing, naming the catalog and where it lives (and, for a SQL
+    database that holds other catalogs, their names: a different ``--catalog`` is the usual
+    cause)."""
+    from frazil.catalog.sql import SqlCatalog
+
+    what = f"namespace {parent} holds no tables or namespaces" if parent else "no namespaces"
+    where = f"catalog {catalog.name!r}"
+    if isinstance(catalog, SqlCatalog):
+        where += f" ({catalog.engine.url.render_as_string()})"
+        others = [n for n in catalog.list_catalog_names() if n != catalog.name]
+        if others and not parent:
+            return (
+                f"{where}: {what}; the database also holds catalog(s) "
+                f"{', '.join(others)} (choose one with --catalog NAME)"
+            )
+    return f"{where}: {what}"
 
 
 def data_file_sizes(table: Table) -> list[int]:
@@ -66,13 +89,18 @@ def _describe_table_text(ctx: Context, table: Table, bins: list[dict[str, int]])
     from rich.tree import Tree
 
     md = table.metadata
+    interactive, location = ctx.out.interactive, table.location()
+
+    def path(p: str | None) -> str:  # relative to the table location on a terminal
+        return shown_path(p, location, interactive)
+
     schema_tree = Tree(f"Schema, id={md.current_schema_id}")
     for field in table.schema().fields:
         schema_tree.add(Text(field_text(field)))
     snapshot_tree = Tree("Snapshots")
     for s in md.snapshots:
         snapshot_tree.add(
-            Text(f"Snapshot {s.snapshot_id}, schema {s.schema_id}: {s.manifest_list}")
+            Text(f"Snapshot {s.snapshot_id}, schema {s.schema_id}: {path(s.manifest_list)}")
         )
     current = table.current_snapshot()
     current_text = "None"
@@ -82,10 +110,12 @@ def _describe_table_text(ctx: Context, table: Table, bins: list[dict[str, int]])
             f"{op}: id={current.snapshot_id}, parent_id={current.parent_snapshot_id}, "
             f"schema_id={current.schema_id}"
         )
+    located: list[list[Any]] = [["Location", location]] if interactive else []
     grid = ctx.out.grid(
         [
+            *located,
             ["Table format version", str(md.format_version)],
-            ["Metadata location", str(table.metadata_location)],
+            ["Metadata location", path(table.metadata_location)],
             ["Table UUID", str(md.table_uuid)],
             ["Last Updated", str(md.last_updated_ms)],
             ["Partition spec", spec_text(table.spec())],

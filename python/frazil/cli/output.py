@@ -4,6 +4,10 @@ Every command builds its answer once as plain data (what ``--output json`` print
 by scripts) and, for the terminal, a rich renderable drawn from the same data. Progress bars
 only appear when stdout is a terminal and the output is text: a pipe or a JSON consumer sees
 none of it.
+
+To a terminal, the output is fitted to its width (paths under the table location shown relative
+to it); to a pipe or a file it is plain (no colour) and complete: nothing is cut or wrapped at
+rich's default of 80 columns, whatever ``COLUMNS`` says.
 """
 
 from __future__ import annotations
@@ -25,7 +29,18 @@ if TYPE_CHECKING:
     from frazil.sorting import SortOrder
     from frazil.types import NestedField
 
-__all__ = ["Output", "Step", "field_text", "json_default", "sort_order_text", "spec_text"]
+__all__ = [
+    "Output",
+    "Step",
+    "field_text",
+    "json_default",
+    "shown_path",
+    "sort_order_text",
+    "spec_text",
+]
+
+# A pipe's "width": wide enough that no line of any command is cut or wrapped.
+PIPE_WIDTH = 1_000_000
 
 
 def json_default(value: Any) -> Any:
@@ -72,6 +87,17 @@ def schema_tree_lines(schema: Schema) -> list[str]:
     return [field_text(f) for f in schema.fields]
 
 
+def shown_path(path: str | None, location: str, interactive: bool) -> str:
+    """``path`` as a terminal shows it: relative to the table ``location`` when under it (the
+    unique part fits on a line instead of being cut inside a UUID); in a pipe, as stored."""
+    if path is None:
+        return "None"
+    prefix = location.rstrip("/") + "/"
+    if interactive and path.startswith(prefix):
+        return path[len(prefix) :]
+    return path
+
+
 class Step:
     """One progress bar's handle: ``advance()`` by units done, ``total`` once known."""
 
@@ -99,7 +125,10 @@ class Output:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console()
+            console = Console()
+            if not console.is_terminal:
+                console = Console(width=PIPE_WIDTH, no_color=True, highlight=False)
+            self._console = console
         return self._console
 
     @property
@@ -136,11 +165,25 @@ class Output:
     def properties(self, props: Mapping[str, str]) -> None:
         self.emit(dict(props), lambda: self.grid(list(props.items())))
 
+    def note(self, message: str) -> None:
+        """A remark for the person reading (an empty listing, ...) on stderr, so that stdout
+        stays what scripts parse."""
+        if not self.json:
+            sys.stderr.write(f"frazil: {message}\n")
+            sys.stderr.flush()
+
     def error(self, exc: BaseException) -> None:
         """``frazil: error: <message>`` on stderr (a traceback too with ``--verbose``); JSON
-        mode also prints ``{"type": ..., "message": ...}`` on stdout, as PyIceberg does."""
+        mode also prints ``{"type": ..., "message": ...}`` on stdout, as PyIceberg does. The
+        message is one line, except a parse error's: its text and caret lines stay below it."""
+        from frazil.exceptions import ParseError
+
         message = str(exc) or type(exc).__name__
-        message = " ".join(message.split())  # one line, whatever the exception's text holds
+        first, _, rest = message.partition("\n")
+        if isinstance(exc, ParseError) and rest:
+            message = " ".join(first.split()) + "\n" + rest.rstrip()
+        else:
+            message = " ".join(message.split())  # one line, whatever the exception's text holds
         if self.verbose:
             import traceback
 

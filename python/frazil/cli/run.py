@@ -13,6 +13,7 @@ import argparse
 import importlib
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 import frazil
@@ -52,16 +53,11 @@ def run_demo(args: argparse.Namespace) -> int:
     console = Console()
     if not console.is_terminal and console.width < 120:
         console = Console(width=120)  # a log file: rich would wrap the tables at 80 columns
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
-        format="%(name)s: %(message)s",
-        handlers=[RichHandler(console=console, show_path=False, show_time=False)],
-        force=True,
-    )
-    # commit retries are part of the story: show the transaction log's INFO lines
-    logging.getLogger("frazil.table.transaction").setLevel(
-        logging.DEBUG if args.verbose else logging.INFO
-    )
+    level = logging.DEBUG if args.verbose else logging.WARNING
+    # The handler's level too: the demo counts commit retries from the transaction log's INFO
+    # records (its summary reports them), which must not land between its tables.
+    handler = RichHandler(console=console, show_path=False, show_time=False, level=level)
+    logging.basicConfig(level=level, format="%(name)s: %(message)s", handlers=[handler], force=True)
     rows = args.rows if args.rows is not None else demo.QUICK_ROWS if args.quick else None
     options = demo.DemoOptions(
         warehouse=args.warehouse,
@@ -73,7 +69,8 @@ def run_demo(args: argparse.Namespace) -> int:
     )
     console.print(
         f"[bold]frazil {frazil.__version__}[/] demo: {options.rows:,} events into "
-        f"{options.identifier} ({options.catalog_type} catalog, warehouse {options.warehouse})"
+        f"{options.identifier} ({options.catalog_type} catalog, warehouse "
+        f"{Path(options.warehouse).expanduser().resolve()})"
     )
     try:
         summary = demo.run(options, console=console)

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from frazil.cli.charts import bars
+from frazil.cli.output import shown_path
 from frazil.exceptions import InvalidArgumentError
 
 # The catalog, table, demo and server packages are imported inside the commands that use them:
@@ -135,15 +136,26 @@ def cmd_files(ctx: Context) -> None:
         from rich.text import Text
         from rich.tree import Tree
 
-        tree = Tree(Text(f"Snapshots: {table.full_name()}"))
+        interactive, location = ctx.out.interactive, table.location()
+
+        def path(p: str | None) -> str:
+            return shown_path(p, location, interactive)
+
+        title = f"Snapshots: {table.full_name()}"
+        if interactive:  # the paths below are relative to it
+            title += f" (paths under {location})"
+        tree = Tree(Text(title))
         for s in result:
             branch = tree.add(
-                Text(f"Snapshot {s['snapshot_id']}, schema {s['schema_id']}: {s['manifest_list']}")
+                Text(
+                    f"Snapshot {s['snapshot_id']}, schema {s['schema_id']}: "
+                    f"{path(s['manifest_list'])}"
+                )
             )
             for m in s["manifests"]:
-                node = branch.add(Text(f"Manifest: {m['path']}"))
+                node = branch.add(Text(f"Manifest: {path(m['path'])}"))
                 for f in m["files"]:
-                    node.add(Text(f"Datafile: {f['path']}"))
+                    node.add(Text(f"Datafile: {path(f['path'])}"))
         return tree
 
     ctx.out.emit(result, text)
@@ -262,18 +274,42 @@ def cmd_manifests(ctx: Context) -> None:
     ctx.out.emit(rows, text)
 
 
-def partition_label(partition: dict[str, Any] | None, spec_id: int) -> str:
-    values = {k: v for k, v in (partition or {}).items()}
-    text = ", ".join(f"{k}={v}" for k, v in values.items() if v is not None)
-    return f"spec {spec_id}: {text or '(unpartitioned)'}"
+def partition_label(
+    partition: dict[str, Any] | None, spec_id: int, fields: list[str] | None = None
+) -> str:
+    """``spec 1: city=par, day=null``: the values of the spec's ``fields`` (default: every
+    field of ``partition``, the table's partition type). A null value is a partition of its
+    own, shown as ``null``. The partitions table groups rows by the table's partition type, as
+    Java's does, so files of a spec without fields share the row of the all-null key:
+    ``spec 0: (unpartitioned; key city=null)``."""
+    values = dict(partition or {})
+    names = list(values) if fields is None else [n for n in fields if n in values]
+
+    def shown(keys: list[str]) -> str:
+        return ", ".join(f"{k}={'null' if values[k] is None else values[k]}" for k in keys)
+
+    if names:
+        return f"spec {spec_id}: {shown(names)}"
+    if values:
+        return f"spec {spec_id}: (unpartitioned; key {shown(list(values))})"
+    return f"spec {spec_id}: (unpartitioned)"
 
 
 def cmd_partitions(ctx: Context) -> None:
-    rows = _rows(ctx.table(ctx.args.identifier).inspect.partitions(_snapshot_id(ctx)))
+    table = ctx.table(ctx.args.identifier)
+    rows = _rows(table.inspect.partitions(_snapshot_id(ctx)))
+    # The partition column has every spec's fields; a row shows those of its own spec.
+    fields = {i: [f.name for f in s.fields] for i, s in table.metadata.specs().items()}
 
     def text() -> RenderableType:
         return bars(
-            [(partition_label(r["partition"], r["spec_id"]), r["record_count"]) for r in rows],
+            [
+                (
+                    partition_label(r["partition"], r["spec_id"], fields.get(r["spec_id"])),
+                    r["record_count"],
+                )
+                for r in rows
+            ],
             title="Rows per partition",
             unit=" rows",
         )

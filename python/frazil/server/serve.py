@@ -1,8 +1,9 @@
 """``frazil serve``: runs :func:`frazil.server.app.create_app` on uvicorn.
 
-The catalog is the SQL catalog: SQLite in the warehouse (``<warehouse>/catalog.db``) unless
-``--catalog-uri`` names another database (``postgresql+psycopg://...``). ``--catalog-type glue``
-(or ``dynamodb``) serves that catalog instead (:func:`open_typed_catalog`,
+The catalog is the SQL catalog: SQLite in the warehouse (``<warehouse>/catalog.db``, the file
+``load_catalog(warehouse=...)`` opens too; ``frazil_catalog.db`` when only that old name exists)
+unless ``--catalog-uri`` names another database (``postgresql+psycopg://...``). ``--catalog-type
+glue`` (or ``dynamodb``) serves that catalog instead (:func:`open_typed_catalog`,
 :func:`serve_catalog`). uvicorn handles SIGINT and SIGTERM: it stops accepting connections and
 waits for requests in flight (commits included) before the process exits.
 """
@@ -14,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from frazil.catalog.sql import SqlCatalog
+from frazil.catalog.sql import SqlCatalog, default_sqlite_file
 from frazil.exceptions import InvalidArgumentError
 from frazil.server.auth import load_auth_config
 
@@ -22,15 +23,13 @@ __all__ = ["open_catalog", "open_typed_catalog", "serve", "serve_catalog"]
 
 logger = logging.getLogger("frazil.server.app")
 
-SQLITE_FILE = "catalog.db"
-
 
 def open_catalog(warehouse: str, catalog_uri: str | None = None, name: str = "frazil") -> Any:
     """The SQL catalog ``frazil serve`` serves."""
     if catalog_uri is None:
         path = os.path.abspath(warehouse)
         os.makedirs(path, exist_ok=True)
-        catalog_uri = f"sqlite:///{os.path.join(path, SQLITE_FILE)}"
+        catalog_uri = f"sqlite:///{default_sqlite_file(path)}"
         warehouse = path
     return SqlCatalog(name, uri=catalog_uri, warehouse=warehouse)
 
