@@ -461,7 +461,7 @@ def read_task(
             pf = _ParquetData(fs, path)
         else:
             fh = stack.enter_context(fs.open_input_file(path))
-            pf = open_file(fh, fmt, data_file.record_count)  # type: ignore[assignment]
+            pf = open_file(fh, fmt, data_file.record_count)
         mapping = name_mapping
         if mapping is None and fmt in MAPPED_BY_DEFAULT:
             # Java's ORC and Avro readers read a file without ids by the table's column names.
