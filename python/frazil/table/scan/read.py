@@ -52,7 +52,7 @@ from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat, 
 from frazil.manifest.deletes import DeletionVector, EqualityDeleteSet
 from frazil.metadata.name_mapping import NameMapping, create_mapping_from_schema
 from frazil.schema import Schema
-from frazil.table.scan.filter import RowFilter, referenced_field_ids
+from frazil.table.scan.filter import RowFilter, pruning_expression, referenced_field_ids
 from frazil.table.scan.formats import AvroFile, OrcFile
 from frazil.table.scan.projection import (
     MAPPED_BY_DEFAULT,
@@ -286,9 +286,19 @@ class _ParquetData:
         self.schema_arrow = self.fragment.physical_schema
 
     def batches(
-        self, columns: list[str], batch_size: int, start: int | None, length: int | None
+        self,
+        columns: list[str],
+        batch_size: int,
+        start: int | None,
+        length: int | None,
+        prune: pc.Expression | None = None,
     ) -> Iterator[tuple[int, pa.RecordBatch]]:
+        """(position of its first row, batch) of the split's row groups, less those whose
+        statistics show ``prune`` false for all their rows."""
         groups = _row_groups(self.fragment.metadata, start, length)
+        if prune is not None and groups:
+            kept = {rg.id for rg in self.fragment.subset(filter=prune).row_groups}
+            groups = [g for g in groups if g[0] in kept]
         # runs of adjacent row groups: within one, positions continue from batch to batch
         runs: list[list[tuple[int, int]]] = []
         for rg in groups:
@@ -311,12 +321,13 @@ def _batches(
     task: FileScanTask,
     columns: list[str],
     batch_size: int,
+    prune: pc.Expression | None,
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
     """(position in the file of its first row, batch) of the rows the task's split covers."""
     if isinstance(pf, (OrcFile, AvroFile)):
         yield from pf.batches(columns, batch_size, task.start, task.length, task.file.split_offsets)
         return
-    yield from pf.batches(columns, batch_size, task.start, task.length)
+    yield from pf.batches(columns, batch_size, task.start, task.length, prune)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -478,7 +489,17 @@ def read_task(
         )
         columns = [fields[i].name for i in wanted]
         wanted_fields = [fields[i] for i in wanted]
-        for start, raw in _batches(pf, task, columns, batch_size):
+        prune = None
+        if row_filter is not None and isinstance(pf, _ParquetData):
+            # row groups pruned by the file columns holding exactly the table column's type
+            same = {
+                f.field_id: fields[by_id[f.field_id]]
+                for f in table_schema.fields
+                if f.field_id in by_id
+                and fields[by_id[f.field_id]].type == type_to_arrow(f.field_type)
+            }
+            prune = pruning_expression(filt, same)
+        for start, raw in _batches(pf, task, columns, batch_size, prune):
             n = raw.num_rows
             arrays = projector.struct_children(
                 raw.columns, wanted_fields, read_schema.as_struct(), n
