@@ -62,7 +62,7 @@ START_US = 1_704_067_200_000_000  # 2024-01-01
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = (
     Path(os.environ.get("FRAZIL_BENCH_CACHE", Path.home() / ".cache" / "frazil-bench")).expanduser()
-    / f"read-{ROWS}-{FILES}-v1"
+    / f"read-{ROWS}-{FILES}-v2"
 )
 RESULTS_MD = Path(__file__).with_name("read_results.md")
 READERS = ("frazil", "pyiceberg", "duckdb", "polars", "pyarrow.dataset")
@@ -78,7 +78,7 @@ def _chunk(rng: np.random.Generator, i: int) -> pa.Table:
     n = PER_FILE
     first = i * n
     span = DAYS * 86_400_000_000
-    ts = START_US + (np.arange(first, first + n) * span) // ROWS
+    ts = START_US + np.arange(first, first + n) * (span // ROWS)
     ts += rng.integers(-60_000_000, 60_000_000, n)
     categories = np.array(["books", "games", "garden", "music", "sports", "tools", "toys", "food"])
     countries = np.array(["BR", "DE", "FR", "IN", "JP", "US", "GB", "ES", "IT", "MX", "CA", "AU"])

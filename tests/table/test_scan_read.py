@@ -338,32 +338,6 @@ def test_position_deletes_and_dv_supersedes(tmp_path: Path, data_file: DataFile)
         _read(FileScanTask(data_file, [past_end], spec=SPEC))
 
 
-def test_position_delete_file_of_one_data_file(tmp_path: Path, data_file: DataFile) -> None:
-    """A delete file whose file_path bounds are equal (or that names its referenced data file)
-    applies all its positions; truncated bounds (a prefix) mean the paths are read and
-    matched."""
-    pos_schema = pa.schema(
-        [_f("file_path", pa.string(), 2147483546, False), _f("pos", pa.int64(), 2147483545, False)]
-    )
-    path = data_file.file_path
-    deletes = pa.table({"file_path": [path, path], "pos": [1, 4]}, schema=pos_schema)
-    pos_path = _write(tmp_path / "pos1.parquet", deletes)
-    bound = path.encode()
-    cases = [
-        {"lower_bounds": {2147483546: bound}, "upper_bounds": {2147483546: bound}},
-        {"referenced_data_file": path},
-        # truncated bounds: a prefix below, the prefix with its last byte incremented above
-        {
-            "lower_bounds": {2147483546: bound[:16]},
-            "upper_bounds": {2147483546: bound[:15] + bytes([bound[15] + 1])},
-        },
-    ]
-    for extra in cases:
-        pos = DataFile(pos_path, "PARQUET", ("x",), 2, 1, DataFileContent.POSITION_DELETES, **extra)
-        t = _read(FileScanTask(data_file, [pos], spec=SPEC), metadata_columns=("_pos",))
-        assert t.column("_pos").to_pylist() == [0, 2, 3, 5], extra
-
-
 def test_equality_deletes_null_safe_on_renamed_columns(tmp_path: Path, data_file: DataFile) -> None:
     # written when the column was still called "data": matched by field id 2
     one = pa.table(

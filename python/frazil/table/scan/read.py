@@ -182,19 +182,13 @@ class DeleteCache:
     def positions(self, delete_file: DataFile, data_path: str) -> np.ndarray:
         table = self._positions.get(delete_file.file_path)
         if table is None:
-            only = _referenced_file(delete_file) == data_path
-            table = self._read_position_file(delete_file, only)
+            table = self._read_position_file(delete_file)
             self._positions[delete_file.file_path] = table
-        if "file_path" not in table.column_names:
-            whole: np.ndarray = table.column("pos").to_numpy()
-            return whole
         mask = pc.equal(table.column("file_path"), data_path)
         positions: np.ndarray = table.column("pos").filter(mask).to_numpy()
         return positions
 
-    def _read_position_file(self, delete_file: DataFile, only_pos: bool = False) -> pa.Table:
-        """The file's ``(file_path, pos)`` rows; only ``pos`` when every row names one data
-        file (``only_pos``), so the paths are not decoded."""
+    def _read_position_file(self, delete_file: DataFile) -> pa.Table:
         fmt = _check_format(delete_file, "position delete file")
         fs, path = self.io.filesystem(delete_file.file_path)
         with reading("position delete file", delete_file.file_path), fs.open_input_file(path) as fh:
@@ -209,9 +203,6 @@ class DeleteCache:
                 raise ValidationError(
                     f"position delete file {delete_file.file_path} lacks columns {missing}"
                 )
-            if only_pos:
-                t = pf.read(columns=cols[1:])
-                return pa.table({"pos": t.column(0).cast(pa.int64())})
             t = pf.read(columns=cols)
         return pa.table(
             {"file_path": t.column(0).cast(pa.string()), "pos": t.column(1).cast(pa.int64())}
@@ -259,22 +250,6 @@ class DeleteCache:
                 keys = EqualityDeleteSet(pa.concat_tables(tables))
                 self._equality_sets[key] = keys
         return keys
-
-
-def _referenced_file(delete_file: DataFile) -> str | None:
-    """The one data file all rows of a position delete file name: its ``referenced_data_file``,
-    else its ``file_path`` column's lower and upper bounds when they are equal (as Java's
-    ``ContentFileUtil.referencedDataFile``; truncated bounds differ, so they never match)."""
-    if delete_file.referenced_data_file is not None:
-        return delete_file.referenced_data_file
-    lower = (delete_file.lower_bounds or {}).get(FILE_PATH_FIELD_ID)
-    upper = (delete_file.upper_bounds or {}).get(FILE_PATH_FIELD_ID)
-    if lower is not None and lower == upper:
-        try:
-            return lower.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    return None
 
 
 def _top_field_for(schema: Schema, field_id: int, delete_file: DataFile) -> NestedField:
