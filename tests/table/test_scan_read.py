@@ -561,3 +561,67 @@ def test_filters_on_and_around_uuid_columns(tmp_path: Any) -> None:
     assert ids("id > 1 AND id < 2") == []
     empty = table.scan(row_filter="id > 1 AND id < 2").to_arrow()
     assert empty.schema == table.scan().to_arrow().schema
+
+
+def _spec_keeps(expr: str, i: int, x: float | None) -> bool:
+    """The test's filters by the spec's rules, written out: comparisons are false for null
+    and NaN, ``!=`` is their negation."""
+    nan = x is not None and math.isnan(x)
+    real = x is not None and not nan
+    return {
+        "id >= 120 AND id < 180 OR id >= 420": 120 <= i < 180 or i >= 420,
+        "x > 250.0": real and x > 250.0,  # type: ignore[operator]
+        "x = 10.0 OR id = 499": (real and x == 10.0) or i == 499,
+        "NOT (id < 300)": i >= 300,
+        "x != 5.0": not (real and x == 5.0),
+        "x < 0.0 OR x IS NULL": (real and x < 0.0) or x is None,  # type: ignore[operator]
+    }[expr]
+
+
+@pytest.mark.parametrize(
+    ("expr", "groups"),
+    [
+        ("id >= 120 AND id < 180 OR id >= 420", [1, 4]),
+        # group 1 holds NaN and null only: its statistics have no bounds, so it is read
+        ("x > 250.0", [1, 2, 3, 4]),
+        ("x = 10.0 OR id = 499", [0, 1, 4]),
+        ("NOT (id < 300)", [0, 1, 2, 3, 4]),  # a Not is not translated
+        ("x != 5.0", [0, 1, 2, 3, 4]),  # true for null and NaN: not translated
+        ("x < 0.0 OR x IS NULL", [0, 1, 2, 3, 4]),  # IS NULL is not translated: all kept
+    ],
+)
+def test_row_groups_pruned_by_statistics_keep_the_spec_rows(
+    tmp_path: Path, expr: str, groups: list[int]
+) -> None:
+    import pyarrow.dataset as ds
+
+    from frazil.table.scan.filter import pruning_expression
+
+    ids = list(range(500))
+    xs: list[float | None] = [float(i) for i in ids]
+    for i in range(100, 200):  # group 1: NaN and null only
+        xs[i] = math.nan if i % 2 else None
+    xs[7] = math.nan
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=True), NestedField(2, "x", DoubleType())
+    )
+    file_schema = pa.schema([_f("id", pa.int64(), 1, False), _f("x", pa.float64(), 2)])
+    path = _write(
+        tmp_path / "groups.parquet",
+        pa.table({"id": ids, "x": xs}, schema=file_schema),
+        row_group_size=100,
+    )
+    bound = bind(schema, parse(expr))
+    prune = pruning_expression(bound, {1: file_schema.field(0), 2: file_schema.field(1)})
+    fragment = ds.ParquetFileFormat().make_fragment(path, filesystem=pa.fs.LocalFileSystem())
+    kept = (
+        [rg.id for rg in fragment.subset(filter=prune).row_groups]
+        if prune is not None
+        else list(range(5))
+    )
+    assert kept == groups
+    f = DataFile(path, "PARQUET", (), 500, Path(path).stat().st_size)
+    got = _read(FileScanTask(f, residual=bound), schema, metadata_columns=("_pos",))
+    want = [i for i in ids if _spec_keeps(expr, i, xs[i])]
+    assert got.column("id").to_pylist() == want
+    assert got.column("_pos").to_pylist() == want

@@ -25,6 +25,7 @@ renames.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -42,10 +43,17 @@ from frazil.expressions import (
     Or,
 )
 from frazil.expressions.json import to_json_text
+from frazil.expressions.predicates import (
+    BoundEqualTo,
+    BoundGreaterThan,
+    BoundGreaterThanOrEqual,
+    BoundLessThan,
+    BoundLessThanOrEqual,
+)
 from frazil.schema import Schema
 from frazil.types import StructType
 
-__all__ = ["RowFilter", "field_path", "referenced_field_ids"]
+__all__ = ["RowFilter", "field_path", "pruning_expression", "referenced_field_ids"]
 
 
 def field_path(schema: Schema, field_id: int) -> tuple[str, ...]:
@@ -148,3 +156,61 @@ def referenced_predicates(expr: BooleanExpression) -> list[BoundPredicate]:
         elif not isinstance(e, (AlwaysTrue, AlwaysFalse)):
             raise ValidationError(f"expected a bound expression, got {e!r}")
     return out
+
+
+# Comparisons whose rows Parquet row-group statistics can rule out: every one is false for null
+# and for NaN (the spec's semantics), so a row group whose non-null, non-NaN values all fail it
+# holds no row it keeps, whatever its nulls and NaNs.
+_PRUNABLE: dict[type, Any] = {
+    BoundLessThan: lambda f, v: f < v,
+    BoundLessThanOrEqual: lambda f, v: f <= v,
+    BoundGreaterThan: lambda f, v: f > v,
+    BoundGreaterThanOrEqual: lambda f, v: f >= v,
+    BoundEqualTo: lambda f, v: f == v,
+}
+
+
+def _prunable_type(t: pa.DataType) -> bool:
+    # Strings and binaries are left out: other writers' statistics may be truncated or use
+    # signed byte order; nanosecond timestamps' literals are not datetimes.
+    p = pa.types
+    return bool(
+        p.is_integer(t)
+        or p.is_floating(t)
+        or p.is_date32(t)
+        or (p.is_timestamp(t) and t.unit == "us")
+    )
+
+
+def pruning_expression(
+    expr: BooleanExpression, fields: dict[int, pa.Field]
+) -> pc.Expression | None:
+    """A pyarrow expression true for every row ``expr`` keeps, over the file columns ``fields``
+    (table field id -> the file's top-level field of the table's type), for pruning row
+    groups by their statistics only (rows are still filtered by :class:`RowFilter`); ``None``
+    when nothing can be pruned. Conservative: a term it cannot translate counts as true, and a
+    ``Not`` as a whole does too."""
+    true = pc.scalar(True)
+
+    def walk(e: BooleanExpression) -> pc.Expression:
+        if isinstance(e, And):
+            return walk(e.left) & walk(e.right)
+        if isinstance(e, Or):
+            return walk(e.left) | walk(e.right)
+        if isinstance(e, AlwaysFalse):
+            return pc.scalar(False)
+        op = _PRUNABLE.get(type(e))
+        if op is None or not isinstance(e, BoundPredicate):
+            return true
+        term = e.term
+        f = fields.get(term.ref.field_id) if isinstance(term, BoundReference) else None
+        if f is None or not _prunable_type(f.type):
+            return true
+        try:
+            value = pa.scalar(e.literal.value, f.type)  # type: ignore[attr-defined]
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            return true
+        return op(pc.field(f.name), value)
+
+    out = walk(expr)
+    return None if out.equals(true) else out

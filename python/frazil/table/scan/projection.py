@@ -8,6 +8,7 @@ types are cast; structs, lists and maps are projected recursively (spec "Column 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -61,6 +62,7 @@ __all__ = [
     "open_file",
     "open_parquet",
     "prune_schema",
+    "read_pool",
     "reading",
     "repeat_scalar",
 ]
@@ -109,6 +111,26 @@ def open_file(
         return AvroFile(source, record_count)
     return open_parquet(source, decryption)
 
+
+def read_pool() -> pa.MemoryPool:
+    """The pool decoded Parquet data is allocated from: jemalloc where pyarrow has it, unless
+    the user chose a pool (``ARROW_DEFAULT_MEMORY_POOL``). A read allocates and frees pages and
+    column chunks between the buffers it keeps; with mimalloc (pyarrow's default) those holes
+    stayed resident, about 0.7x the result on top of it on a 20M-row scan (jemalloc returns
+    them: 1.15x the result's size against 1.65x)."""
+    global _POOL
+    if _POOL is None:
+        pool = pa.default_memory_pool()
+        if not os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+            try:
+                pool = pa.jemalloc_memory_pool()
+            except NotImplementedError:  # pyarrow built without jemalloc (Windows wheels)
+                pass
+        _POOL = pool
+    return _POOL
+
+
+_POOL: pa.MemoryPool | None = None
 
 # Formats whose files without field ids Java reads by the table's column names when the table
 # has no name mapping (its ORC and Avro readers fall back to a mapping of the read schema).
@@ -326,7 +348,7 @@ def _cast(arr: pa.Array, target: pa.DataType, t: IcebergType, where: str) -> pa.
             return arr
         return pa.ExtensionArray.from_storage(pa.uuid(), arr.cast(pa.binary(16)))
     try:
-        return arr.cast(target)
+        return arr.cast(target, memory_pool=read_pool())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise ValidationError(f"{where}: cannot read {arr.type} as {t}: {e}") from None
 

@@ -28,6 +28,7 @@ Avro natively through :mod:`frazil.table.scan.formats`); a file the reader canno
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from frazil.arrow_schema import field_id_of, schema_to_arrow, type_to_arrow
@@ -51,7 +53,7 @@ from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat, 
 from frazil.manifest.deletes import DeletionVector, EqualityDeleteSet
 from frazil.metadata.name_mapping import NameMapping, create_mapping_from_schema
 from frazil.schema import Schema
-from frazil.table.scan.filter import RowFilter, referenced_field_ids
+from frazil.table.scan.filter import RowFilter, pruning_expression, referenced_field_ids
 from frazil.table.scan.formats import AvroFile, OrcFile
 from frazil.table.scan.projection import (
     MAPPED_BY_DEFAULT,
@@ -60,6 +62,7 @@ from frazil.table.scan.projection import (
     file_fields,
     open_file,
     prune_schema,
+    read_pool,
     reading,
     repeat_scalar,
 )
@@ -275,34 +278,87 @@ def _check_format(f: DataFile, what: str) -> str:
     return fmt
 
 
+# Strings, binaries and lists in the large Arrow types of ``schema_to_arrow`` (files without a
+# stored Arrow schema then need no cast), as :func:`~frazil.table.scan.projection.open_parquet`.
+_PARQUET_READ = ds.ParquetReadOptions(binary_type=pa.large_binary(), list_type=pa.LargeListType)
+_PARQUET = ds.ParquetFileFormat(read_options=_PARQUET_READ)
+
+
+def _parquet_format(decryption: Any) -> ds.ParquetFileFormat:
+    """The Parquet format of one encrypted file: its decryption properties in the scan options."""
+    return ds.ParquetFileFormat(
+        read_options=_PARQUET_READ,
+        default_fragment_scan_options=ds.ParquetFragmentScanOptions(
+            decryption_properties=decryption
+        ),
+    )
+
+
+class _ParquetData:
+    """A Parquet data file read through pyarrow's dataset fragment: its decoded batches are
+    allocated from :func:`~frazil.table.scan.projection.read_pool` and handed on without a copy."""
+
+    def __init__(self, fs: Any, path: str, decryption: Any = None) -> None:
+        # An encrypted file's key (frazil.encryption.table_io) goes in its own format's options.
+        fmt = _PARQUET if decryption is None else _parquet_format(decryption)
+        self.fragment = fmt.make_fragment(path, filesystem=fs)
+        self.schema_arrow = self.fragment.physical_schema
+
+    def batches(
+        self,
+        columns: list[str],
+        batch_size: int,
+        start: int | None,
+        length: int | None,
+        prune: pc.Expression | None = None,
+    ) -> Iterator[tuple[int, pa.RecordBatch]]:
+        """(position of its first row, batch) of the split's row groups, less those whose
+        statistics show ``prune`` false for all their rows."""
+        groups = _row_groups(self.fragment.metadata, start, length)
+        if prune is not None and groups:
+            kept = {rg.id for rg in self.fragment.subset(filter=prune).row_groups}
+            groups = [g for g in groups if g[0] in kept]
+        # runs of adjacent row groups: within one, positions continue from batch to batch
+        runs: list[list[tuple[int, int]]] = []
+        for rg in groups:
+            if runs and runs[-1][-1][0] + 1 == rg[0]:
+                runs[-1].append(rg)
+            else:
+                runs.append([rg])
+        for run in runs:
+            part = self.fragment.subset(row_group_ids=[rg for rg, _ in run])
+            pos = run[0][1]
+            for raw in part.to_batches(
+                columns=columns, batch_size=batch_size, use_threads=True, memory_pool=read_pool()
+            ):
+                yield pos, raw
+                pos += raw.num_rows
+
+
 def _batches(
-    pf: pq.ParquetFile | OrcFile | AvroFile,
+    pf: _ParquetData | OrcFile | AvroFile,
     task: FileScanTask,
     columns: list[str],
     batch_size: int,
+    prune: pc.Expression | None,
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
     """(position in the file of its first row, batch) of the rows the task's split covers."""
     if isinstance(pf, (OrcFile, AvroFile)):
         yield from pf.batches(columns, batch_size, task.start, task.length, task.file.split_offsets)
         return
-    for rg, first in _row_groups(pf, task.start, task.length):
-        pos = first
-        for raw in pf.iter_batches(
-            batch_size=batch_size, row_groups=[rg], columns=columns, use_threads=True
-        ):
-            yield pos, raw
-            pos += raw.num_rows
+    yield from pf.batches(columns, batch_size, task.start, task.length, prune)
 
 
 # ---------------------------------------------------------------------------------------------
 # reading a task
 
 
-def _row_groups(pf: pq.ParquetFile, start: int | None, length: int | None) -> list[tuple[int, int]]:
+def _row_groups(
+    md: pq.FileMetaData, start: int | None, length: int | None
+) -> list[tuple[int, int]]:
     """(row group, first row position) of the row groups a split covers (all without one)."""
     out = []
     first = 0
-    md = pf.metadata
     for i in range(md.num_row_groups):
         rg = md.row_group(i)
         if start is None or length is None:
@@ -429,8 +485,14 @@ def read_task(
     seq = data_file.extra.get("sequence_number")
 
     fs, path = data_filesystem(io, data_file.file_path)
-    with reading("data file", data_file.file_path), fs.open_input_file(path) as fh:
-        pf = open_file(fh, fmt, data_file.record_count, file_decryption(io, data_file))
+    with reading("data file", data_file.file_path), contextlib.ExitStack() as stack:
+        pf: _ParquetData | OrcFile | AvroFile
+        decryption = file_decryption(io, data_file)
+        if fmt == FileFormat.PARQUET:
+            pf = _ParquetData(fs, path, decryption)
+        else:
+            fh = stack.enter_context(fs.open_input_file(path))
+            pf = open_file(fh, fmt, data_file.record_count, decryption)
         mapping = name_mapping
         if mapping is None and fmt in MAPPED_BY_DEFAULT:
             # Java's ORC and Avro readers read a file without ids by the table's column names.
@@ -447,18 +509,25 @@ def read_task(
         )
         columns = [fields[i].name for i in wanted]
         wanted_fields = [fields[i] for i in wanted]
-        for start, raw in _batches(pf, task, columns, batch_size):
+        prune = None
+        if row_filter is not None and isinstance(pf, _ParquetData):
+            # row groups pruned by the file columns holding exactly the table column's type
+            same = {
+                f.field_id: fields[by_id[f.field_id]]
+                for f in table_schema.fields
+                if f.field_id in by_id
+                and fields[by_id[f.field_id]].type == type_to_arrow(f.field_type)
+            }
+            prune = pruning_expression(filt, same)
+        for start, raw in _batches(pf, task, columns, batch_size, prune):
             n = raw.num_rows
-            positions = np.arange(start, start + n, dtype=np.int64)
             arrays = projector.struct_children(
                 raw.columns, wanted_fields, read_schema.as_struct(), n
             )
             names = [f.name for f in read_schema.fields]
             file_cols = {field_id_of(f): raw.column(j) for j, f in enumerate(wanted_fields)}
             for name in metadata_columns:
-                arrays.append(
-                    _metadata_array(name, task, positions, file_cols, seq, partition_type)
-                )
+                arrays.append(_metadata_array(name, task, start, n, file_cols, seq, partition_type))
                 names.append(name)
             batch = pa.RecordBatch.from_arrays(arrays, names=names)
 
@@ -468,10 +537,11 @@ def read_task(
             for ids, keys in eq_sets:
                 cols = [batch.column(_top_name(read_schema, i)) for i in ids]
                 keep = keys.keep_mask(cols, keep)
+            # the kept rows are copied into the read's pool, where the batch was decoded
             if keep is not None and keep.false_count:
-                batch = batch.filter(keep)
+                batch = pc.filter(batch, keep, memory_pool=read_pool())
             if row_filter is not None and batch.num_rows:
-                batch = row_filter.filter(batch)
+                batch = pc.filter(batch, row_filter.mask(batch), memory_pool=read_pool())
             if batch.num_rows == 0:
                 continue
             out = [batch.column(f.name) for f in projected.fields]
@@ -506,24 +576,24 @@ def _narrow(arr: pa.Array, f: pa.Field) -> pa.Array:
 def _metadata_array(
     name: str,
     task: FileScanTask,
-    positions: np.ndarray,
+    start: int,
+    n: int,
     file_cols: Mapping[int | None, pa.Array],
     seq: int | None,
     partition_type: StructType | None,
 ) -> pa.Array:
-    n = len(positions)
     f = task.file
     if name == "_file":
         return pa.repeat(pa.scalar(f.file_path, pa.large_string()), n)
     if name == "_pos":
-        return pa.array(positions)
+        return pa.array(np.arange(start, start + n, dtype=np.int64))
     if name == "_spec_id":
         return pa.repeat(pa.scalar(task.spec_id, pa.int32()), n)
     if name == "_partition":
         return _partition_struct(task, partition_type or StructType(), n)
     if name == "_row_id":
         inherited = (
-            pa.array(positions + f.first_row_id)
+            pa.array(np.arange(start, start + n, dtype=np.int64) + f.first_row_id)
             if f.first_row_id is not None
             else pa.nulls(n, pa.int64())
         )
