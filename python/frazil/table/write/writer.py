@@ -8,8 +8,20 @@ order) with Arrow and cut at the run boundaries of the partition values, so no P
 row; each partition's rows go to a rolling Parquet writer of that partition, which buffers up to
 a row group, rolls files at ``write.target-file-size-bytes`` (estimated from the bytes written
 so far and the compression seen) and, on close, turns the footer into the file's metrics
-(:mod:`frazil.table.write.metrics`). Files land where the table's location provider says
+(:mod:`frazil.table.write.metrics`; NaN counts and geo boxes are counted from the rows as
+each row group is written: one pass). Files land where the table's location provider says
 (:mod:`frazil.table.write.locations`).
+
+Every core encodes: each file's row groups and its close are jobs on a thread pool (one worker
+per core; pyarrow encodes and compresses without the GIL), in order per file, files
+concurrently. A partition with more than a row group of rows deals its row groups in turns to
+as many open files as there are workers, so even an unpartitioned append is encoded in
+parallel (each file still rolls at the target size). Where a file rolls is decided on the main
+thread after that file's own queued row groups are written, so the files, their names and the
+commit's order depend on the input alone. Streams (a ``RecordBatchReader``, any
+``__arrow_c_stream__``, an iterable of batches) are read in chunks of 64 MB; rows buffered for
+row groups and rows queued for the pool are capped (128 MB and 256 MB), so the peak memory of a
+streamed append does not grow with its length.
 
 A :class:`DataFileWriter` remembers every file it wrote, so that a failed write, or a commit
 that does not land, deletes them (:meth:`DataFileWriter.abort`); :class:`WrittenFilesStep`
