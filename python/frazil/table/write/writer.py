@@ -101,6 +101,11 @@ _CHUNK_BYTES = 64 * 1024 * 1024
 _PENDING_BYTES = 128 * 1024 * 1024
 _QUEUED_BYTES = 256 * 1024 * 1024
 _MAX_WORKERS = 8
+# Dictionary encoding per column: decided from the first rows (at least _DICT_SAMPLE_MIN of
+# them) by the share of distinct values in a sample.
+_DICT_SAMPLE_ROWS = 16_384
+_DICT_SAMPLE_MIN = 1_000
+_DICT_MAX_DISTINCT = 0.5
 _PARALLEL_TAKE_ROWS = 100_000
 
 
@@ -286,7 +291,7 @@ class _OpenFile:
         self.jobs: deque[tuple[Callable[[], None], int]] = deque()
         self.running = False
 
-    def create(self) -> None:
+    def create(self, first: pa.Table) -> None:
         o = self.owner
         name = data_file_name(
             o.operation_id,
@@ -319,6 +324,7 @@ class _OpenFile:
             data_page_size=s.page_bytes,
             max_rows_per_page=s.page_rows,
             dictionary_pagesize_limit=s.dict_bytes,
+            use_dictionary=o.dictionary_columns(first),
             write_statistics=True,
             # No ARROW:schema: like Java's files, ours carry only Parquet's own schema (field
             # ids, logical types), and readers pick their Arrow types (frazil's: the large ones,
@@ -456,7 +462,7 @@ class _RollingFile:
         f = self.file
         assert f is not None
         if f.writer is None:
-            f.create()
+            f.create(table)
         f.sent_mem += table.nbytes
         self.owner.encoder.submit(f, lambda: f.write(table), table.nbytes)
 
@@ -541,6 +547,7 @@ class DataFileWriter:
         self.geo_columns = self._geo_columns()
         self.variant_ids = variant_field_ids(self.schema.fields)
         self._parquet_schemas: dict[pa.Schema, pa.Schema] = {}
+        self._dictionary: bool | list[str] | None = None
 
     @property
     def parquet_schema(self) -> pa.Schema:
@@ -565,6 +572,26 @@ class DataFileWriter:
 
     def _open_files(self) -> list[_RollingFile]:
         return [rf for lanes in self._open.values() for rf in lanes.files]
+
+    def dictionary_columns(self, rows: pa.Table) -> bool | list[str]:
+        """The columns whose Parquet pages are dictionary encoded: decided once per write from
+        a sample of the first rows written (input order: every file of the write gets the
+        same choice). A column whose sample is mostly distinct values (ids, timestamps,
+        measures) is written plain: its dictionary would be as large as the values and be
+        abandoned at ``write.parquet.dict-size-bytes`` after the work of building it. Schemas
+        with nested columns keep dictionaries everywhere."""
+        if self._dictionary is None:
+            self._dictionary = True
+            fields = list(self.arrow_schema)
+            if rows.num_rows >= _DICT_SAMPLE_MIN and not any(
+                pa.types.is_nested(f.type) for f in fields
+            ):
+                sample = rows.slice(0, _DICT_SAMPLE_ROWS)
+                limit = sample.num_rows * _DICT_MAX_DISTINCT
+                self._dictionary = [
+                    f.name for f in fields if _distinct(sample.column(f.name), limit) <= limit
+                ]
+        return self._dictionary
 
     def next_file_count(self) -> int:
         self._file_count += 1
@@ -831,6 +858,15 @@ class DataFileWriter:
             sort_order_id=sort_order_id,
             **with_geo_metrics(metrics.data_file_fields(), rf.geo_bounds, rf.geo_counts),
         )
+
+
+def _distinct(column: pa.ChunkedArray, default: float) -> float:
+    """Distinct values (nulls as one) of ``column``; ``default`` for types Arrow cannot count
+    (extension types): those keep their dictionary."""
+    try:
+        return float(pc.count_distinct(column, mode="all").as_py())
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return default
 
 
 def _workers() -> int:
