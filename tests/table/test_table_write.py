@@ -17,7 +17,7 @@ import pytest
 
 from frazil import manifest as fm
 from frazil.catalog import load_catalog
-from frazil.exceptions import CommitFailedError
+from frazil.exceptions import CommitFailedError, FrazilError
 from frazil.manifest.content_file import DataFile, data_files_from_entries
 from frazil.partitioning import PartitionField, PartitionSpec
 from frazil.schema import Schema
@@ -321,6 +321,7 @@ def test_stream_memory_is_bounded(catalog: Any, monkeypatch: pytest.MonkeyPatch)
 
     # A tiny chunk size: buffered rows are written out as row groups as the stream goes on.
     monkeypatch.setattr(write, "_CHUNK_BYTES", 20_000)
+    monkeypatch.setattr(write, "_PENDING_BYTES", 10_000)
     spec = PartitionSpec(PartitionField(1, 1000, parse("bucket[3]"), "b"))
     table = catalog.create_table(("db", "t"), SCHEMA, partition_spec=spec)
     data = rows(3000)
@@ -350,6 +351,65 @@ def test_error_mid_stream_deletes_written_files(
 
     with pytest.raises(Exception, match="required column 'id' has 1 null value"):
         table.append(iter(batches()))
+    data_dir = Path(table.location().removeprefix("file://")) / "data"
+    assert not data_dir.exists() or not any(p.is_file() for p in data_dir.rglob("*"))
+    assert table.current_snapshot() is None
+
+
+def _layout(table: Table) -> list[tuple[str, int, int]]:
+    """(name without the operation id, rows, first id) of each file, in commit order."""
+    out = []
+    for f in live_files(table):
+        name = os.path.basename(f.file_path)
+        content = pq.read_table(f.file_path.removeprefix("file://"), columns=["id"])
+        out.append((name.rsplit("-", 1)[1], f.record_count, content.column("id")[0].as_py()))
+    return out
+
+
+def test_large_partition_fills_files_concurrently_and_deterministically(
+    catalog: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import frazil.table.write.writer as write
+
+    monkeypatch.setattr(write, "_workers", lambda: 3)
+    order = SortOrder(SortField(1, parse("identity"), SortDirection.DESC), order_id=1)
+    props = {"write.parquet.row-group-limit": "500"}
+    data = rows(4200)
+    layouts = []
+    for name in ("a", "b"):
+        table = catalog.create_table(("db", name), SCHEMA, sort_order=order, properties=props)
+        table.append(data)
+        files = live_files(table)
+        # 9 row groups dealt in turns to 3 files: 3, 3 and 3 row groups (the last one short)
+        assert [f.record_count for f in files] == [1500, 1500, 1200]
+        for f in files:
+            ids = pq.read_table(f.file_path.removeprefix("file://")).column("id").to_pylist()
+            assert ids == sorted(ids, reverse=True)
+            assert f.sort_order_id == 1
+        same_rows(data, read_all(files))
+        layouts.append(_layout(table))
+    assert layouts[0] == layouts[1]
+
+
+def test_encoder_error_deletes_written_files(catalog: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import frazil.table.write.writer as write
+
+    monkeypatch.setattr(write, "_workers", lambda: 2)
+    calls = []
+    real = write._OpenFile.write
+
+    def flaky(self: Any, table: pa.Table) -> None:
+        calls.append(1)
+        if len(calls) == 4:
+            raise OSError(28, "No space left on device")
+        real(self, table)
+
+    monkeypatch.setattr(write._OpenFile, "write", flaky)
+    table = catalog.create_table(
+        ("db", "t"), SCHEMA, properties={"write.parquet.row-group-limit": "100"}
+    )
+    with pytest.raises(FrazilError, match="No space left on device"):
+        table.append(rows(2000))
     data_dir = Path(table.location().removeprefix("file://")) / "data"
     assert not data_dir.exists() or not any(p.is_file() for p in data_dir.rglob("*"))
     assert table.current_snapshot() is None

@@ -286,6 +286,9 @@ def write_task_files(
         partition_id=partition,
         task_id=task_attempt_id,
     )
+    # One file per partition at a time, as Java's tasks write: Spark runs a task per core
+    # already; the task's encoding still overlaps its reading of Spark's batches.
+    writer.concurrent_files = 1
     files = writer.write(chain())
     try:
         if hook is not None:

@@ -86,8 +86,7 @@ class LineageWriter(DataFileWriter):
         for f, (n, _) in zip(extra, lineage, strict=True):
             table = table.append_column(f, data.column(n).cast(pa.int64()))
         self._write_chunk(table)
-        self._finish_all(list(self._open.values()))
-        self._open.clear()
+        self._finish_all()
         return list(self._done)
 
 

@@ -1,4 +1,4 @@
-# Over 800 lines: DataFileWriter, its rolling files and their partition grouping are one unit.
+# Long module: DataFileWriter, its encoder, rolling files and their partition grouping are one unit.
 """Arrow data into Iceberg data files, and ``append``.
 
 The path of a write: the input is checked and conformed to the table schema
@@ -8,8 +8,20 @@ order) with Arrow and cut at the run boundaries of the partition values, so no P
 row; each partition's rows go to a rolling Parquet writer of that partition, which buffers up to
 a row group, rolls files at ``write.target-file-size-bytes`` (estimated from the bytes written
 so far and the compression seen) and, on close, turns the footer into the file's metrics
-(:mod:`frazil.table.write.metrics`). Files land where the table's location provider says
+(:mod:`frazil.table.write.metrics`; NaN counts and geo boxes are counted from the rows as
+each row group is written: one pass). Files land where the table's location provider says
 (:mod:`frazil.table.write.locations`).
+
+Every core encodes: each file's row groups and its close are jobs on a thread pool (one worker
+per core; pyarrow encodes and compresses without the GIL), in order per file, files
+concurrently. A partition with more than a row group of rows deals its row groups in turns to
+as many open files as there are workers, so even an unpartitioned append is encoded in
+parallel (each file still rolls at the target size). Where a file rolls is decided on the main
+thread after that file's own queued row groups are written, so the files, their names and the
+commit's order depend on the input alone. Streams (a ``RecordBatchReader``, any
+``__arrow_c_stream__``, an iterable of batches) are read in chunks of 64 MB; rows buffered for
+row groups and rows queued for the pool are capped (128 MB and 256 MB), so the peak memory of a
+streamed append does not grow with its length.
 
 A :class:`DataFileWriter` remembers every file it wrote, so that a failed write, or a commit
 that does not land, deletes them (:meth:`DataFileWriter.abort`); :class:`WrittenFilesStep`
@@ -28,8 +40,10 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import uuid
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -82,9 +96,17 @@ _CODECS = {
     "uncompressed": "none",
     "none": "none",
 }
-# Rows of input sorted and split at a time when the input streams (bounded memory).
-_CHUNK_BYTES = 256 * 1024 * 1024
+# Streams are bounded in memory: input rows sorted and split at a time, rows buffered for the
+# row groups of all open files together, rows handed to the encoder and not yet written.
+_CHUNK_BYTES = 64 * 1024 * 1024
+_PENDING_BYTES = 128 * 1024 * 1024
+_QUEUED_BYTES = 256 * 1024 * 1024
 _MAX_WORKERS = 8
+# Dictionary encoding per column: decided from the first rows (at least _DICT_SAMPLE_MIN of
+# them) by the share of distinct values in a sample.
+_DICT_SAMPLE_ROWS = 16_384
+_DICT_SAMPLE_MIN = 1_000
+_DICT_MAX_DISTINCT = 0.5
 _PARALLEL_TAKE_ROWS = 100_000
 
 
@@ -150,6 +172,93 @@ class WriteSettings:
 
 
 # ---------------------------------------------------------------------------------------------
+# Encoding on a thread pool
+
+
+class _Encoder:
+    """Runs the writes of data files on a thread pool (pyarrow encodes and compresses without
+    the GIL): each file's jobs (its row groups, then its close) run in order, one at a time,
+    while different files run concurrently. Jobs hold their rows until written: a submit
+    waits while more than ``max_bytes`` of rows are queued (bounded memory for streams).
+    With one worker, jobs run at once on the calling thread."""
+
+    def __init__(self, workers: int, max_bytes: int) -> None:
+        self.pool = (
+            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="frazil-write")
+            if workers > 1
+            else None
+        )
+        self.max_bytes = max_bytes
+        self.cond = threading.Condition()
+        self.queued = 0  # bytes of rows in jobs not yet done
+        self.active = 0  # files with jobs queued or running
+        self.error: BaseException | None = None
+        self.cancelled = False
+
+    def submit(self, f: _OpenFile, job: Callable[[], None], nbytes: int) -> None:
+        if self.pool is None:
+            job()
+            return
+        with self.cond:
+            while self.queued and self.queued + nbytes > self.max_bytes and self.error is None:
+                self.cond.wait()
+            if self.error is not None:
+                raise self.error
+            self.queued += nbytes
+            f.jobs.append((job, nbytes))
+            if f.running:
+                return
+            f.running = True
+            self.active += 1
+        self.pool.submit(self._drain, f)
+
+    def _drain(self, f: _OpenFile) -> None:
+        while True:
+            with self.cond:
+                if not f.jobs or self.error is not None or self.cancelled:
+                    self.queued -= sum(n for _, n in f.jobs)
+                    f.jobs.clear()
+                    f.running = False
+                    self.active -= 1
+                    self.cond.notify_all()
+                    return
+                job, nbytes = f.jobs.popleft()
+            try:
+                job()
+            except BaseException as e:
+                with self.cond:
+                    if self.error is None:
+                        self.error = e
+            finally:
+                with self.cond:
+                    self.queued -= nbytes
+                    self.cond.notify_all()
+
+    def wait(self, f: _OpenFile | None = None) -> None:
+        """Waits until ``f``'s jobs (all jobs without ``f``) are done; raises a job's error."""
+        if self.pool is None:
+            return
+        with self.cond:
+            while f.running if f is not None else self.active:
+                self.cond.wait()
+            if self.error is not None:
+                raise self.error
+
+    def cancel(self) -> None:
+        """Drops queued jobs and waits for the running ones (abort)."""
+        if self.pool is None:
+            return
+        with self.cond:
+            self.cancelled = True
+            while self.active:
+                self.cond.wait()
+
+    def shutdown(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+
+
+# ---------------------------------------------------------------------------------------------
 # One partition's files
 
 
@@ -160,19 +269,13 @@ class _Key:
     path: str
 
 
-class _RollingFile:
-    """The open Parquet file of one partition, with the rows buffered for its next row group."""
+class _OpenFile:
+    """One data file being written. The main thread names and opens it (file names are
+    numbered in input order); its row groups and its close run as encoder jobs."""
 
     def __init__(self, owner: DataFileWriter, key: _Key) -> None:
         self.owner = owner
         self.key = key
-        self.pending: list[pa.Table] = []
-        self.pending_rows = 0
-        self.pending_bytes = 0
-        self._reset()
-
-    def _reset(self) -> None:
-        # The next file is created only when its first row group is written.
         self.location: str | None = None
         self.sink: Any = None
         self.writer: pq.ParquetWriter | OrcWriter | AvroWriter | None = None
@@ -181,10 +284,15 @@ class _RollingFile:
         self.nan_counts: dict[int, int] = {}
         self.geo_bounds: dict[int, Any] = {}  # field id -> native GeoBounds of this file
         self.geo_counts: dict[int, tuple[int, int]] = {}  # field id -> (values, nulls)
+        self.sent_mem = 0  # in-memory bytes of the row groups handed to the encoder
         self.flushed_mem = 0  # in-memory bytes of the row groups written
+        self.size = 0  # file bytes after the last row group written
         self.sorted_runs = 0  # input chunks contributing rows: one means the file is sorted
+        self.closed = False
+        self.jobs: deque[tuple[Callable[[], None], int]] = deque()
+        self.running = False
 
-    def _create(self) -> None:
+    def create(self, first: pa.Table) -> None:
         o = self.owner
         name = data_file_name(
             o.operation_id,
@@ -218,6 +326,7 @@ class _RollingFile:
             data_page_size=s.page_bytes,
             max_rows_per_page=s.page_rows,
             dictionary_pagesize_limit=s.dict_bytes,
+            use_dictionary=o.dictionary_columns(first),
             write_statistics=True,
             # No ARROW:schema: like Java's files, ours carry only Parquet's own schema (field
             # ids, logical types), and readers pick their Arrow types (frazil's: the large ones,
@@ -226,22 +335,107 @@ class _RollingFile:
             encryption_properties=encryption,
         )
 
-    def _size(self) -> int:
-        return self.sink.tell() if self.sink is not None else 0
+    def write(self, table: pa.Table) -> None:
+        """Writes one row group (an encoder job). NaN counts and geo boxes are taken here,
+        from the rows in memory, in the same pass (Parquet statistics have neither)."""
+        o = self.owner
+        for fid, path in o.nan_columns:
+            column = table.column(path[0])
+            for name in path[1:]:
+                column = pc.struct_field(column, name)
+            n = pc.sum(pc.is_nan(column)).as_py() or 0
+            self.nan_counts[fid] = self.nan_counts.get(fid, 0) + n
+        for fid, path, geography in o.geo_columns:
+            column = table.column(path[0])
+            for name in path[1:]:
+                column = pc.struct_field(column, name)
+            if fid not in self.geo_bounds:
+                self.geo_bounds[fid] = GeoBounds(geography)
+            values, nulls = self.geo_counts.get(fid, (0, 0))
+            self.geo_counts[fid] = (values + len(column), nulls + column.null_count)
+            try:
+                self.geo_bounds[fid].add(column)
+            except FrazilError as e:
+                raise type(e)(f"column {'.'.join(path)}: {e}") from None
+        assert self.writer is not None
+        if isinstance(self.writer, pq.ParquetWriter):
+            if o.parquet_schema is not o.arrow_schema:  # geo columns
+                table = with_schema(table, o.parquet_schema)
+            self.writer.write_table(table, row_group_size=o.settings.row_group_rows)
+        else:
+            self.writer.write_table(table)
+            assert self.arrow_metrics is not None
+            self.arrow_metrics.add(table)
+        self.rows += table.num_rows
+        self.size = self.sink.tell()
+        self.flushed_mem += table.nbytes
 
-    def _ratio(self) -> float:
-        # Bytes in the file per in-memory Arrow byte, learned from what was written.
-        if self.flushed_mem:
-            return max(self._size() / self.flushed_mem, 0.01)
-        return self.owner.ratio
+    def discard(self) -> None:
+        """Closes the file, if open, without a data file (abort)."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self.writer is not None:
+                self.writer.close()
+        finally:
+            if self.sink is not None:
+                self.sink.close()
 
-    def add(self, rows: pa.Table) -> None:
+    def close(self) -> DataFile | None:
+        """Closes the file and returns its data file (an encoder job)."""
+        if self.writer is None:
+            return None
+        held = isinstance(self.sink, VariantFooterSink)
+        if held:
+            self.sink.hold()
+        self.writer.close()
+        if held:
+            self.sink.finish()
+        size = self.sink.tell()
+        self.sink.close()
+        self.closed = True
+        return self.owner.data_file(self, size)
+
+
+class _RollingFile:
+    """The rows of one partition buffered for the next row group of its open file; rolls
+    files at ``write.target-file-size-bytes``. A partition with more rows than a row group
+    has several rolling files (one per encoder worker), written concurrently."""
+
+    def __init__(self, owner: DataFileWriter, key: _Key) -> None:
+        self.owner = owner
+        self.key = key
+        self.pending: list[pa.Table] = []
+        self.pending_rows = 0
+        self.pending_bytes = 0
+        self.file: _OpenFile | None = None
+        self.last_chunk = -1
+
+    def _measure(self) -> tuple[int, float]:
+        """(bytes in the open file, file bytes per in-memory byte). Waits for the file's
+        queued row groups, so that where files roll depends on the data alone."""
+        f = self.file
+        if f is None or not f.sent_mem:
+            return 0, self.owner.ratio
+        self.owner.encoder.wait(f)
+        ratio = max(f.size / f.flushed_mem, 0.01)
+        self.owner.ratio = ratio
+        return f.size, ratio
+
+    def add(self, rows: pa.Table) -> tuple[pa.Table, bool]:
+        """Takes ``rows`` until a row group is handed to the encoder or the file is full;
+        returns the rows not taken and whether a row group was handed over."""
         s = self.owner.settings
-        self.sorted_runs += 1
+        if self.file is None:
+            self.file = _OpenFile(self.owner, self.key)
+        if self.last_chunk != self.owner.chunk_seq:
+            self.last_chunk = self.owner.chunk_seq
+            self.file.sorted_runs += 1
         while rows.num_rows:
             per_row = max(rows.nbytes / rows.num_rows, 1.0)
-            ratio = self._ratio()
-            room_file = s.target_file_bytes - self._size() - self.pending_bytes * ratio
+            size, ratio = self._measure()
+            room_file = s.target_file_bytes - size - self.pending_bytes * ratio
             fit_file = int(room_file / (per_row * ratio))
             fit_group = min(
                 s.row_group_rows - self.pending_rows,
@@ -256,77 +450,40 @@ class _RollingFile:
             if take >= fit_file:
                 # The file is full: close it; the rest of these rows start the next one.
                 self.owner.finish(self)
-                self.sorted_runs = 1 if rows.num_rows else 0
-            elif take >= fit_group:
-                self._flush()
+                return rows, True
+            if take >= fit_group:
+                self.flush()
+                return rows, True
+        return rows, False
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
+        """Hands the buffered rows to the encoder as a row group."""
         if not self.pending:
             return
         table = pa.concat_tables(self.pending)
         self.pending, self.pending_rows, self.pending_bytes = [], 0, 0
-        for fid, path in self.owner.nan_columns:
-            column = table.column(path[0])
-            for name in path[1:]:
-                column = pc.struct_field(column, name)
-            n = pc.sum(pc.is_nan(column)).as_py() or 0
-            self.nan_counts[fid] = self.nan_counts.get(fid, 0) + n
-        for fid, path, geography in self.owner.geo_columns:
-            column = table.column(path[0])
-            for name in path[1:]:
-                column = pc.struct_field(column, name)
-            if fid not in self.geo_bounds:
-                self.geo_bounds[fid] = GeoBounds(geography)
-            values, nulls = self.geo_counts.get(fid, (0, 0))
-            self.geo_counts[fid] = (values + len(column), nulls + column.null_count)
-            try:
-                self.geo_bounds[fid].add(column)
-            except FrazilError as e:
-                raise type(e)(f"column {'.'.join(path)}: {e}") from None
-        if self.writer is None:
-            self._create()
-        assert self.writer is not None
-        if isinstance(self.writer, pq.ParquetWriter):
-            if self.owner.parquet_schema is not self.owner.arrow_schema:  # geo columns
-                table = with_schema(table, self.owner.parquet_schema)
-            self.writer.write_table(table, row_group_size=self.owner.settings.row_group_rows)
-        else:
-            self.writer.write_table(table)
-            assert self.arrow_metrics is not None
-            self.arrow_metrics.add(table)
-        self.rows += table.num_rows
-        self.flushed_mem += table.nbytes
+        f = self.file
+        assert f is not None
+        if f.writer is None:
+            f.create(table)
+        f.sent_mem += table.nbytes
+        self.owner.encoder.submit(f, lambda: f.write(table), table.nbytes)
 
-    def discard(self) -> None:
-        """Closes the open file, if any, without a data file (abort)."""
-        try:
-            if self.writer is not None:
-                self.writer.close()
-            if self.sink is not None:
-                self.sink.close()
-        finally:
-            self._reset()
+    def finish(self) -> _OpenFile | None:
+        """Hands over what is buffered and detaches the open file (to be closed); the next
+        rows start a new file."""
+        self.flush()
+        f, self.file = self.file, None
+        self.last_chunk = -1
+        return f if f is not None and f.writer is not None else None
 
-    def close(self) -> DataFile | None:
-        """Writes what is buffered, closes the file and returns its data file (``None`` if
-        it got no rows); the next rows start a new file."""
-        self._flush()
-        if self.writer is None:
-            self._reset()
-            return None
-        held = isinstance(self.sink, VariantFooterSink)
-        if held:
-            self.sink.hold()
-        self.writer.close()
-        if held:
-            self.sink.finish()
-        size = self._size()
-        self.sink.close()
-        if self.flushed_mem:
-            self.owner.ratio = max(size / self.flushed_mem, 0.01)
-        data_file = self.owner.data_file(self, size)
-        self._reset()
-        return data_file
+
+class _Lanes:
+    """The rolling files of one partition, filled in turns of a row group."""
+
+    def __init__(self) -> None:
+        self.files: list[_RollingFile] = []
+        self.current = 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -377,14 +534,23 @@ class DataFileWriter:
         self.written: list[str] = []
         self.ratio = 0.5  # file bytes per Arrow byte before anything was measured
         self._file_count = 0
-        self._open: dict[tuple[Any, ...], _RollingFile] = {}
+        self._open: dict[tuple[Any, ...], _Lanes] = {}
         self._done: list[DataFile] = []
+        # Files handed to the encoder to close, in order: their data files, once closed.
+        self._closing: list[tuple[_OpenFile, list[DataFile | None]]] = []
+        self._encoder: _Encoder | None = None
+        self.chunk_seq = 0  # input chunks sorted so far (a file of one chunk is sorted)
+        # Files of one partition written concurrently (in turns of a row group) when it has
+        # more than a row group of rows: a large append uses every core even unpartitioned.
+        # A Spark task sets 1 (Spark runs a task per core already).
+        self.concurrent_files = _workers()
         self.arrow_schema: pa.Schema = pa.schema([])
         self.nan_columns: list[tuple[int, list[str]]] = []
         # Geo columns get boxes and Parquet geo types, variant groups the VARIANT annotation.
         self.geo_columns = self._geo_columns()
         self.variant_ids = variant_field_ids(self.schema.fields)
         self._parquet_schemas: dict[pa.Schema, pa.Schema] = {}
+        self._dictionary: bool | list[str] | None = None
 
     @property
     def parquet_schema(self) -> pa.Schema:
@@ -396,6 +562,39 @@ class DataFileWriter:
                 self.arrow_schema, self.schema
             )
         return out
+
+    @property
+    def encoder(self) -> _Encoder:
+        if self._encoder is None:
+            workers = _workers()
+            # Rows waiting for the encoder: enough for every worker to have a row group
+            # running and one queued (a larger row group still goes, alone).
+            limit = 2 * workers * self.settings.row_group_bytes
+            self._encoder = _Encoder(workers, min(limit, _QUEUED_BYTES))
+        return self._encoder
+
+    def _open_files(self) -> list[_RollingFile]:
+        return [rf for lanes in self._open.values() for rf in lanes.files]
+
+    def dictionary_columns(self, rows: pa.Table) -> bool | list[str]:
+        """The columns whose Parquet pages are dictionary encoded: decided once per write from
+        a sample of the first rows written (input order: every file of the write gets the
+        same choice). A column whose sample is mostly distinct values (ids, timestamps,
+        measures) is written plain: its dictionary would be as large as the values and be
+        abandoned at ``write.parquet.dict-size-bytes`` after the work of building it. Schemas
+        with nested columns keep dictionaries everywhere."""
+        if self._dictionary is None:
+            self._dictionary = True
+            fields = list(self.arrow_schema)
+            if rows.num_rows >= _DICT_SAMPLE_MIN and not any(
+                pa.types.is_nested(f.type) for f in fields
+            ):
+                sample = rows.slice(0, _DICT_SAMPLE_ROWS)
+                limit = sample.num_rows * _DICT_MAX_DISTINCT
+                self._dictionary = [
+                    f.name for f in fields if _distinct(sample.column(f.name), limit) <= limit
+                ]
+        return self._dictionary
 
     def next_file_count(self) -> int:
         self._file_count += 1
@@ -419,12 +618,18 @@ class DataFileWriter:
 
     def abort(self) -> None:
         """Deletes every file this writer wrote (best effort)."""
-        for rf in self._open.values():
+        encoder, self._encoder = self._encoder, None
+        if encoder is not None:
+            encoder.cancel()
+            encoder.shutdown()
+        files = [rf.file for rf in self._open_files() if rf.file is not None]
+        for f in [*files, *(f for f, _ in self._closing)]:
             try:
-                rf.discard()
+                f.discard()
             except Exception:  # the file is deleted below anyway
                 pass
         self._open.clear()
+        self._closing.clear()
         delete_written(self.io, self.written)
 
     # ---- internals
@@ -457,32 +662,39 @@ class DataFileWriter:
                     self._limit_pending()
             if chunk:
                 self._write_chunk(pa.Table.from_batches(chunk, conformed.arrow_schema))
-        self._finish_all(list(self._open.values()))
-        self._open.clear()
+        self._finish_all()
         return list(self._done)
 
-    def _finish_all(self, files: list[_RollingFile]) -> None:
-        # Encoding and compression run in pyarrow without the GIL: partitions in parallel.
-        workers = min(len(files), os.cpu_count() or 1, _MAX_WORKERS)
-        if workers <= 1:
-            for rf in files:
-                self.finish(rf)
-            return
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            done = list(pool.map(lambda rf: rf.close(), files))
-        self._done.extend(d for d in done if d is not None)
+    def _finish_all(self) -> None:
+        """Closes every open file, waits for the encoder and collects the data files in the
+        order the files were closed."""
+        for rf in self._open_files():
+            self.finish(rf)
+        self._open.clear()
+        encoder, self._encoder = self._encoder, None
+        if encoder is not None:
+            try:
+                encoder.wait()
+            except BaseException:
+                self._encoder = encoder  # abort() cancels and stops it
+                raise
+            encoder.shutdown()
+        for _, slot in self._closing:
+            if slot[0] is not None:
+                self._done.append(slot[0])
+        self._closing.clear()
 
     def _limit_pending(self) -> None:
         """Bounded memory for streams: when the rows buffered for row groups of all open
         files pass the chunk size, the largest buffers are written out as (smaller) row
         groups."""
-        open_files = sorted(self._open.values(), key=lambda rf: rf.pending_bytes, reverse=True)
+        open_files = sorted(self._open_files(), key=lambda rf: rf.pending_bytes, reverse=True)
         total = sum(rf.pending_bytes for rf in open_files)
         for rf in open_files:
-            if total <= _CHUNK_BYTES // 2:
+            if total <= _PENDING_BYTES:
                 break
             total -= rf.pending_bytes
-            rf._flush()
+            rf.flush()
 
     def _float_columns(self) -> list[tuple[int, list[str]]]:
         """Float and double columns outside lists and maps: NaN counts are counted while
@@ -521,9 +733,17 @@ class DataFileWriter:
         return out
 
     def finish(self, rf: _RollingFile) -> None:
-        df = rf.close()
-        if df is not None:
-            self._done.append(df)
+        """Closes ``rf``'s open file (an encoder job after its row groups)."""
+        f = rf.finish()
+        if f is None:
+            return
+        slot: list[DataFile | None] = [None]
+        self._closing.append((f, slot))
+
+        def close() -> None:
+            slot[0] = f.close()
+
+        self.encoder.submit(f, close, 0)
 
     def _partition_columns(self, table: pa.Table) -> list[pa.ChunkedArray]:
         out = []
@@ -568,6 +788,7 @@ class DataFileWriter:
     def _write_chunk(self, table: pa.Table) -> None:
         if table.num_rows == 0:
             return
+        self.chunk_seq += 1
         parts = self._partition_columns(table) if len(self.spec.fields) else []
         # Rows are grouped by one integer per partition tuple when possible: sorting one int64
         # column (a counting sort over few distinct codes) is far cheaper than a multi-column
@@ -604,14 +825,18 @@ class DataFileWriter:
 
     def _route(self, values: tuple[Any, ...], path: str, rows: pa.Table) -> None:
         key = (path,)
-        rf = self._open.get(key)
-        if rf is None:
-            rf = _RollingFile(self, _Key(self.spec.spec_id, values, path))
-            self._open[key] = rf
-        rf.add(rows)
+        lanes = self._open.get(key)
+        if lanes is None:
+            lanes = self._open[key] = _Lanes()
+        while rows.num_rows:
+            if lanes.current == len(lanes.files):
+                lanes.files.append(_RollingFile(self, _Key(self.spec.spec_id, values, path)))
+            rows, handed = lanes.files[lanes.current].add(rows)
+            if handed:
+                lanes.current = (lanes.current + 1) % max(self.concurrent_files, 1)
 
-    def data_file(self, rf: _RollingFile, size: int) -> DataFile:
-        # Only called by _RollingFile.close once a file was opened (writer and location set).
+    def data_file(self, rf: _OpenFile, size: int) -> DataFile:
+        # Only called by _OpenFile.close once a file was opened (writer and location set).
         assert rf.writer is not None and rf.location is not None
         try:
             if rf.arrow_metrics is not None:
@@ -637,6 +862,19 @@ class DataFileWriter:
             key_metadata=data_key_metadata(self.io, rf.location),
             **with_geo_metrics(metrics.data_file_fields(), rf.geo_bounds, rf.geo_counts),
         )
+
+
+def _distinct(column: pa.ChunkedArray, default: float) -> float:
+    """Distinct values (nulls as one) of ``column``; ``default`` for types Arrow cannot count
+    (extension types): those keep their dictionary."""
+    try:
+        return float(pc.count_distinct(column, mode="all").as_py())
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return default
+
+
+def _workers() -> int:
+    return max(1, min(os.cpu_count() or 1, _MAX_WORKERS))
 
 
 def _take(table: pa.Table, order: pa.Array) -> pa.Table:
