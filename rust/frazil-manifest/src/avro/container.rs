@@ -218,7 +218,7 @@ impl<'a> Container<'a> {
         if parts <= 1 {
             // one part needs no walk over the block headers (a million of them, one per entry,
             // in PyIceberg's manifests)
-            return vec![self.body..end.max(self.body)];
+            return std::iter::once(self.body..end.max(self.body)).collect();
         }
         let mut starts = Vec::new();
         let mut pos = self.body;
