@@ -188,8 +188,8 @@ def test_plan_files_streams_runs_of_manifests(
     first = next(it)
     names = {m["manifest_path"].rsplit("/", 1)[-1] for m in manifests}
     read_data_manifests = [p for p in io.reads if p.rsplit("/", 1)[-1] in names]
-    # the first run and the one read ahead, not all five
-    assert 1 <= len(read_data_manifests) <= 2
+    # the run being iterated, the one planned meanwhile and the one read ahead, not all five
+    assert 1 <= len(read_data_manifests) <= 3
     rest = list(it)
     assert [first, *rest] == plain_tasks(table)
     # reading streams the same way: the first batch comes before the last manifest is read
@@ -197,7 +197,7 @@ def test_plan_files_streams_runs_of_manifests(
     reader = scan.to_batches()
     batch = reader.read_next_batch()
     assert batch.num_rows > 0
-    assert 1 <= len([p for p in io.reads if p.rsplit("/", 1)[-1] in names]) <= 2
+    assert 1 <= len([p for p in io.reads if p.rsplit("/", 1)[-1] in names]) <= 3
     assert sum(b.num_rows for b in reader) + batch.num_rows == scan.count()
 
 

@@ -69,15 +69,20 @@ fn decode_range(
     let mut columns = plan.columns()?;
     // Size the columns for the whole range once the first block shows the shape of a record
     // (values per map, bytes per path), instead of regrowing and copying them block by block.
-    // The claim is capped so that hostile counts cannot allocate beyond a multiple of the input.
+    // The records to come are estimated from the first block's share of the range's bytes
+    // (walking a million block headers to count them costs more than a wrong guess), and the
+    // claim is capped so that hostile counts cannot allocate beyond a multiple of the input.
     let size_for = size_for.unwrap_or_else(|| range.clone());
-    let claimed = container.record_count_hint_in(size_for.clone());
     let budget = size_for.len().saturating_mul(RESERVE_PER_INPUT_BYTE);
     let mut first = true;
     container.for_each_block_in(range, |block| {
         plan.decode_into(&mut columns, block.bytes, block.count)?;
         if first && block.count > 0 {
             first = false;
+            let stride = block.end.saturating_sub(block.offset).max(1) as u128;
+            let claimed = (size_for.len() as u128 * block.count as u128 / stride)
+                .try_into()
+                .unwrap_or(usize::MAX);
             let per_record = (block.bytes.len() / block.count).max(1);
             let more = claimed.saturating_sub(block.count).min(budget / per_record);
             columns.reserve(more, budget);

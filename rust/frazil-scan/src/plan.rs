@@ -30,6 +30,15 @@ use crate::partition_evaluator::{PartitionColumns, PartitionEvaluator};
 use crate::project::{project, PartitionSpec};
 use crate::residual::ResidualEvaluator;
 
+/// The `data_file` stats maps the metrics evaluator reads (`MetricsColumns`).
+const METRICS_MAPS: [&str; 5] = [
+    "value_counts",
+    "null_value_counts",
+    "nan_value_counts",
+    "lower_bounds",
+    "upper_bounds",
+];
+
 /// Manifest entry status of a deleted file (spec "Manifest Entry Fields").
 const STATUS_DELETED: i32 = 2;
 
@@ -105,7 +114,8 @@ pub struct Load {
     /// them (`frazil_manifest::manifest::without_column_stats`).
     pub column_stats: bool,
     /// When the stats are loaded: `Some(ids)` if only these fields' stats map entries are
-    /// needed (the filter's columns), `None` for every field's.
+    /// needed (the filter's columns; then only the maps metrics evaluation reads are loaded),
+    /// `None` for every field's.
     pub stats_field_ids: Option<Vec<i32>>,
 }
 
@@ -116,8 +126,19 @@ impl Load {
         data: &[u8],
         base: &frazil_manifest::ReadOptions,
     ) -> Result<arrow_array::RecordBatch> {
+        let columns = match (self.column_stats, &self.stats_field_ids) {
+            (false, _) => Some(frazil_manifest::manifest::without_column_stats()),
+            // stats for the filter alone: only the maps metrics evaluation reads (the others,
+            // column sizes and distinct counts, are skipped without being built)
+            (true, Some(_)) => {
+                let mut paths = frazil_manifest::manifest::without_column_stats();
+                paths.extend(METRICS_MAPS.iter().map(|m| format!("data_file.{m}")));
+                Some(paths)
+            }
+            (true, None) => None,
+        };
         let options = frazil_manifest::ReadOptions {
-            columns: (!self.column_stats).then(frazil_manifest::manifest::without_column_stats),
+            columns,
             threads: Some(self.threads),
             stats_field_ids: self.stats_field_ids.as_deref().map(Arc::from),
             ..base.clone()

@@ -3,14 +3,15 @@
 :func:`plan_manifests` reads the snapshot's manifest list, prunes manifests by their partition
 summaries (native), reads and plans the delete manifests first (the scan's delete files,
 indexed natively), then reads and plans the data manifests in runs of
-:data:`PLAN_RUN_MANIFESTS`, reading the next run while the current one is decoded and planned
-on several threads with the GIL released: entries are selected by status, partition
+:data:`PLAN_RUN_MANIFESTS`, in a pipeline: one run is read while the one before it is decoded and
+planned on several threads with the GIL released, while the caller iterates the tasks of the
+run before that: entries are selected by status, partition
 projection and column metrics, each gets its residual, and delete files are attached per the
 spec's "Scan Planning" rules (deletion vectors by ``referenced_data_file``, position deletes by
 partition or referenced file with data sequence number <= theirs, equality deletes by
 partition or globally with data sequence number < theirs). It yields one
 :class:`ManifestTasks` per data manifest with selected entries, as soon as its run is
-planned: nothing is done per file in Python, and memory holds one run of manifest bytes.
+planned: nothing is done per file in Python, and memory holds two runs of manifest bytes.
 
 A :class:`ManifestTasks` holds, for one manifest:
 
@@ -454,40 +455,69 @@ def _plan_runs(
     if not runs:
         return
     io = plan.io
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="frazil-plan-io") as reader:
-        pending: Future[list[bytes]] = reader.submit(read_files, io, paths(runs[0]), "manifest")
-        for k, run in enumerate(runs):
-            datas = pending.result()
-            if k + 1 < len(runs):
-                pending = reader.submit(read_files, io, paths(runs[k + 1]), "manifest")
-            try:
-                planned = planner.plan_data(
-                    delete_plan,
-                    batch,
-                    run,
-                    datas,
-                    [list_entry(by_row[r]) for r in run],
-                    threads,
-                    include_stats,
-                )
-            except FrazilError as e:
-                raise relabel(e) from None
-            del datas
-            for p in planned.manifests:
-                entries = _table(p.entries)
-                if entries.num_rows == 0:
-                    continue
-                m = by_row[p.row]
-                yield ManifestTasks(
-                    m["manifest_path"],
-                    m["partition_spec_id"],
-                    entries,
-                    plan.number_residuals(planned.residuals, pa.array(p.residual_index)),
-                    pa.array(p.deletes),
-                    pa.array(p.positions),
-                    plan,
-                    m,
-                )
+
+    def plan_run(run: list[int], reading: Future[list[bytes]]) -> _native.PlannedScan:
+        datas = reading.result()
+        try:
+            return planner.plan_data(
+                delete_plan,
+                batch,
+                run,
+                datas,
+                [list_entry(by_row[r]) for r in run],
+                threads,
+                include_stats,
+            )
+        except FrazilError as e:
+            raise relabel(e) from None
+
+    # A pipeline of three: the manifests of run k+2 are read while run k+1 is decoded and planned
+    # natively (the GIL released) while the caller iterates the tasks of run k, so that a
+    # consumer's per-task Python overlaps the native work instead of following it.
+    with (
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="frazil-plan-io") as reader,
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="frazil-plan") as worker,
+    ):
+        reads = [reader.submit(read_files, io, paths(run), "manifest") for run in runs[:2]]
+        pending = worker.submit(plan_run, runs[0], reads[0])
+        try:
+            for k in range(len(runs)):
+                planned = pending.result()
+                if k + 2 < len(runs):
+                    reads.append(reader.submit(read_files, io, paths(runs[k + 2]), "manifest"))
+                if k + 1 < len(runs):
+                    pending = worker.submit(plan_run, runs[k + 1], reads[k + 1])
+                reads[k] = _DONE  # its bytes are no longer held
+                yield from _run_tasks(planned, plan, by_row)
+        finally:
+            # a consumer that stops early does not wait for runs it will never see
+            for f in reads:
+                f.cancel()
+            pending.cancel()
+
+
+_DONE: Future[list[bytes]] = Future()
+_DONE.set_result([])
+
+
+def _run_tasks(
+    planned: _native.PlannedScan, plan: PlanContext, by_row: dict[int, dict[str, Any]]
+) -> Iterator[ManifestTasks]:
+    for p in planned.manifests:
+        entries = _table(p.entries)
+        if entries.num_rows == 0:
+            continue
+        m = by_row[p.row]
+        yield ManifestTasks(
+            m["manifest_path"],
+            m["partition_spec_id"],
+            entries,
+            plan.number_residuals(planned.residuals, pa.array(p.residual_index)),
+            pa.array(p.deletes),
+            pa.array(p.positions),
+            plan,
+            m,
+        )
 
 
 def plan_files(

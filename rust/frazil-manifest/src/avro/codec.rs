@@ -49,9 +49,23 @@ impl Codec {
             Codec::Null => out.extend_from_slice(data),
             Codec::Deflate => inflate(data, out)?,
             Codec::Zstandard => {
-                let decoder = zstd::stream::read::Decoder::with_buffer(data)
-                    .map_err(|e| Error::decode(format!("corrupt zstandard block: {e}")))?;
-                read_bounded(decoder, out, "zstandard", data.len())?;
+                // One decompression context per thread: a fresh one per block allocates its
+                // window and tables again (a block per entry makes that a million times).
+                thread_local! {
+                    static CONTEXT: std::cell::RefCell<Option<zstd::zstd_safe::DCtx<'static>>> =
+                        const { std::cell::RefCell::new(None) };
+                }
+                CONTEXT.with(|cell| -> Result<()> {
+                    // a nested call on this thread (none today) would get its own context
+                    let Ok(mut slot) = cell.try_borrow_mut() else {
+                        let decoder = zstd::stream::read::Decoder::with_buffer(data)
+                            .map_err(|e| Error::decode(format!("corrupt zstandard block: {e}")))?;
+                        return read_bounded(decoder, out, "zstandard", data.len());
+                    };
+                    let context = slot.get_or_insert_with(zstd::zstd_safe::DCtx::create);
+                    let decoder = zstd::stream::read::Decoder::with_context(data, context);
+                    read_bounded(decoder, out, "zstandard", data.len())
+                })?;
             }
             Codec::Snappy => {
                 let Some(split) = data.len().checked_sub(4) else {
@@ -126,10 +140,17 @@ fn too_large(codec: &str) -> Error {
 /// window copies) applies. Its output must fit a buffer given up front: `out`'s capacity (a
 /// warm per-thread buffer sized by earlier blocks) or a guess from the block's size, doubled
 /// and retried when short, never past [`MAX_BLOCK_SIZE`].
+///
+/// Writers that flush a block per record (PyIceberg, through fastavro) leave a million small
+/// streams of one deflate block each, about three in four with the fixed Huffman code. A
+/// decompressor keeps the fixed code's tables only until it decodes a dynamic block, so
+/// streams that open with a fixed-code block get a decompressor of their own, whose tables are
+/// then built once per thread instead of after every dynamic block.
 fn inflate(data: &[u8], out: &mut Vec<u8>) -> Result<()> {
     use libdeflate_sys as sys;
 
-    /// One decompressor per thread (it holds only tables, no stream state).
+    /// One decompressor per thread and kind of first block (it holds only tables, no stream
+    /// state).
     struct Decompressor(*mut sys::libdeflate_decompressor);
     impl Drop for Decompressor {
         fn drop(&mut self) {
@@ -139,8 +160,8 @@ fn inflate(data: &[u8], out: &mut Vec<u8>) -> Result<()> {
     }
     thread_local! {
         // SAFETY: no preconditions; a null result (out of memory) is checked at use.
-        static DECOMPRESSOR: Decompressor =
-            Decompressor(unsafe { sys::libdeflate_alloc_decompressor() });
+        static FIXED: Decompressor = Decompressor(unsafe { sys::libdeflate_alloc_decompressor() });
+        static OTHER: Decompressor = Decompressor(unsafe { sys::libdeflate_alloc_decompressor() });
     }
     let corrupt = |why: &str| Error::decode(format!("corrupt deflate block: {why}"));
     // Manifests compress about 4-8x.
@@ -149,7 +170,9 @@ fn inflate(data: &[u8], out: &mut Vec<u8>) -> Result<()> {
         .saturating_mul(8)
         .max(out.capacity())
         .clamp(1 << 12, MAX_BLOCK_SIZE);
-    DECOMPRESSOR.with(|d| loop {
+    // BTYPE, the first block header's bits 1-2: 01 is the fixed Huffman code (RFC 1951 3.2.3)
+    let fixed = data.first().is_some_and(|b| b & 0b110 == 0b010);
+    let run = |d: &Decompressor| loop {
         if d.0.is_null() {
             return Err(Error::decode("out of memory for a deflate decompressor"));
         }
@@ -183,7 +206,12 @@ fn inflate(data: &[u8], out: &mut Vec<u8>) -> Result<()> {
             }
             _ => return Err(corrupt("invalid or truncated deflate stream")),
         }
-    })
+    };
+    if fixed {
+        FIXED.with(run)
+    } else {
+        OTHER.with(run)
+    }
 }
 
 /// The most a compressed block may expand: deflate's own limit is about 1032x; a zstandard
@@ -226,6 +254,11 @@ mod tests {
         let e = Codec::Zstandard.decompress(&packed, &mut out).unwrap_err();
         assert!(e.message.contains("inflates past 1032 times"), "{e}");
         assert!(out.len() <= packed.len() * MAX_EXPANSION + (1 << 16) + 1);
+        // the thread's context, left mid-frame by the refusal, decodes the next block afresh
+        let mut small = Vec::new();
+        Codec::Zstandard.compress(b"one entry", &mut small).unwrap();
+        Codec::Zstandard.decompress(&small, &mut out).unwrap();
+        assert_eq!(out, b"one entry");
     }
 
     #[test]
@@ -239,6 +272,45 @@ mod tests {
             let mut back = Vec::new();
             codec.decompress(&packed, &mut back).unwrap();
             assert_eq!(back, data, "{codec:?}");
+        }
+    }
+
+    /// Small blocks as PyIceberg writes them (one record each): some open with a fixed-code
+    /// deflate block, some with a dynamic one; each kind has its own decompressor per thread,
+    /// and every block, in any order, inflates to what was compressed.
+    #[test]
+    fn small_fixed_and_dynamic_blocks_interleaved() {
+        let mut blocks = Vec::new();
+        let mut seed = 7u64;
+        for i in 0..400usize {
+            // xorshift bytes: a short record of text and binary, more repetitive every 3rd
+            let n = 40 + (i * 37) % 400;
+            let record: Vec<u8> = (0..n)
+                .map(|k| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    if i % 3 == 0 {
+                        b"file:///warehouse/data/"[k % 23]
+                    } else {
+                        (seed % 61) as u8 + b'A'
+                    }
+                })
+                .collect();
+            let mut packed = Vec::new();
+            Codec::Deflate.compress(&record, &mut packed).unwrap();
+            blocks.push((record, packed));
+        }
+        let fixed = blocks.iter().filter(|(_, p)| p[0] & 0b110 == 0b010).count();
+        assert!(
+            fixed > 0 && fixed < blocks.len(),
+            "{fixed} of {}",
+            blocks.len()
+        );
+        let mut out = Vec::new();
+        for (record, packed) in blocks.iter().chain(blocks.iter().rev()) {
+            Codec::Deflate.decompress(packed, &mut out).unwrap();
+            assert_eq!(&out, record);
         }
     }
 

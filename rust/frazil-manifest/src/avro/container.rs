@@ -48,11 +48,13 @@ pub struct Container<'a> {
     max_records_per_byte: u64,
 }
 
-/// One block: how many records it claims, its decompressed bytes, where it started.
+/// One block: how many records it claims, its decompressed bytes, where it started and where
+/// the next one starts (just past its sync marker).
 pub struct Block<'a> {
     pub count: usize,
     pub bytes: &'a [u8],
     pub offset: usize,
+    pub end: usize,
 }
 
 impl<'a> Container<'a> {
@@ -213,6 +215,11 @@ impl<'a> Container<'a> {
     /// last range then runs to the end, where decoding reports it).
     pub fn split(&self, parts: usize) -> Vec<std::ops::Range<usize>> {
         let end = self.data.len();
+        if parts <= 1 {
+            // one part needs no walk over the block headers (a million of them, one per entry,
+            // in PyIceberg's manifests)
+            return std::iter::once(self.body..end.max(self.body)).collect();
+        }
         let mut starts = Vec::new();
         let mut pos = self.body;
         while pos < end {
@@ -308,6 +315,7 @@ impl<'a> Container<'a> {
                 count: count as usize,
                 bytes,
                 offset,
+                end: pos,
             })
             .map_err(at)?;
         }

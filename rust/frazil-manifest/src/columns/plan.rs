@@ -108,8 +108,12 @@ impl Plan {
         let mut r = Reader::new(bytes);
         // A real entry takes dozens of bytes at least; a count beyond that is not trusted.
         let plausible = count.min(bytes.len() / 16);
-        for b in &mut columns.builders {
-            b.reserve(plausible, bytes.len());
+        // not per one-record block (PyIceberg writes a block per entry): the caller reserves
+        // for a run of blocks, and a push grows a column as well as a reserve of one would
+        if plausible > 1 {
+            for b in &mut columns.builders {
+                b.reserve(plausible, bytes.len());
+            }
         }
         for i in 0..count {
             read_record(&self.root, &mut r, &mut columns.builders)
