@@ -130,13 +130,12 @@ def _conform(
         if f.name == "partition":
             columns.append(_partition(raw.column("partition").combine_chunks(), f.type, n))
         elif f.name == "residual":
-            encoded = raw.column("residual").combine_chunks().dictionary_encode("encode")
-            texts = [residual_text(t) for t in encoded.dictionary.to_pylist()]
-            indices = encoded.indices.cast(pa.int32())
-            # a null (absent) residual is its own dictionary entry
-            nulls = pc.is_null(indices)
-            if n and pc.any(nulls).as_py():
-                indices = pc.if_else(nulls, len(texts), indices).cast(pa.int32())
+            # the wire's distinct residual texts (null: absent) as the plan's
+            col = raw.column("residual").combine_chunks()
+            texts = [residual_text(t) for t in col.dictionary.to_pylist()]
+            indices = col.indices.cast(pa.int32())
+            if indices.null_count:
+                indices = pc.fill_null(indices, len(texts)).cast(pa.int32())
                 texts.append(residual_text(None))
             columns.append(pa.DictionaryArray.from_arrays(indices, pa.array(texts, pa.string())))
         elif f.name in _ENTRY_NULLS or f.name not in raw.column_names:

@@ -14,7 +14,14 @@ use arrow_array::{
 };
 use arrow_schema::{Field, Fields};
 use frazil_values::{json, Error, Literal, PrimitiveType, Result, Type};
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use arrow_array::types::Int32Type;
+use arrow_array::DictionaryArray;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
 
 use crate::Layout;
 
@@ -189,21 +196,6 @@ const COUNT_NAMES: [&str; 4] = [
 const BOUND_KEYS: [&str; 2] = ["lower-bounds", "upper-bounds"];
 const BOUND_NAMES: [&str; 2] = ["lower_bounds", "upper_bounds"];
 
-fn need<'a>(obj: &'a Map<String, Value>, key: &str, at: &str) -> Result<&'a Value> {
-    obj.get(key)
-        .ok_or_else(|| Error::parse(format!("{at}: missing {key:?}")))
-}
-
-fn int(v: &Value, key: &str, at: &str) -> Result<i64> {
-    v.as_i64()
-        .ok_or_else(|| Error::parse(format!("{at}.{key}: unexpected value {}", short(v))))
-}
-
-fn text<'a>(v: &'a Value, key: &str, at: &str) -> Result<&'a str> {
-    v.as_str()
-        .ok_or_else(|| Error::parse(format!("{at}.{key}: unexpected value {}", short(v))))
-}
-
 fn short(v: &Value) -> String {
     let s = v.to_string();
     if s.len() > 80 {
@@ -224,41 +216,6 @@ impl FloorBoundary for str {
         }
         i
     }
-}
-
-fn opt_int(obj: &Map<String, Value>, key: &str, at: &str) -> Result<Option<i64>> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => int(v, key, at).map(Some),
-    }
-}
-
-fn int_list(v: &Value, key: &str, at: &str) -> Result<Vec<i64>> {
-    v.as_array()
-        .ok_or_else(|| Error::parse(format!("{at}.{key}: expected a list, got {}", short(v))))?
-        .iter()
-        .map(|x| int(x, key, at))
-        .collect()
-}
-
-/// `{"keys": [...], "values": [...]}` of equal lengths.
-fn map_parts<'a>(v: &'a Value, key: &str, at: &str) -> Result<(Vec<i64>, &'a Vec<Value>)> {
-    let bad = || {
-        Error::parse(format!(
-            "{at}.{key}: expected keys and values, got {}",
-            short(v)
-        ))
-    };
-    let obj = v.as_object().ok_or_else(bad)?;
-    let keys = int_list(obj.get("keys").ok_or_else(bad)?, key, at)?;
-    let values = obj
-        .get("values")
-        .and_then(Value::as_array)
-        .ok_or_else(bad)?;
-    if keys.len() != values.len() {
-        return Err(bad());
-    }
-    Ok((keys, values))
 }
 
 fn unhex(s: &str, key: &str, at: &str) -> Result<Vec<u8>> {
@@ -313,36 +270,33 @@ impl Files {
 
     /// Appends one content file (the REST form, or Java 1.10's: upper-case enums and
     /// partition objects keyed by partition field id).
-    fn push(&mut self, v: &Value, layout: &Layout, at: &str) -> Result<()> {
-        let obj = v
-            .as_object()
-            .ok_or_else(|| Error::parse(format!("{at}: expected an object, got {}", short(v))))?;
-        let spec_id = int(need(obj, "spec-id", at)?, "spec-id", at)?;
+    fn push(&mut self, f: &FileDe<'_>, layout: &Layout, at: &dyn Fn() -> String) -> Result<()> {
+        let spec_id = f.spec_id;
         let positions = i32::try_from(spec_id)
             .ok()
             .and_then(|s| layout.specs.get(&s))
-            .ok_or_else(|| Error::parse(format!("{at}: unknown partition spec id {spec_id}")))?;
-        let content = match text(need(obj, "content", at)?, "content", at)? {
+            .ok_or_else(|| {
+                Error::parse(format!("{}: unknown partition spec id {spec_id}", at()))
+            })?;
+        let content = match f.content.as_ref() {
             "data" | "DATA" => 0,
             "position-deletes" | "POSITION_DELETES" => 1,
             "equality-deletes" | "EQUALITY_DELETES" => 2,
-            c => return Err(Error::parse(format!("{at}.content: unknown content {c:?}"))),
+            c => {
+                return Err(Error::parse(format!(
+                    "{}.content: unknown content {c:?}",
+                    at()
+                )))
+            }
         };
-        let path = text(need(obj, "file-path", at)?, "file-path", at)?;
-        let format = text(need(obj, "file-format", at)?, "file-format", at)?;
-        let record_count = int(need(obj, "record-count", at)?, "record-count", at)?;
-        let size = int(
-            need(obj, "file-size-in-bytes", at)?,
-            "file-size-in-bytes",
-            at,
-        )?;
         // the partition: an array in spec order, or (1.10) an object by field id
         let mut values: Vec<Option<&Value>> = vec![None; layout.fields.len()];
-        match obj.get("partition") {
+        match &f.partition {
             None => {
                 if !positions.is_empty() {
                     return Err(Error::parse(format!(
-                        "{at}.partition: expected {} values, got none",
+                        "{}.partition: expected {} values, got none",
+                        at(),
                         positions.len()
                     )));
                 }
@@ -350,9 +304,10 @@ impl Files {
             Some(Value::Array(a)) => {
                 if a.len() != positions.len() {
                     return Err(Error::parse(format!(
-                        "{at}.partition: expected {} values, got {}",
+                        "{}.partition: expected {} values, got {}",
+                        at(),
                         positions.len(),
-                        short(&Value::Array(a.clone()))
+                        a.len()
                     )));
                 }
                 for (&p, x) in positions.iter().zip(a) {
@@ -368,7 +323,8 @@ impl Files {
             }
             Some(other) => {
                 return Err(Error::parse(format!(
-                    "{at}.partition: unexpected value {}",
+                    "{}.partition: unexpected value {}",
+                    at(),
                     short(other)
                 )))
             }
@@ -378,87 +334,87 @@ impl Files {
                 None | Some(Value::Null) => part.push_null(),
                 Some(x) => {
                     let lit = json::from_json(x, &Type::Primitive(ty.clone()))
-                        .map_err(|e| Error::parse(format!("{at}.partition: {e}")))?;
+                        .map_err(|e| Error::parse(format!("{}.partition: {e}", at())))?;
                     part.push(lit)
                 }
             }
         }
         self.content.append_value(content);
-        self.path.append_value(path);
-        self.format.append_value(format.to_ascii_uppercase());
+        self.path.append_value(f.file_path.as_ref());
+        self.format.append_value(f.file_format.to_ascii_uppercase());
         self.spec_id.append_value(spec_id as i32);
-        self.record_count.append_value(record_count);
-        self.size.append_value(size);
-        for (k, b) in COUNT_KEYS.iter().zip(&mut self.counts) {
-            match obj.get(*k) {
-                None | Some(Value::Null) => b.append(false).map_err(arrow)?,
+        self.record_count.append_value(f.record_count);
+        self.size.append_value(f.file_size_in_bytes);
+        let counts = [
+            &f.column_sizes,
+            &f.value_counts,
+            &f.null_value_counts,
+            &f.nan_value_counts,
+        ];
+        for ((m, b), k) in counts.into_iter().zip(&mut self.counts).zip(COUNT_KEYS) {
+            match m {
+                None => b.append(false).map_err(arrow)?,
                 Some(m) => {
-                    let (keys, vals) = map_parts(m, k, at)?;
-                    for (key, val) in keys.into_iter().zip(vals) {
-                        b.keys().append_value(key as i32);
-                        b.values().append_option(match val {
-                            Value::Null => None,
-                            x => Some(int(x, k, at)?),
-                        });
+                    if m.keys.len() != m.values.len() {
+                        return Err(Error::parse(format!(
+                            "{}.{k}: keys and values differ in length",
+                            at()
+                        )));
+                    }
+                    for (key, val) in m.keys.iter().zip(&m.values) {
+                        b.keys().append_value(*key);
+                        b.values().append_option(*val);
                     }
                     b.append(true).map_err(arrow)?;
                 }
             }
         }
-        for (k, b) in BOUND_KEYS.iter().zip(&mut self.bounds) {
-            match obj.get(*k) {
-                None | Some(Value::Null) => b.append(false).map_err(arrow)?,
+        for ((m, b), k) in [&f.lower_bounds, &f.upper_bounds]
+            .into_iter()
+            .zip(&mut self.bounds)
+            .zip(BOUND_KEYS)
+        {
+            match m {
+                None => b.append(false).map_err(arrow)?,
                 Some(m) => {
-                    let (keys, vals) = map_parts(m, k, at)?;
-                    for (key, val) in keys.into_iter().zip(vals) {
-                        b.keys().append_value(key as i32);
+                    if m.keys.len() != m.values.len() {
+                        return Err(Error::parse(format!(
+                            "{}.{k}: keys and values differ in length",
+                            at()
+                        )));
+                    }
+                    for (key, val) in m.keys.iter().zip(&m.values) {
+                        b.keys().append_value(*key);
                         match val {
-                            Value::Null => b.values().append_null(),
-                            x => b.values().append_value(unhex(text(x, k, at)?, k, at)?),
+                            None => b.values().append_null(),
+                            Some(x) => b.values().append_value(unhex(x, k, &at())?),
                         }
                     }
                     b.append(true).map_err(arrow)?;
                 }
             }
         }
-        match obj.get("key-metadata") {
-            None | Some(Value::Null) => self.key_metadata.append_null(),
-            Some(x) => self.key_metadata.append_value(unhex(
-                text(x, "key-metadata", at)?,
-                "key-metadata",
-                at,
-            )?),
-        }
-        match obj.get("split-offsets") {
-            None | Some(Value::Null) => self.split_offsets.append_null(),
+        match &f.key_metadata {
+            None => self.key_metadata.append_null(),
             Some(x) => self
-                .split_offsets
-                .append_value(int_list(x, "split-offsets", at)?.into_iter().map(Some)),
+                .key_metadata
+                .append_value(unhex(x, "key-metadata", &at())?),
         }
-        match obj.get("equality-ids") {
-            None | Some(Value::Null) => self.equality_ids.append_null(),
-            Some(x) => self.equality_ids.append_value(
-                int_list(x, "equality-ids", at)?
-                    .into_iter()
-                    .map(|v| Some(v as i32)),
-            ),
+        match &f.split_offsets {
+            None => self.split_offsets.append_null(),
+            Some(x) => self.split_offsets.append_value(x.iter().map(|v| Some(*v))),
         }
-        self.sort_order_id
-            .append_option(opt_int(obj, "sort-order-id", at)?.map(|v| v as i32));
-        self.first_row_id
-            .append_option(opt_int(obj, "first-row-id", at)?);
-        match obj.get("referenced-data-file") {
-            None | Some(Value::Null) => self.referenced.append_null(),
-            Some(x) => self
-                .referenced
-                .append_value(text(x, "referenced-data-file", at)?),
+        match &f.equality_ids {
+            None => self.equality_ids.append_null(),
+            Some(x) => self.equality_ids.append_value(x.iter().map(|v| Some(*v))),
         }
-        self.content_offset
-            .append_option(opt_int(obj, "content-offset", at)?);
-        self.content_size
-            .append_option(opt_int(obj, "content-size-in-bytes", at)?);
-        self.sequence_number
-            .append_option(opt_int(obj, "data-sequence-number", at)?);
+        self.sort_order_id.append_option(f.sort_order_id);
+        self.first_row_id.append_option(f.first_row_id);
+        self.referenced
+            .append_option(f.referenced_data_file.as_deref());
+        self.content_offset.append_option(f.content_offset);
+        self.content_size.append_option(f.content_size_in_bytes);
+        self.sequence_number.append_option(f.data_sequence_number);
         Ok(())
     }
 
@@ -522,83 +478,146 @@ fn batch(cols: Vec<(Field, ArrayRef)>) -> Result<RecordBatch> {
     RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), arrays).map_err(arrow)
 }
 
-/// Reads a `ScanTasks` object (`file-scan-tasks`, `delete-files`; other members are left to
-/// the caller). Malformed input is a parse error naming where it is.
+#[derive(Deserialize)]
+struct MapDe<T> {
+    keys: Vec<i32>,
+    values: Vec<Option<T>>,
+}
+
+/// A content file as the wire has it (strings borrowed from the body unless escaped).
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct FileDe<'a> {
+    spec_id: i64,
+    #[serde(borrow)]
+    content: Cow<'a, str>,
+    #[serde(borrow)]
+    file_path: Cow<'a, str>,
+    #[serde(borrow)]
+    file_format: Cow<'a, str>,
+    #[serde(default)]
+    partition: Option<Value>,
+    file_size_in_bytes: i64,
+    record_count: i64,
+    #[serde(default)]
+    column_sizes: Option<MapDe<i64>>,
+    #[serde(default)]
+    value_counts: Option<MapDe<i64>>,
+    #[serde(default)]
+    null_value_counts: Option<MapDe<i64>>,
+    #[serde(default)]
+    nan_value_counts: Option<MapDe<i64>>,
+    #[serde(default, borrow)]
+    lower_bounds: Option<MapDe<Cow<'a, str>>>,
+    #[serde(default, borrow)]
+    upper_bounds: Option<MapDe<Cow<'a, str>>>,
+    #[serde(default, borrow)]
+    key_metadata: Option<Cow<'a, str>>,
+    #[serde(default)]
+    split_offsets: Option<Vec<i64>>,
+    #[serde(default)]
+    equality_ids: Option<Vec<i32>>,
+    #[serde(default)]
+    sort_order_id: Option<i32>,
+    #[serde(default)]
+    first_row_id: Option<i64>,
+    #[serde(default, borrow)]
+    referenced_data_file: Option<Cow<'a, str>>,
+    #[serde(default)]
+    content_offset: Option<i64>,
+    #[serde(default)]
+    content_size_in_bytes: Option<i64>,
+    #[serde(default)]
+    data_sequence_number: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct TaskDe<'a> {
+    #[serde(borrow)]
+    data_file: FileDe<'a>,
+    #[serde(default)]
+    delete_file_references: Option<Vec<i64>>,
+    #[serde(default, borrow)]
+    residual_filter: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct PageDe<'a> {
+    #[serde(default, borrow)]
+    file_scan_tasks: Option<Vec<TaskDe<'a>>>,
+    #[serde(default, borrow)]
+    delete_files: Option<Vec<FileDe<'a>>>,
+    #[serde(default)]
+    plan_tasks: Option<Vec<String>>,
+}
+
+/// Reads a `ScanTasks` object (`file-scan-tasks`, `delete-files`, `plan-tasks`; other
+/// members are left to the caller). Malformed input is a parse error naming where it is.
 pub fn read_page(data: &[u8], layout: &Layout) -> Result<Page> {
-    let value: Value = serde_json::from_slice(data)
-        .map_err(|e| Error::parse(format!("a scan tasks response is not JSON: {e}")))?;
-    let obj = value
-        .as_object()
-        .ok_or_else(|| Error::parse("a scan tasks response is not a JSON object"))?;
-    let list = |key: &str| -> Result<&[Value]> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(&[]),
-            Some(Value::Array(a)) => Ok(a),
-            Some(v) => Err(Error::parse(format!(
-                "{key}: expected a list, got {}",
-                short(v)
-            ))),
-        }
-    };
-    let deletes_json = list("delete-files")?;
-    let mut deletes = Files::new(layout);
-    for (i, d) in deletes_json.iter().enumerate() {
-        deletes.push(d, layout, &format!("delete-files[{i}]"))?;
+    // serde would take a JSON array for the struct too
+    if data.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(Error::parse("a scan tasks response is not a JSON object"));
     }
-    let n_deletes = deletes_json.len() as i64;
+    let page: PageDe<'_> = serde_json::from_slice(data)
+        .map_err(|e| Error::parse(format!("a scan tasks response is malformed: {e}")))?;
+    let deletes_de = page.delete_files.unwrap_or_default();
+    let mut deletes = Files::new(layout);
+    for (i, d) in deletes_de.iter().enumerate() {
+        deletes.push(d, layout, &|| format!("delete-files[{i}]"))?;
+    }
+    let n_deletes = deletes_de.len() as i64;
     let mut files = Files::new(layout);
-    let mut residual = StringBuilder::new();
+    // residuals: few distinct texts, as a dictionary
+    let mut texts: HashMap<&str, i32> = HashMap::new();
+    let mut text_values = StringBuilder::new();
+    let mut keys = Int32Builder::new();
     let mut refs = ListBuilder::new(Int32Builder::new()).with_field(Arc::new(Field::new(
         "item",
         arrow_schema::DataType::Int32,
         false,
     )));
-    for (i, t) in list("file-scan-tasks")?.iter().enumerate() {
-        let at = format!("file-scan-tasks[{i}]");
-        let obj = t
-            .as_object()
-            .ok_or_else(|| Error::parse(format!("{at}: expected an object")))?;
-        files.push(
-            need(obj, "data-file", &at)?,
-            layout,
-            &format!("{at}.data-file"),
-        )?;
-        match obj.get("delete-file-references") {
-            None | Some(Value::Null) => {}
-            Some(r) => {
-                for k in int_list(r, "delete-file-references", &at)? {
-                    if !(0..n_deletes).contains(&k) {
-                        return Err(Error::parse(format!(
-                            "{at}.delete-file-references: {k} out of range"
-                        )));
-                    }
-                    refs.values().append_value(k as i32);
-                }
+    for (i, t) in page.file_scan_tasks.unwrap_or_default().iter().enumerate() {
+        files.push(&t.data_file, layout, &|| {
+            format!("file-scan-tasks[{i}].data-file")
+        })?;
+        for &k in t.delete_file_references.iter().flatten() {
+            if !(0..n_deletes).contains(&k) {
+                return Err(Error::parse(format!(
+                    "file-scan-tasks[{i}].delete-file-references: {k} out of range"
+                )));
             }
+            refs.values().append_value(k as i32);
         }
         refs.append(true);
-        match obj.get("residual-filter") {
-            None => residual.append_null(),
-            Some(r) => residual.append_value(r.to_string()),
+        match t.residual_filter {
+            None => keys.append_null(),
+            Some(r) => {
+                let next = texts.len() as i32;
+                let k = *texts.entry(r.get()).or_insert_with(|| {
+                    text_values.append_value(r.get());
+                    next
+                });
+                keys.append_value(k);
+            }
         }
     }
+    let residual =
+        DictionaryArray::<Int32Type>::try_new(keys.finish(), Arc::new(text_values.finish()))
+            .map_err(arrow)?;
     let mut cols = files.finish(layout)?;
     cols.push((
-        Field::new("residual", arrow_schema::DataType::Utf8, true),
-        Arc::new(residual.finish()),
+        Field::new("residual", residual.data_type().clone(), true),
+        Arc::new(residual),
     ));
     let refs = refs.finish();
     cols.push((
         Field::new("delete_file_references", refs.data_type().clone(), false),
         Arc::new(refs),
     ));
-    let plan_tasks = list("plan-tasks")?
-        .iter()
-        .enumerate()
-        .map(|(i, v)| text(v, &format!("plan-tasks[{i}]"), "").map(str::to_string))
-        .collect::<Result<_>>()?;
     Ok(Page {
-        plan_tasks,
+        plan_tasks: page.plan_tasks.unwrap_or_default(),
         tasks: batch(cols)?,
         deletes: batch(deletes.finish(layout)?)?,
     })

@@ -26,31 +26,16 @@ fn a_page_survives_a_round_trip() {
     let seq = page.tasks.column_by_name("sequence_number").expect("seq");
     assert_eq!(seq.as_primitive::<Int64Type>().value(0), 2);
     // write it back: residual texts map to themselves, delete rows are 0..n
-    let residual = page
-        .tasks
-        .column_by_name("residual")
-        .expect("residual")
-        .as_string::<i32>()
-        .clone();
-    let mut texts = HashMap::new();
-    for i in 0..residual.len() {
-        let t = residual.value(i).to_string();
-        texts.insert(t.clone(), t);
-    }
-    let keys = arrow_array::Int32Array::from(vec![0, 1]);
-    let dict = arrow_array::DictionaryArray::new(keys, std::sync::Arc::new(residual));
-    let mut fields: Vec<_> = page.tasks.schema().fields().iter().cloned().collect();
-    let mut cols: Vec<ArrayRef> = page.tasks.columns().to_vec();
-    let at = fields
-        .iter()
-        .position(|f| f.name() == "residual")
-        .expect("residual");
-    fields[at] = std::sync::Arc::new(arrow_schema::Field::new(
-        "residual",
-        dict.data_type().clone(),
-        false,
-    ));
-    cols[at] = std::sync::Arc::new(dict);
+    let residual = page.tasks.column_by_name("residual").expect("residual");
+    let dict = residual.as_dictionary::<arrow_array::types::Int32Type>();
+    let values = dict.values().as_string::<i32>();
+    let mut texts: HashMap<String, String> = (0..values.len())
+        .map(|i| (values.value(i).to_string(), values.value(i).to_string()))
+        .collect();
+    // an absent residual (null key) reads as the dictionary's first entry
+    texts.insert("true".into(), "true".into());
+    let fields: Vec<_> = page.tasks.schema().fields().iter().cloned().collect();
+    let cols: Vec<ArrayRef> = page.tasks.columns().to_vec();
     let tasks: ArrayRef = std::sync::Arc::new(StructArray::new(fields.into(), cols, None));
     let deletes: ArrayRef = std::sync::Arc::new(StructArray::from(page.deletes.clone()));
     let out = write_page(&[tasks], &[deletes], &[0], &texts, &layout()).expect("write");

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -295,16 +297,28 @@ class ServerPlanner:
         if status != "completed":
             raise exc.RESTError(f"server-side planning ended with status {status!r}")
         reading = reading if reading is not None else _Reading(scan)
-        page, pending = reading.page(body)
+        page, more = reading.page(body)
         yield page
-        while pending:
-            task = pending.pop(0)
+        pending = deque(more)
+
+        def fetch(task: str) -> tuple[_Page, list[str]]:
             body = cat._plan_request_bytes(
                 ident, "POST", "/tasks", "plan-task", {"plan-task": task}
             )
-            page, more = reading.page(body)
-            pending.extend(more)
-            yield page
+            return reading.page(body)
+
+        # The next page is fetched and read (natively, without the GIL) on a worker while
+        # the caller consumes this one: the server writes it meanwhile.
+        pool = ThreadPoolExecutor(1, thread_name_prefix="frazil-plan-pages")
+        try:
+            ahead = pool.submit(fetch, pending.popleft()) if pending else None
+            while ahead is not None:
+                page, more = ahead.result()
+                pending.extend(more)
+                ahead = pool.submit(fetch, pending.popleft()) if pending else None
+                yield page
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _object(body: bytes) -> dict[str, Any]:
