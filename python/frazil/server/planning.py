@@ -156,10 +156,16 @@ class PlanStore:
         return self._completed(plan_id, self._get(table, plan_id), with_id=False)
 
     def cancel(self, table: tuple[str, ...], plan_id: str) -> None:
-        self._get(table, plan_id)
+        with self._lock:
+            entry = self._plans.get(plan_id)
+        record = self._db.get(plan_id) if self._db is not None else None
+        # a recorded plan is cancelled without planning it again
+        owner = entry.table if entry is not None else record.table if record else None
+        if owner != tuple(table):
+            raise NoSuchPlanIdError(f"unknown plan id {plan_id[:80]!r}")
         with self._lock:
             self._plans.pop(plan_id, None)
-        if self._db is not None:
+        if self._db is not None and record is not None:
             self._db.delete(plan_id)
 
     def tasks_body(self, table: tuple[str, ...], plan_task: str) -> bytes:
