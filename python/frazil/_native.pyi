@@ -53,6 +53,8 @@ __all__ = [
     "puffin_read_blob",
     "puffin_read_metadata",
     "puffin_write",
+    "rest_read_page",
+    "rest_write_page",
     "transform_apply",
     "transform_apply_scalar",
     "transform_apply_stream",
