@@ -53,6 +53,8 @@ __all__ = [
     "puffin_read_blob",
     "puffin_read_metadata",
     "puffin_write",
+    "rest_read_page",
+    "rest_write_page",
     "transform_apply",
     "transform_apply_scalar",
     "transform_apply_stream",
@@ -381,3 +383,16 @@ def gcm_stream_decrypt(
 ) -> tuple[int, bytes]: ...
 def key_metadata_encode(key: bytes, aad: bytes | None, n: int | None, v1_10: bool) -> bytes: ...
 def key_metadata_decode(data: bytes) -> tuple[bytes, bytes | None, int | None]: ...
+
+# REST scan-planning pages (frazil_rest)
+def rest_write_page(
+    tasks: object,
+    deletes: object,
+    delete_rows: list[int],
+    residuals: dict[str, str],
+    fields: list[tuple[int, str]],
+    specs: dict[int, list[int]],
+) -> bytes: ...
+def rest_read_page(
+    data: bytes, fields: list[tuple[int, str]], specs: dict[int, list[int]]
+) -> tuple[RecordBatchExport, RecordBatchExport, list[str]]: ...

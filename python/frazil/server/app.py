@@ -508,7 +508,7 @@ class _Server:
             lambda: wire.PlanTableScanRequest.from_json(call.json("PlanTableScanRequest") or {}),
         )
         table = self.catalog.load_table(ident)
-        return JSONResponse(self.plans.plan(table, req))
+        return _json_bytes(self.plans.plan_body(table, req))
 
     def plan_item(self, call: _Call) -> Response:
         ident = self.table_ident(call)
@@ -516,7 +516,7 @@ class _Server:
         if call.method == "DELETE":
             self.plans.cancel(ident, plan_id)
             return _empty()
-        return JSONResponse(self.plans.fetch(ident, plan_id))
+        return _json_bytes(self.plans.fetch_body(ident, plan_id))
 
     def plan_tasks(self, call: _Call) -> Response:
         ident = self.table_ident(call)
@@ -524,7 +524,12 @@ class _Server:
             "FetchScanTasksRequest",
             lambda: wire.FetchScanTasksRequest.from_json(call.json("FetchScanTasksRequest")),
         )
-        return JSONResponse(self.plans.tasks(ident, req.plan_task))
+        return _json_bytes(self.plans.tasks_body(ident, req.plan_task))
+
+
+def _json_bytes(body: bytes) -> Response:
+    """A JSON body serialized already (scan-planning pages, written natively)."""
+    return Response(body, media_type="application/json")
 
 
 def _page(items: list[tuple[str, ...]], query: Mapping[str, str]) -> tuple[list[Any], str | None]:
@@ -609,7 +614,7 @@ def create_app(
         vended_credentials,
         max_body_bytes,
         allow_external_locations,
-        PlanStore(page_size=plan_page_size, max_plans=max_plans),
+        PlanStore.for_catalog(catalog, page_size=plan_page_size, max_plans=max_plans),
     )
     r = server.route
     ns = "/v1/namespaces/{namespace}"

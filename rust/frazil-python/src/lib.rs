@@ -13,6 +13,7 @@ mod inspect;
 mod manifest;
 mod metrics_evaluator;
 mod puffin;
+mod rest;
 mod row_filter;
 mod scan;
 mod statistics;
@@ -51,6 +52,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     manifest::register(m)?;
     metrics_evaluator::register(m)?;
     puffin::register(m)?;
+    rest::register(m)?;
     row_filter::register(m)?;
     scan::register(m)?;
     statistics::register(m)?;

@@ -91,6 +91,10 @@ def test_views_through_frazil_serve(server: ServerProcess) -> None:
 
 @pytest.fixture(scope="module")
 def planned_table(server: ServerProcess) -> str:
+    return _make_planned_table(server)
+
+
+def _make_planned_table(server: ServerProcess) -> str:
     """A partitioned v2 table of 12 data files in 3 partitions with position deletes."""
     cat = _catalog(server)
     cat.create_namespace("plan")
@@ -235,3 +239,49 @@ def test_format_v4_table_through_frazil_serve(server: ServerProcess) -> None:
     raw = json.loads(t.io.read(t.metadata_location or ""))
     assert "location" not in raw
     assert raw["snapshots"][-1]["manifest-list"].startswith("metadata/")
+
+
+def test_paged_plans_survive_a_server_restart(tmp_path: Any) -> None:
+    """A paged plan is recorded in the server's catalog database: after the server process
+    restarts (a new process on the same SQLite catalog), its remaining pages are fetched from
+    the new process and together are the plan frazil's client-side planner makes."""
+    warehouse = tmp_path / "warehouse"
+    args = ("--plan-page-size", str(PAGE))
+    with ServerProcess(warehouse, extra_args=args) as first:
+        table = _make_planned_table(first)
+        cat = _catalog(first)
+        remote = cat.load_table(table)
+        from frazil.catalog.rest.planning import plan_table_scan_request
+
+        body = plan_table_scan_request(remote.scan(row_filter="id > 12"))
+        plan = cat._plan_request(remote.identifier, "POST", "/plan", "table", body)
+        tokens = plan["plan-tasks"]
+        assert len(tokens) >= 2
+        pages = [cat._plan_request(remote.identifier, "POST", "/tasks", "plan-task",
+                                   {"plan-task": tokens[0]})]  # fmt: skip
+    with ServerProcess(warehouse, extra_args=args) as second:
+        cat = _catalog(second)
+        for token in tokens[1:]:
+            pages.append(
+                cat._plan_request(
+                    remote.identifier, "POST", "/tasks", "plan-task", {"plan-task": token}
+                )
+            )
+        fetched = cat._plan_request(remote.identifier, "GET", f"/plan/{plan['plan-id']}", "plan")
+        assert fetched["plan-tasks"] == tokens
+        local = _catalog(second, **{"rest.scan-planning": "client"}).load_table(table)
+        expected = {t.file.file_path for t in local.scan(row_filter="id > 12").plan_files()}
+        got = [t["data-file"]["file-path"] for p in pages for t in p["file-scan-tasks"]]
+        assert sorted(got) == sorted(expected)
+        # cancelled: gone from the database too
+        r = cat._http.session.delete(
+            f"{second.uri}/v1/namespaces/plan/tables/t/plan/{plan['plan-id']}",
+            headers=cat._http.auth.headers(),
+        )
+        assert r.status_code == 204
+    with ServerProcess(warehouse, extra_args=args) as third:
+        cat = _catalog(third)
+        with pytest.raises(Exception, match="plan task"):
+            cat._plan_request(
+                remote.identifier, "POST", "/tasks", "plan-task", {"plan-task": tokens[1]}
+            )

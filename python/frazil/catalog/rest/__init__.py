@@ -714,6 +714,14 @@ class RestCatalog(Catalog):
             method, self._table_path(ident, suffix), about=about, body=body, retry=method != "POST"
         ).json()
 
+    def _plan_request_bytes(
+        self, ident: Identifier, method: str, suffix: str, about: str, body: Any = None
+    ) -> bytes:
+        """A planning request's response body, unparsed (pages are read natively)."""
+        return self._http.request(
+            method, self._table_path(ident, suffix), about=about, body=body, retry=method != "POST"
+        ).content
+
     # ---- hooks of the pointer-swap protocol (unused: the server commits)
 
     def _default_table_location(self, identifier: Identifier) -> str:

@@ -344,7 +344,11 @@ class DataScan:
         catalog plans on its server: its tasks are turned into the same tables, without the
         entries' status and snapshot id, which the REST protocol does not carry)."""
         started = time.perf_counter_ns()
-        if self._planner is not None:
+        # A catalog's planner may give the plan as Arrow itself (the REST catalog's pages).
+        plan_arrow = getattr(self._planner, "plan_arrow", None)
+        if plan_arrow is not None:
+            out: ScanPlan = plan_arrow(self)
+        elif self._planner is not None:
             out = ScanPlan.from_tasks(
                 list(self._planner(self)),
                 self.table_schema(),
