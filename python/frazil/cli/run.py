@@ -164,7 +164,8 @@ def add_parsers(sub: Any) -> None:
     serve.add_argument(
         "--catalog-uri",
         default=None,
-        help="SQLAlchemy URL of the catalog database (default sqlite:///<warehouse>/catalog.db)",
+        help="SQLAlchemy URL of the catalog database (default sqlite:///<warehouse>/catalog.db), "
+        "or thrift://host:port[,thrift://...] of a Hive Metastore",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8181, help="port (default 8181)")

@@ -206,6 +206,9 @@ class HiveCatalog(Catalog):
         db = self._database(namespace)
         t = _ttypes()
         with self._client(f"dropping database {db}") as client:
+            # Checked first: Hive 2.3 answers a missing database with a NullPointerException.
+            if self._hms_database(client, db) is None:
+                raise NoSuchNamespaceError(f"cannot drop namespace {db}: it does not exist")
             try:
                 client.drop_database(db, False, False)
             except t.NoSuchObjectException:

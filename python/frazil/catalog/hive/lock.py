@@ -8,8 +8,9 @@ released with ``unlock`` on every path out, whether it was acquired or is still 
 waiting request left behind would queue every later writer behind it), and while it is held a
 thread heartbeats it every ``lock-heartbeat-interval-ms`` so the metastore never times out a
 lock in use. A lock that cannot be had in time ends in :class:`HiveLockTimeoutError`, a
-:class:`~frazil.exceptions.CommitFailedError` (the transaction may retry) whose message names
-the lock the request waited behind and how to proceed when its holder is gone.
+:class:`~frazil.exceptions.CatalogError` naming the lock the request waited behind and how to
+proceed when its holder is gone. It is not a lost race, so the transaction does not retry it:
+waiting the whole timeout again behind the same holder would only hide a stuck lock.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from frazil.exceptions import CommitFailedError, FrazilError, InvalidArgumentError
+from frazil.exceptions import CatalogError, FrazilError, InvalidArgumentError
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -60,7 +61,7 @@ DEFAULT_HEARTBEAT_S = 240.0
 BACKOFF = 1.5
 
 
-class HiveLockTimeoutError(CommitFailedError):
+class HiveLockTimeoutError(CatalogError):
     """The table lock could not be had within the configured wait; ``lock_id`` is the lock
     request frazil made (released), ``holder`` the lock it waited behind, when known."""
 
@@ -250,9 +251,10 @@ class TableLock:
             ""
             if holder is None
             else (
-                f". If that writer is gone, the metastore drops its lock hive.txn.timeout "
-                f"(default 300 s) after its last heartbeat; to release it at once, call "
-                f"HiveCatalog.release_lock({holder}) once you are sure it is abandoned"
+                f". If that writer is gone, a metastore that runs its housekeeping "
+                f"(hive.compactor.initiator.on=true) drops the lock hive.txn.timeout (default "
+                f"300 s) after its last heartbeat; otherwise, once you are sure its writer is "
+                f"gone, release it with HiveCatalog.release_lock({holder})"
             )
         )
         return HiveLockTimeoutError(
