@@ -117,7 +117,7 @@ def test_a_killed_writer_holding_the_lock(metastore: Any, catalog: Any, db: str)
     held = [lk for lk in _locks(catalog) if lk.tablename == "killed"]
     assert len(held) == 1 and held[0].agentInfo.startswith("frazil-")
     os.kill(holder.pid, signal.SIGKILL)
-    holder.wait(timeout=30)
+    holder.communicate(timeout=30)  # reaps it and closes its pipes
 
     impatient = load_catalog("hms", uri=metastore.uri, **{"lock-timeout-ms": "3000"})
     started = time.monotonic()

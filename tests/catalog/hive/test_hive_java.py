@@ -11,7 +11,14 @@ import pyarrow as pa
 import pytest
 from peers import java_reference_session
 
-pytestmark = [pytest.mark.interop, pytest.mark.spark, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.interop,
+    pytest.mark.spark,
+    pytest.mark.slow,
+    # py4j leaves its sockets to the garbage collector (as tests/interop/test_catalog_java.py)
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
 
 
 @pytest.fixture(scope="module")
