@@ -12,6 +12,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "python" / "frazil"
 MAX_MODULES = 12
 MAX_LINES = 820
+# Generated code (the Thrift compiler's Hive Metastore bindings, catalog/hive/_thrift/README.md)
+# is nobody's reading matter: the line rule is for modules people write.
+GENERATED = ("catalog", "hive", "_thrift", "hive_metastore")
 
 
 @pytest.mark.skipif(not PACKAGE.is_dir(), reason="needs the source tree")
@@ -28,6 +31,8 @@ def test_no_folder_holds_more_than_twelve_modules() -> None:
 def test_long_modules_say_why() -> None:
     unexplained = []
     for path in PACKAGE.rglob("*.py"):
+        if path.relative_to(PACKAGE).parts[: len(GENERATED)] == GENERATED:
+            continue
         lines = path.read_text().splitlines()
         if len(lines) > MAX_LINES and not any(
             line.startswith("# Long module:") for line in lines[:60]

@@ -7,9 +7,9 @@ Sources, later wins (as PyIceberg's ``PYICEBERG_*`` configuration, with ``FRAZIL
        default-catalog: local          # optional; otherwise the catalog named "default"
        catalog:
          local:
-           type: sql                   # "sql" (default; "rest" when uri is http(s)://),
-                                       # "filesystem" (alias "hadoop"), "rest", "glue",
-                                       # "dynamodb"
+           type: sql                   # "sql" (default; "rest" when uri is http(s)://,
+                                       # "hive" when it is thrift://), "filesystem" (alias
+                                       # "hadoop"), "rest", "hive", "glue", "dynamodb"
            uri: postgresql+psycopg://user@host/db
            warehouse: /data/warehouse
 
@@ -177,6 +177,9 @@ def _catalog_class(name: str, props: Mapping[str, str]) -> type[Catalog]:
     if not kind and str(props.get(URI, "")).lower().startswith(("http://", "https://")):
         # As PyIceberg infers it: a catalog named only by an HTTP(S) uri is a REST catalog.
         kind = "rest"
+    if not kind and str(props.get(URI, "")).lower().startswith("thrift://"):
+        # Likewise a thrift:// uri names a Hive Metastore.
+        kind = "hive"
     kind = (kind or "sql").strip().lower()
     # Imported on demand: each implementation brings its own dependencies (SQLAlchemy, requests)
     # that only the catalogs of that type need.
@@ -202,9 +205,13 @@ def _catalog_class(name: str, props: Mapping[str, str]) -> type[Catalog]:
         from frazil.catalog.dynamodb import DynamoDbCatalog
 
         return DynamoDbCatalog
+    if kind == "hive":
+        from frazil.catalog.hive import HiveCatalog
+
+        return HiveCatalog
     raise InvalidArgumentError(
         f"catalog {name!r}: unknown type {kind!r} (known: 'sql', 'filesystem', 'hadoop', "
-        f"'rest', 'glue', 'dynamodb', 'in-memory'; or set {PY_CATALOG_IMPL!r} to a class)"
+        f"'rest', 'hive', 'glue', 'dynamodb', 'in-memory'; or set {PY_CATALOG_IMPL!r} to a class)"
     )
 
 

@@ -174,7 +174,8 @@ def add_parsers(sub: Any) -> None:
     serve.add_argument(
         "--catalog-uri",
         default=None,
-        help="SQLAlchemy URL of the catalog database (default sqlite:///<warehouse>/catalog.db)",
+        help="SQLAlchemy URL of the catalog database (default sqlite:///<warehouse>/catalog.db), "
+        "or thrift://host:port[,thrift://...] of a Hive Metastore",
     )
     serve.add_argument(
         "--catalog-type",

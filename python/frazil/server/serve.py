@@ -2,10 +2,12 @@
 
 The catalog is the SQL catalog: SQLite in the warehouse (``<warehouse>/catalog.db``, the file
 ``load_catalog(warehouse=...)`` opens too; ``frazil_catalog.db`` when only that old name exists)
-unless ``--catalog-uri`` names another database (``postgresql+psycopg://...``). ``--catalog-type
-glue`` (or ``dynamodb``) serves that catalog instead (:func:`open_typed_catalog`,
-:func:`serve_catalog`). uvicorn handles SIGINT and SIGTERM: it stops accepting connections and
-waits for requests in flight (commits included) before the process exits.
+unless ``--catalog-uri`` names another database (``postgresql+psycopg://...``) or a Hive Metastore
+(``thrift://host:9083[,thrift://...]``: the Hive catalog, new tables under the warehouse unless
+their database has a location). ``--catalog-type glue`` (or ``dynamodb``) serves that catalog
+instead (:func:`open_typed_catalog`, :func:`serve_catalog`). uvicorn handles SIGINT and SIGTERM:
+it stops accepting connections and waits for requests in flight (commits included) before the
+process exits.
 """
 
 from __future__ import annotations
@@ -25,7 +27,11 @@ logger = logging.getLogger("frazil.server.app")
 
 
 def open_catalog(warehouse: str, catalog_uri: str | None = None, name: str = "frazil") -> Any:
-    """The SQL catalog ``frazil serve`` serves."""
+    """The catalog ``frazil serve`` serves: SQL, or Hive for a ``thrift://`` uri."""
+    if catalog_uri is not None and catalog_uri.strip().lower().startswith("thrift://"):
+        from frazil.catalog.hive import HiveCatalog
+
+        return HiveCatalog(name, uri=catalog_uri, warehouse=warehouse)
     if catalog_uri is None:
         path = os.path.abspath(warehouse)
         os.makedirs(path, exist_ok=True)

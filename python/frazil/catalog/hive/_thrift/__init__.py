@@ -1,0 +1,1 @@
+"""Python bindings of the Hive Metastore's Thrift interface, generated (see README.md here)."""

@@ -1,0 +1,236 @@
+"""How an Iceberg table or view is stored in the metastore, as Java's ``HiveTableOperations``
+and ``HiveViewOperations`` (and PyIceberg's ``HiveCatalog``) store it.
+
+A table is an ``EXTERNAL_TABLE`` with parameters ``EXTERNAL=TRUE``, ``table_type=ICEBERG``,
+``metadata_location`` and ``previous_metadata_location``, every Iceberg table property, and the
+summary Java writes for engines that only read the metastore: ``uuid``, ``current-schema``,
+``current-snapshot-id``/``-summary``/``-timestamp-ms``, ``snapshot-count``,
+``default-partition-spec``, ``default-sort-order`` (each left out when longer than
+``iceberg.hive.table-property-max-size``, 32672) and Hive's ``numFiles``/``numRows``/
+``totalSize``. Its storage descriptor lists the current schema's columns in Hive types, the
+table location, and the FileInputFormat/FileOutputFormat/LazySimpleSerDe placeholders (a Hive
+engine reads it through Iceberg, not through them). A view is a ``VIRTUAL_VIEW`` with
+``table_type=ICEBERG-VIEW`` and the same location parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from frazil.types import (
+    BinaryType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FixedType,
+    FloatType,
+    GeographyType,
+    GeometryType,
+    IcebergType,
+    IntegerType,
+    ListType,
+    LongType,
+    MapType,
+    StringType,
+    StructType,
+    TimestampNanoType,
+    TimestampType,
+    TimestamptzNanoType,
+    TimestamptzType,
+    TimeType,
+    UnknownType,
+    UUIDType,
+    VariantType,
+)
+
+if TYPE_CHECKING:
+    from frazil.catalog.hive._thrift.hive_metastore import ttypes
+    from frazil.metadata import TableMetadata
+    from frazil.schema import Schema
+
+__all__ = [
+    "ICEBERG",
+    "ICEBERG_VIEW",
+    "METADATA_LOCATION",
+    "PREVIOUS_METADATA_LOCATION",
+    "TABLE_TYPE",
+    "hive_type",
+    "new_hms_table",
+    "set_table_parameters",
+    "storage_descriptor",
+]
+
+TABLE_TYPE = "table_type"
+ICEBERG = "ICEBERG"
+ICEBERG_VIEW = "ICEBERG-VIEW"
+METADATA_LOCATION = "metadata_location"
+PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
+EXTERNAL_TABLE = "EXTERNAL_TABLE"
+VIRTUAL_VIEW = "VIRTUAL_VIEW"
+HIVE2_COMPATIBLE = "hive.hive2-compatible"
+MAX_PROPERTY_SIZE = "iceberg.hive.table-property-max-size"
+DEFAULT_MAX_PROPERTY_SIZE = 32672
+# Hive's environment context key: skip the metastore's own statistics work on alter.
+DO_NOT_UPDATE_STATS = "DO_NOT_UPDATE_STATS"
+
+_SUMMARY_KEYS = (
+    "current-snapshot-id",
+    "current-snapshot-summary",
+    "current-snapshot-timestamp-ms",
+    "snapshot-count",
+    "current-schema",
+    "default-partition-spec",
+    "default-sort-order",
+)
+# Hive's StatsSetupConst names, from the snapshot summary's totals.
+_HIVE_STATS = {
+    "numFiles": "total-data-files",
+    "numRows": "total-records",
+    "totalSize": "total-files-size",
+}
+
+_PRIMITIVES: dict[type[IcebergType], str] = {
+    BooleanType: "boolean",
+    IntegerType: "int",
+    LongType: "bigint",
+    FloatType: "float",
+    DoubleType: "double",
+    DateType: "date",
+    TimeType: "string",
+    TimestampType: "timestamp",
+    TimestampNanoType: "timestamp",
+    StringType: "string",
+    UUIDType: "string",
+    BinaryType: "binary",
+    FixedType: "binary",
+    GeometryType: "binary",
+    GeographyType: "binary",
+    VariantType: "binary",
+    UnknownType: "void",
+}
+
+
+def hive_type(t: IcebergType, hive2_compatible: bool = False) -> str:
+    """The Hive type string of an Iceberg type (Java's ``HiveSchemaUtil`` and PyIceberg's
+    mapping; ``timestamptz`` is ``timestamp with local time zone``, or ``timestamp`` with
+    ``hive.hive2-compatible``, which Hive 2 readers need)."""
+    if isinstance(t, (TimestamptzType, TimestamptzNanoType)):
+        return "timestamp" if hive2_compatible else "timestamp with local time zone"
+    if isinstance(t, DecimalType):
+        return f"decimal({t.precision},{t.scale})"
+    if isinstance(t, StructType):
+        inner = ",".join(f"{f.name}:{hive_type(f.field_type, hive2_compatible)}" for f in t.fields)
+        return f"struct<{inner}>"
+    if isinstance(t, ListType):
+        return f"array<{hive_type(t.element_type, hive2_compatible)}>"
+    if isinstance(t, MapType):
+        key = hive_type(t.key_type, hive2_compatible)
+        return f"map<{key},{hive_type(t.value_type, hive2_compatible)}>"
+    return _PRIMITIVES.get(type(t), "string")
+
+
+def storage_descriptor(
+    schema: Schema, location: str | None, hive2_compatible: bool
+) -> ttypes.StorageDescriptor:
+    from frazil.catalog.hive._thrift.hive_metastore import ttypes
+
+    return ttypes.StorageDescriptor(
+        cols=[
+            ttypes.FieldSchema(f.name, hive_type(f.field_type, hive2_compatible), f.doc)
+            for f in schema.fields
+        ],
+        location=location,
+        inputFormat="org.apache.hadoop.mapred.FileInputFormat",
+        outputFormat="org.apache.hadoop.mapred.FileOutputFormat",
+        serdeInfo=ttypes.SerDeInfo(
+            serializationLib="org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
+        ),
+    )
+
+
+def new_hms_table(db: str, name: str, owner: str, view: bool = False) -> ttypes.Table:
+    """An empty metastore table of the kind Java creates (parameters set by the caller)."""
+    from frazil.catalog.hive._thrift.hive_metastore import ttypes
+
+    now = int(time.time())
+    return ttypes.Table(
+        tableName=name,
+        dbName=db,
+        owner=owner,
+        createTime=now,
+        lastAccessTime=now,
+        retention=2**31 - 1,
+        partitionKeys=[],
+        parameters={"EXTERNAL": "TRUE"},
+        tableType=VIRTUAL_VIEW if view else EXTERNAL_TABLE,
+    )
+
+
+def _bounded(params: dict[str, str], key: str, value: str | None, limit: int) -> None:
+    if value is None or len(value) > limit:
+        params.pop(key, None)
+    else:
+        params[key] = value
+
+
+def set_table_parameters(
+    tbl: ttypes.Table,
+    metadata: TableMetadata,
+    new_location: str,
+    previous_location: str | None,
+    removed: set[str],
+    catalog_properties: Mapping[str, str],
+) -> None:
+    """Sets ``tbl``'s parameters and storage descriptor for a commit of ``metadata`` at
+    ``new_location`` (``removed``: table properties the commit dropped)."""
+    params: dict[str, str] = dict(tbl.parameters or {})
+    params.update(metadata.properties)
+    for key in removed:
+        params.pop(key, None)
+    params["EXTERNAL"] = "TRUE"
+    params[TABLE_TYPE] = ICEBERG
+    params[METADATA_LOCATION] = new_location
+    if previous_location:
+        params[PREVIOUS_METADATA_LOCATION] = previous_location
+    if metadata.table_uuid is not None:
+        params["uuid"] = str(metadata.table_uuid)
+    limit = _int(catalog_properties.get(MAX_PROPERTY_SIZE), DEFAULT_MAX_PROPERTY_SIZE)
+    snapshot = metadata.current_snapshot()
+    summary: Mapping[str, str] = (snapshot.summary or {}) if snapshot is not None else {}
+    values: dict[str, str | None] = dict.fromkeys(_SUMMARY_KEYS)
+    if snapshot is not None:
+        values["current-snapshot-id"] = str(snapshot.snapshot_id)
+        values["current-snapshot-timestamp-ms"] = str(snapshot.timestamp_ms)
+        values["current-snapshot-summary"] = _json(dict(summary))
+        values["snapshot-count"] = str(len(metadata.snapshots))
+    values["current-schema"] = _json(metadata.schema().to_json())
+    if not metadata.spec().is_unpartitioned():
+        values["default-partition-spec"] = _json(metadata.spec().to_json())
+    if not metadata.sort_order().is_unsorted():
+        values["default-sort-order"] = _json(metadata.sort_order().to_json())
+    for key, value in values.items():
+        _bounded(params, key, value, limit)
+    for hive_key, summary_key in _HIVE_STATS.items():
+        if summary_key in summary:
+            params[hive_key] = summary[summary_key]
+    tbl.parameters = params
+    hive2 = str(catalog_properties.get(HIVE2_COMPATIBLE, "false")).strip().lower() == "true"
+    old_sd = tbl.sd
+    tbl.sd = storage_descriptor(metadata.schema(), metadata.location, hive2)
+    if old_sd is not None and old_sd.parameters:
+        tbl.sd.parameters = old_sd.parameters
+
+
+def _json(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return default if value is None else int(value)
+    except ValueError:
+        return default
