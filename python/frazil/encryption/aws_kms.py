@@ -19,7 +19,7 @@ ENDPOINT = "encryption.kms.aws.endpoint"
 class AwsKms:
     def __init__(self, properties: Mapping[str, str]) -> None:
         try:
-            import boto3  # type: ignore[import-untyped]
+            import boto3
         except ImportError:
             raise UnsupportedError(
                 "frazil.encryption.AwsKms needs boto3: pip install 'frazil[kms-aws]'"
