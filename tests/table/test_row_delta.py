@@ -209,13 +209,16 @@ def test_merge_on_read_reads_only_the_filter_columns(
     t = make(catalog, version, "merge-on-read")
     before = t.scan().to_arrow()
     read_columns: list[list[str]] = []
-    original = pq.ParquetFile.iter_batches
+    # Data files are decoded through the scan's Parquet fragment reader (columns first).
+    from frazil.table.scan import read as scan_read
 
-    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-        read_columns.append(list(kwargs.get("columns") or []))
-        return original(self, *args, **kwargs)
+    original = scan_read._ParquetData.batches
 
-    monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy)
+    def spy(self: Any, columns: list[str], *args: Any, **kwargs: Any) -> Any:
+        read_columns.append(list(columns))
+        return original(self, columns, *args, **kwargs)
+
+    monkeypatch.setattr(scan_read._ParquetData, "batches", spy)
     t.delete("s = 's3' AND x > 3")
     monkeypatch.undo()
     # Positions are all a merge-on-read delete writes: id and p are never read.

@@ -182,6 +182,28 @@ def _prunable_type(t: pa.DataType) -> bool:
     )
 
 
+# The most predicates a filter may have for row-group pruning (see pruning_expression).
+PRUNING_TERMS = 64
+
+
+def _terms_exceed(expr: BooleanExpression, limit: int) -> bool:
+    """Whether ``expr`` has more than ``limit`` nodes, counted without recursion (a filter of
+    100,000 left-deep terms must not exhaust Python's stack either)."""
+    stack = [expr]
+    seen = 0
+    while stack:
+        e = stack.pop()
+        seen += 1
+        if seen > limit:
+            return True
+        if isinstance(e, (And, Or)):
+            stack.append(e.left)
+            stack.append(e.right)
+        elif isinstance(e, Not):
+            stack.append(e.child)
+    return False
+
+
 def pruning_expression(
     expr: BooleanExpression, fields: dict[int, pa.Field]
 ) -> pc.Expression | None:
@@ -189,7 +211,12 @@ def pruning_expression(
     (table field id -> the file's top-level field of the table's type), for pruning row
     groups by their statistics only (rows are still filtered by :class:`RowFilter`); ``None``
     when nothing can be pruned. Conservative: a term it cannot translate counts as true, and a
-    ``Not`` as a whole does too."""
+    ``Not`` as a whole does too. Filters of more than :data:`PRUNING_TERMS` terms are not
+    translated: Arrow evaluates expressions recursively in C++, and a 10,000-term OR nested
+    that deep overflows its stack (a crash, not an error), while pruning by so many terms buys
+    little over the native row filter."""
+    if _terms_exceed(expr, PRUNING_TERMS):
+        return None
     true = pc.scalar(True)
 
     def walk(e: BooleanExpression) -> pc.Expression:
