@@ -1042,7 +1042,11 @@ def _clustered_starts(codes: pa.Array) -> list[int] | None:
     k = codes.to_numpy(zero_copy_only=False)
     if len(k) == 0:
         return None
-    starts = np.concatenate(([0], np.flatnonzero(k[1:] != k[:-1]) + 1))
+    change = k[1:] != k[:-1]
+    # More runs than codes could take values (codes are in [0, max]): not clustered.
+    if np.count_nonzero(change) >= int(k.max()) + 1:
+        return None
+    starts = np.concatenate(([0], np.flatnonzero(change) + 1))
     first = k[starts]
     if len(np.unique(first)) != len(starts):
         return None
