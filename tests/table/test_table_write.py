@@ -188,6 +188,44 @@ def test_partition_files_hold_their_rows_in_input_order(catalog: Any, clustered:
     assert got == expected
 
 
+@pytest.mark.parametrize("streamed", [False, True])
+def test_few_valued_strings_keep_their_values_and_bounds(
+    catalog: Any, monkeypatch: pytest.MonkeyPatch, streamed: bool
+) -> None:
+    """A string column of few distinct values is written from dictionary arrays when rows
+    are grouped by partition: each file still reads back plain strings, the same values, and
+    bounds from the values the file holds (not the whole input's dictionary); a stream's
+    chunks each bring their own dictionary."""
+    import frazil.table.write.writer as write
+
+    # files of partition "k0" hold k00..k09, of "k1" only k10: bounds differ per file
+    spec = PartitionSpec(PartitionField(4, 1000, parse("truncate[2]"), "s_p"))
+    table = catalog.create_table(("db", "t"), SCHEMA, partition_spec=spec)
+    n = 6000
+    data = rows(n).set_column(
+        3, "s", pa.array([None if i % 29 == 0 else f"k{(i * 7) % 11:02d}" for i in range(n)])
+    )
+    if streamed:
+        monkeypatch.setattr(write, "_CHUNK_BYTES", 60_000)
+        table.append(pa.RecordBatchReader.from_batches(data.schema, data.to_batches(500)))
+    else:
+        table.append(data)
+    files = live_files(table)
+    same_rows(data, read_all(files))
+    for f in files:
+        content = pq.read_table(f.file_path.removeprefix("file://"))
+        s = content.column("s")
+        assert pa.types.is_string(s.type) or pa.types.is_large_string(s.type)
+        assert f.null_value_counts[4] == s.null_count
+        if s.null_count == len(s):  # the null partition: no bounds
+            assert 4 not in (f.lower_bounds or {})
+            continue
+        low, high = pc.min_max(s).values()
+        assert from_bytes(f.lower_bounds[4], StringType()) == low.as_py()
+        assert from_bytes(f.upper_bounds[4], StringType()) == high.as_py()
+        assert f.value_counts[4] == len(s)
+
+
 def test_partition_path_human_strings(catalog: Any) -> None:
     spec = PartitionSpec(
         PartitionField(2, 1000, parse("hour"), "h"),

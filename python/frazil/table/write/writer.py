@@ -107,7 +107,12 @@ _MAX_WORKERS = 8
 # them) by the share of distinct values in a sample.
 _DICT_SAMPLE_ROWS = 16_384
 _DICT_SAMPLE_MIN = 1_000
+_PARALLEL_ROWS = 100_000
 _DICT_MAX_DISTINCT = 0.5
+# String columns with at most this share of distinct values in the sample are dictionary
+# encoded before rows are grouped by partition: gathering their int32 indices is far cheaper
+# than gathering the strings, and Parquet writes a dictionary array without hashing it.
+_FEW_DISTINCT = 1 / 64
 
 
 def delete_written(io: FileIO, written: list[str]) -> None:
@@ -597,18 +602,24 @@ class DataFileWriter:
         # Geo columns get boxes and Parquet geo types, variant groups the VARIANT annotation.
         self.geo_columns = self._geo_columns()
         self.variant_ids = variant_field_ids(self.schema.fields)
-        self._parquet_schemas: dict[pa.Schema, pa.Schema] = {}
+        self._parquet_schemas: dict[tuple[pa.Schema, tuple[str, ...]], pa.Schema] = {}
         self._dictionary: bool | list[str] | None = None
+        self._few: set[str] = set()  # sampled columns with few distinct values
+        self._encoded: tuple[str, ...] | None = None  # written from dictionary arrays
 
     @property
     def parquet_schema(self) -> pa.Schema:
         """The Parquet writer's schema: :attr:`arrow_schema` with geo columns typed for
-        Parquet's GEOMETRY / GEOGRAPHY (subclasses may set :attr:`arrow_schema` themselves)."""
-        out = self._parquet_schemas.get(self.arrow_schema)
+        Parquet's GEOMETRY / GEOGRAPHY and the columns the write dictionary encodes as
+        dictionary arrays (subclasses may set :attr:`arrow_schema` themselves)."""
+        key = (self.arrow_schema, self._encoded or ())
+        out = self._parquet_schemas.get(key)
         if out is None:
-            out = self._parquet_schemas[self.arrow_schema] = parquet_schema(
-                self.arrow_schema, self.schema
-            )
+            out = parquet_schema(self.arrow_schema, self.schema)
+            for name in key[1]:
+                i = out.get_field_index(name)
+                out = out.set(i, out.field(i).with_type(pa.dictionary(pa.int32(), out[i].type)))
+            self._parquet_schemas[key] = out
         return out
 
     @property
@@ -644,10 +655,45 @@ class DataFileWriter:
                     n += heads[-1].num_rows
                 sample = _gather(heads)
                 limit = sample.num_rows * _DICT_MAX_DISTINCT
-                self._dictionary = [
-                    f.name for f in fields if _distinct(sample.column(f.name), limit) <= limit
-                ]
+                distinct = {f.name: _distinct(sample.column(f.name), limit) for f in fields}
+                self._dictionary = [name for name, n in distinct.items() if n <= limit]
+                few = sample.num_rows * _FEW_DISTINCT
+                self._few = {name for name, n in distinct.items() if n <= few}
         return self._dictionary
+
+    def _dictionary_encoded(self, table: pa.Table) -> pa.Table:
+        """``table`` with the string columns of few distinct values as dictionary arrays, when
+        its rows will be grouped by partition or sort order (chosen from the first chunk;
+        every later chunk the same, as the files' schema is fixed). Parquet writes them with
+        the same bytes as the strings (its statistics count only the values referenced)."""
+        if self._encoded is None:
+            self._encoded = ()
+            grouped = bool(self.spec.fields) or not self.sort_order.is_unsorted()
+            if self.file_format == FileFormat.PARQUET and grouped:
+                chosen = self.dictionary_columns([_Rows(table, None, 0, table.num_rows, 1.0)])
+                if chosen is not True:
+                    self._encoded = tuple(
+                        f.name
+                        for f in self.arrow_schema
+                        if f.name in self._few
+                        and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))
+                    )
+        if not self._encoded:
+            return table
+        names = self._encoded
+
+        def encode(name: str) -> pa.Array:
+            return pc.dictionary_encode(table.column(name).combine_chunks())
+
+        if len(names) > 1 and table.num_rows >= _PARALLEL_ROWS:
+            with ThreadPoolExecutor(max_workers=min(len(names), _workers())) as pool:
+                encoded = list(pool.map(encode, names))
+        else:
+            encoded = [encode(n) for n in names]
+        for name, column in zip(names, encoded, strict=True):
+            i = table.schema.get_field_index(name)
+            table = table.set_column(i, table.schema.field(i).with_type(column.type), column)
+        return table
 
     def next_file_count(self) -> int:
         self._file_count += 1
@@ -842,13 +888,14 @@ class DataFileWriter:
         if table.num_rows == 0:
             return
         self.chunk_seq += 1
-        row_bytes = max(table.nbytes / table.num_rows, 1.0)
         parts = self._partition_columns(table) if len(self.spec.fields) else []
         # Rows are grouped by one integer per partition tuple when possible: sorting one int64
         # column (a counting sort over few distinct codes) is far cheaper than a multi-column
         # sort of the partition values. Partitions then come in first-seen order.
         codes = _group_codes(parts) if parts else None
         columns, keys = self._sort_keys(table, [] if codes is not None else parts)
+        table = self._dictionary_encoded(table)
+        row_bytes = max(table.nbytes / table.num_rows, 1.0)
         if codes is not None and not keys:
             starts = _clustered_starts(codes)
             if starts is not None:
