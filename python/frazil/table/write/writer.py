@@ -3,11 +3,17 @@
 
 The path of a write: the input is checked and conformed to the table schema
 (:mod:`frazil.table.write.conform`); each chunk of input rows gets its partition values from the
-native transforms (Arrow arrays in and out), is sorted once by (partition values, default sort
-order) with Arrow and cut at the run boundaries of the partition values, so no Python runs per
-row; each partition's rows go to a rolling Parquet writer of that partition, which buffers up to
-a row group, rolls files at ``write.target-file-size-bytes`` (estimated from the bytes written
-so far and the compression seen) and, on close, turns the footer into the file's metrics
+native transforms (Arrow arrays in and out) and one integer code per partition tuple; only
+these keys (and the default sort order's) are sorted, with Arrow, and cut at the runs of the
+partition values, so no Python runs per row. The rows themselves are not reordered up front:
+each partition's run is a list of row indices, gathered (Arrow's take) one row group at a time
+inside the encoder jobs, on every core; input already clustered by partition (time-ordered rows
+by ``day(ts)``) is cut into zero-copy slices without a sort, and string columns of few distinct
+values are dictionary encoded first (their indices are cheap to gather, and Parquet writes a
+dictionary array without hashing it). Each partition's rows go to a rolling Parquet writer of
+that partition, which buffers up to a row group, rolls files at
+``write.target-file-size-bytes`` (estimated from the bytes written so far and the compression
+seen) and, on close, turns the footer into the file's metrics
 (:mod:`frazil.table.write.metrics`; NaN counts and geo boxes are counted from the rows as
 each row group is written: one pass). Files land where the table's location provider says
 (:mod:`frazil.table.write.locations`).
