@@ -153,6 +153,79 @@ def test_partitioned_append_every_transform(catalog: Any, column: str, transform
     assert len(seen) == len(files)
 
 
+@pytest.mark.parametrize("clustered", [True, False])
+def test_partition_files_hold_their_rows_in_input_order(catalog: Any, clustered: bool) -> None:
+    """Input already grouped by partition (each partition one run, e.g. time-ordered rows by
+    day) is cut without a sort; shuffled input is grouped. Either way every file holds exactly
+    its partition's rows, in input order (grouped here with pyarrow, independently)."""
+    spec = PartitionSpec(
+        PartitionField(4, 1000, parse("identity"), "s_p"),
+        PartitionField(5, 1001, parse("truncate[50]"), "n_p"),
+    )
+    table = catalog.create_table(("db", "t"), SCHEMA, partition_spec=spec)
+    data = rows(900)
+    # truncate[50] of an int: v - v mod 50, the modulo taken non-negative (Python's %)
+    n_p = pa.array([None if v is None else v - v % 50 for v in data.column("n").to_pylist()])
+    data = data.append_column("_s", data.column("s")).append_column("_n", n_p)
+    if clustered:
+        # runs in descending order of s (nulls last), n ascending within: not the order of
+        # the partitions' codes (first seen), so routing must reorder the runs
+        data = data.sort_by([("_s", "descending"), ("_n", "ascending")])
+    expected: dict[tuple[Any, Any], list[int]] = {}
+    for i, s_val, n_val in zip(
+        data.column("id").to_pylist(),
+        data.column("_s").to_pylist(),
+        data.column("_n").to_pylist(),
+        strict=True,
+    ):
+        expected.setdefault((s_val, n_val), []).append(i)
+    table.append(data.drop_columns(["_s", "_n"]))
+    files = live_files(table)
+    got = {}
+    for f in files:
+        ids = pq.read_table(f.file_path.removeprefix("file://"), columns=["id"]).column("id")
+        got[tuple(f.partition)] = ids.to_pylist()
+    assert got == expected
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_few_valued_strings_keep_their_values_and_bounds(
+    catalog: Any, monkeypatch: pytest.MonkeyPatch, streamed: bool
+) -> None:
+    """A string column of few distinct values is written from dictionary arrays when rows
+    are grouped by partition: each file still reads back plain strings, the same values, and
+    bounds from the values the file holds (not the whole input's dictionary); a stream's
+    chunks each bring their own dictionary."""
+    import frazil.table.write.writer as write
+
+    # files of partition "k0" hold k00..k09, of "k1" only k10: bounds differ per file
+    spec = PartitionSpec(PartitionField(4, 1000, parse("truncate[2]"), "s_p"))
+    table = catalog.create_table(("db", "t"), SCHEMA, partition_spec=spec)
+    n = 6000
+    data = rows(n).set_column(
+        3, "s", pa.array([None if i % 29 == 0 else f"k{(i * 7) % 11:02d}" for i in range(n)])
+    )
+    if streamed:
+        monkeypatch.setattr(write, "_CHUNK_BYTES", 60_000)
+        table.append(pa.RecordBatchReader.from_batches(data.schema, data.to_batches(500)))
+    else:
+        table.append(data)
+    files = live_files(table)
+    same_rows(data, read_all(files))
+    for f in files:
+        content = pq.read_table(f.file_path.removeprefix("file://"))
+        s = content.column("s")
+        assert pa.types.is_string(s.type) or pa.types.is_large_string(s.type)
+        assert f.null_value_counts[4] == s.null_count
+        if s.null_count == len(s):  # the null partition: no bounds
+            assert 4 not in (f.lower_bounds or {})
+            continue
+        low, high = pc.min_max(s).values()
+        assert from_bytes(f.lower_bounds[4], StringType()) == low.as_py()
+        assert from_bytes(f.upper_bounds[4], StringType()) == high.as_py()
+        assert f.value_counts[4] == len(s)
+
+
 def test_partition_path_human_strings(catalog: Any) -> None:
     spec = PartitionSpec(
         PartitionField(2, 1000, parse("hour"), "h"),

@@ -3,11 +3,17 @@
 
 The path of a write: the input is checked and conformed to the table schema
 (:mod:`frazil.table.write.conform`); each chunk of input rows gets its partition values from the
-native transforms (Arrow arrays in and out), is sorted once by (partition values, default sort
-order) with Arrow and cut at the run boundaries of the partition values, so no Python runs per
-row; each partition's rows go to a rolling Parquet writer of that partition, which buffers up to
-a row group, rolls files at ``write.target-file-size-bytes`` (estimated from the bytes written
-so far and the compression seen) and, on close, turns the footer into the file's metrics
+native transforms (Arrow arrays in and out) and one integer code per partition tuple; only
+these keys (and the default sort order's) are sorted, with Arrow, and cut at the runs of the
+partition values, so no Python runs per row. The rows themselves are not reordered up front:
+each partition's run is a list of row indices, gathered (Arrow's take) one row group at a time
+inside the encoder jobs, on every core; input already clustered by partition (time-ordered rows
+by ``day(ts)``) is cut into zero-copy slices without a sort, and string columns of few distinct
+values are dictionary encoded first (their indices are cheap to gather, and Parquet writes a
+dictionary array without hashing it). Each partition's rows go to a rolling Parquet writer of
+that partition, which buffers up to a row group, rolls files at
+``write.target-file-size-bytes`` (estimated from the bytes written so far and the compression
+seen) and, on close, turns the footer into the file's metrics
 (:mod:`frazil.table.write.metrics`; NaN counts and geo boxes are counted from the rows as
 each row group is written: one pass). Files land where the table's location provider says
 (:mod:`frazil.table.write.locations`).
@@ -38,6 +44,7 @@ rows, PyIceberg's), ``write.parquet.page-size-bytes`` (1 MB), ``write.parquet.pa
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import threading
@@ -106,8 +113,12 @@ _MAX_WORKERS = 8
 # them) by the share of distinct values in a sample.
 _DICT_SAMPLE_ROWS = 16_384
 _DICT_SAMPLE_MIN = 1_000
+_PARALLEL_ROWS = 100_000
 _DICT_MAX_DISTINCT = 0.5
-_PARALLEL_TAKE_ROWS = 100_000
+# String columns with at most this share of distinct values in the sample are dictionary
+# encoded before rows are grouped by partition: gathering their int32 indices is far cheaper
+# than gathering the strings, and Parquet writes a dictionary array without hashing it.
+_FEW_DISTINCT = 1 / 64
 
 
 def delete_written(io: FileIO, written: list[str]) -> None:
@@ -292,7 +303,7 @@ class _OpenFile:
         self.jobs: deque[tuple[Callable[[], None], int]] = deque()
         self.running = False
 
-    def create(self, first: pa.Table) -> None:
+    def create(self, first: list[_Rows]) -> None:
         o = self.owner
         name = data_file_name(
             o.operation_id,
@@ -398,6 +409,54 @@ class _OpenFile:
         return self.owner.data_file(self, size)
 
 
+class _Rows:
+    """Rows of an input chunk, gathered only when encoded: ``indices`` (into ``source``) pick
+    them, or, without indices, they are a zero-copy slice of ``source``. The gather (Arrow's
+    take, without the GIL) of each row group runs in its encoder job, so gathering is spread
+    over the pool and overlaps encoding instead of being one pass over the whole chunk on the
+    calling thread. ``row_bytes`` is the chunk's average row size: a gathered partition's
+    bytes are estimated from it (deterministic, from the input alone)."""
+
+    __slots__ = ("indices", "num_rows", "offset", "row_bytes", "source")
+
+    def __init__(
+        self,
+        source: pa.Table,
+        indices: pa.Array | None,
+        offset: int,
+        num_rows: int,
+        row_bytes: float,
+    ) -> None:
+        self.source = source
+        self.indices = indices
+        self.offset = offset
+        self.num_rows = num_rows
+        self.row_bytes = row_bytes
+
+    @property
+    def nbytes(self) -> int:
+        if self.indices is None:
+            return int(self.source.slice(self.offset, self.num_rows).nbytes)
+        return int(self.row_bytes * self.num_rows)
+
+    def slice(self, offset: int, length: int | None = None) -> _Rows:
+        rest = self.num_rows - offset
+        n = rest if length is None else min(length, rest)
+        return _Rows(self.source, self.indices, self.offset + offset, n, self.row_bytes)
+
+    def table(self) -> pa.Table:
+        if self.indices is None:
+            return self.source.slice(self.offset, self.num_rows)
+        order = self.indices.slice(self.offset, self.num_rows)
+        # Column by column: a table's take concatenates first (and is slower).
+        columns = [c.take(order) for c in self.source.columns]
+        return pa.Table.from_arrays(columns, schema=self.source.schema)
+
+
+def _gather(pieces: list[_Rows]) -> pa.Table:
+    return pieces[0].table() if len(pieces) == 1 else pa.concat_tables(p.table() for p in pieces)
+
+
 class _RollingFile:
     """The rows of one partition buffered for the next row group of its open file; rolls
     files at ``write.target-file-size-bytes``. A partition with more rows than a row group
@@ -406,7 +465,7 @@ class _RollingFile:
     def __init__(self, owner: DataFileWriter, key: _Key) -> None:
         self.owner = owner
         self.key = key
-        self.pending: list[pa.Table] = []
+        self.pending: list[_Rows] = []
         self.pending_rows = 0
         self.pending_bytes = 0
         self.file: _OpenFile | None = None
@@ -423,7 +482,7 @@ class _RollingFile:
         self.owner.ratio = ratio
         return f.size, ratio
 
-    def add(self, rows: pa.Table) -> tuple[pa.Table, bool]:
+    def add(self, rows: _Rows) -> tuple[_Rows, bool]:
         """Takes ``rows`` until a row group is handed to the encoder or the file is full;
         returns the rows not taken and whether a row group was handed over."""
         s = self.owner.settings
@@ -460,14 +519,14 @@ class _RollingFile:
         """Hands the buffered rows to the encoder as a row group."""
         if not self.pending:
             return
-        table = pa.concat_tables(self.pending)
+        pieces, nbytes = self.pending, self.pending_bytes
         self.pending, self.pending_rows, self.pending_bytes = [], 0, 0
         f = self.file
         assert f is not None
         if f.writer is None:
-            f.create(table)
-        f.sent_mem += table.nbytes
-        self.owner.encoder.submit(f, lambda: f.write(table), table.nbytes)
+            f.create(pieces)
+        f.sent_mem += nbytes
+        self.owner.encoder.submit(f, lambda: f.write(_gather(pieces)), nbytes)
 
     def finish(self) -> _OpenFile | None:
         """Hands over what is buffered and detaches the open file (to be closed); the next
@@ -549,18 +608,24 @@ class DataFileWriter:
         # Geo columns get boxes and Parquet geo types, variant groups the VARIANT annotation.
         self.geo_columns = self._geo_columns()
         self.variant_ids = variant_field_ids(self.schema.fields)
-        self._parquet_schemas: dict[pa.Schema, pa.Schema] = {}
+        self._parquet_schemas: dict[tuple[pa.Schema, tuple[str, ...]], pa.Schema] = {}
         self._dictionary: bool | list[str] | None = None
+        self._few: set[str] = set()  # sampled columns with few distinct values
+        self._encoded: tuple[str, ...] | None = None  # written from dictionary arrays
 
     @property
     def parquet_schema(self) -> pa.Schema:
         """The Parquet writer's schema: :attr:`arrow_schema` with geo columns typed for
-        Parquet's GEOMETRY / GEOGRAPHY (subclasses may set :attr:`arrow_schema` themselves)."""
-        out = self._parquet_schemas.get(self.arrow_schema)
+        Parquet's GEOMETRY / GEOGRAPHY and the columns the write dictionary encodes as
+        dictionary arrays (subclasses may set :attr:`arrow_schema` themselves)."""
+        key = (self.arrow_schema, self._encoded or ())
+        out = self._parquet_schemas.get(key)
         if out is None:
-            out = self._parquet_schemas[self.arrow_schema] = parquet_schema(
-                self.arrow_schema, self.schema
-            )
+            out = parquet_schema(self.arrow_schema, self.schema)
+            for name in key[1]:
+                i = out.get_field_index(name)
+                out = out.set(i, out.field(i).with_type(pa.dictionary(pa.int32(), out[i].type)))
+            self._parquet_schemas[key] = out
         return out
 
     @property
@@ -576,7 +641,7 @@ class DataFileWriter:
     def _open_files(self) -> list[_RollingFile]:
         return [rf for lanes in self._open.values() for rf in lanes.files]
 
-    def dictionary_columns(self, rows: pa.Table) -> bool | list[str]:
+    def dictionary_columns(self, first: list[_Rows]) -> bool | list[str]:
         """The columns whose Parquet pages are dictionary encoded: decided once per write from
         a sample of the first rows written (input order: every file of the write gets the
         same choice). A column whose sample is mostly distinct values (ids, timestamps,
@@ -586,15 +651,55 @@ class DataFileWriter:
         if self._dictionary is None:
             self._dictionary = True
             fields = list(self.arrow_schema)
-            if rows.num_rows >= _DICT_SAMPLE_MIN and not any(
-                pa.types.is_nested(f.type) for f in fields
-            ):
-                sample = rows.slice(0, _DICT_SAMPLE_ROWS)
+            rows = sum(p.num_rows for p in first)
+            if rows >= _DICT_SAMPLE_MIN and not any(pa.types.is_nested(f.type) for f in fields):
+                heads, n = [], 0
+                for p in first:
+                    if n >= _DICT_SAMPLE_ROWS:
+                        break
+                    heads.append(p.slice(0, _DICT_SAMPLE_ROWS - n))
+                    n += heads[-1].num_rows
+                sample = _gather(heads)
                 limit = sample.num_rows * _DICT_MAX_DISTINCT
-                self._dictionary = [
-                    f.name for f in fields if _distinct(sample.column(f.name), limit) <= limit
-                ]
+                distinct = {f.name: _distinct(sample.column(f.name), limit) for f in fields}
+                self._dictionary = [name for name, n in distinct.items() if n <= limit]
+                few = sample.num_rows * _FEW_DISTINCT
+                self._few = {name for name, n in distinct.items() if n <= few}
         return self._dictionary
+
+    def _dictionary_encoded(self, table: pa.Table) -> pa.Table:
+        """``table`` with the string columns of few distinct values as dictionary arrays, when
+        its rows will be grouped by partition or sort order (chosen from the first chunk;
+        every later chunk the same, as the files' schema is fixed). Parquet writes them with
+        the same bytes as the strings (its statistics count only the values referenced)."""
+        if self._encoded is None:
+            self._encoded = ()
+            grouped = bool(self.spec.fields) or not self.sort_order.is_unsorted()
+            if self.file_format == FileFormat.PARQUET and grouped:
+                chosen = self.dictionary_columns([_Rows(table, None, 0, table.num_rows, 1.0)])
+                if chosen is not True:
+                    self._encoded = tuple(
+                        f.name
+                        for f in self.arrow_schema
+                        if f.name in self._few
+                        and (pa.types.is_string(f.type) or pa.types.is_large_string(f.type))
+                    )
+        if not self._encoded:
+            return table
+        names = self._encoded
+
+        def encode(name: str) -> pa.Array:
+            return pc.dictionary_encode(table.column(name).combine_chunks())
+
+        if len(names) > 1 and table.num_rows >= _PARALLEL_ROWS:
+            with ThreadPoolExecutor(max_workers=min(len(names), _workers())) as pool:
+                encoded = list(pool.map(encode, names))
+        else:
+            encoded = [encode(n) for n in names]
+        for name, column in zip(names, encoded, strict=True):
+            i = table.schema.get_field_index(name)
+            table = table.set_column(i, table.schema.field(i).with_type(column.type), column)
+        return table
 
     def next_file_count(self) -> int:
         self._file_count += 1
@@ -795,35 +900,67 @@ class DataFileWriter:
         # sort of the partition values. Partitions then come in first-seen order.
         codes = _group_codes(parts) if parts else None
         columns, keys = self._sort_keys(table, [] if codes is not None else parts)
+        table = self._dictionary_encoded(table)
+        row_bytes = max(table.nbytes / table.num_rows, 1.0)
+        if codes is not None and not keys:
+            starts = _clustered_starts(codes)
+            if starts is not None:
+                # Each partition's rows are one run already (time-ordered input by day(ts)):
+                # zero-copy slices, in first-seen order as a sort by the codes would give.
+                self._route_runs(table, None, row_bytes, parts, starts)
+                return
         if codes is not None:
             if keys:
                 columns = {"g": codes, **columns}
                 keys = [("g", "ascending"), *keys]
             else:
                 columns, keys = {}, [("g", "ascending")]
-        if keys:
-            if columns:
-                order = pc.sort_indices(pa.table(columns), sort_keys=keys)
-            else:
-                assert codes is not None
-                order = pc.sort_indices(codes)
-            table = _take(table, order)
-            parts = [p.take(order) for p in parts]
-            if codes is not None:
-                codes = codes.take(order)
-        if not parts:
-            self._route((), "", table)
+        if not keys:
+            self._route((), "", _Rows(table, None, 0, table.num_rows, row_bytes))
             return
-        starts = _code_starts(codes) if codes is not None else _run_starts(parts)
-        ends = [*starts[1:], table.num_rows]
+        if columns:
+            order = pc.sort_indices(pa.table(columns), sort_keys=keys)
+        else:
+            assert codes is not None
+            order = pc.sort_indices(codes)
+        if not parts:
+            self._route((), "", _Rows(table, order, 0, table.num_rows, row_bytes))
+            return
+        # Only the (small) keys are put in order here; the rows are gathered per row group
+        # in the encoder jobs (_Rows).
+        if codes is not None:
+            self._route_runs(table, order, row_bytes, parts, _code_starts(codes.take(order)))
+        else:
+            parts = [p.take(order) for p in parts]
+            self._route_runs(table, order, row_bytes, parts, _run_starts(parts), taken=True)
+
+    def _route_runs(
+        self,
+        table: pa.Table,
+        order: pa.Array | None,
+        row_bytes: float,
+        parts: list[pa.ChunkedArray],
+        starts: list[int],
+        *,
+        taken: bool = False,
+    ) -> None:
+        """Routes each run of rows (``starts``: where runs begin, in ``order`` when given,
+        else in ``table``; in the order to route them) to its partition. ``parts`` are the
+        partition values in input order, or already in ``order`` when ``taken``."""
+        bounds = sorted([*starts, table.num_rows])
+        following = dict(itertools.pairwise(bounds))
+        ends = [following[s] for s in starts]
         pstruct = pa.Table.from_arrays(parts, schema=pa.schema(list(self.ptype)))
-        for start, end in zip(starts, ends, strict=True):
-            row = pstruct.slice(start, 1).to_pylist()[0]
+        at = pa.array(starts, pa.int64())
+        if order is not None and not taken:
+            at = order.take(at)
+        rows = pstruct.take(at).to_pylist()
+        for row, start, end in zip(rows, starts, ends, strict=True):
             values = tuple(row[f.name] for f in self.ptype)
             path = partition_to_path(self.spec, self.schema, values)
-            self._route(values, path, table.slice(start, end - start))
+            self._route(values, path, _Rows(table, order, start, end - start, row_bytes))
 
-    def _route(self, values: tuple[Any, ...], path: str, rows: pa.Table) -> None:
+    def _route(self, values: tuple[Any, ...], path: str, rows: _Rows) -> None:
         key = (path,)
         lanes = self._open.get(key)
         if lanes is None:
@@ -875,17 +1012,6 @@ def _distinct(column: pa.ChunkedArray, default: float) -> float:
 
 def _workers() -> int:
     return max(1, min(os.cpu_count() or 1, _MAX_WORKERS))
-
-
-def _take(table: pa.Table, order: pa.Array) -> pa.Table:
-    """``table.take(order)``, column by column on a thread pool for large inputs (Arrow's take
-    releases the GIL; one call over the whole table runs on one core)."""
-    workers = min(table.num_columns, os.cpu_count() or 1, _MAX_WORKERS)
-    if workers <= 1 or table.num_rows < _PARALLEL_TAKE_ROWS:
-        return table.take(order)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        columns = list(pool.map(lambda c: c.take(order), table.columns))
-    return pa.Table.from_arrays(columns, schema=table.schema)
 
 
 def _column(table: pa.Table, dotted: str) -> pa.ChunkedArray:
@@ -958,6 +1084,27 @@ def _code_starts(codes: pa.Array) -> list[int]:
     if len(k) == 0:
         return []
     return [0, *(np.flatnonzero(k[1:] != k[:-1]) + 1).tolist()]
+
+
+def _clustered_starts(codes: pa.Array) -> list[int] | None:
+    """Where runs of equal codes begin, in the order of their codes, when every code is a
+    single run (input already clustered by partition: no sort or gather needed); None
+    otherwise."""
+    import numpy as np
+
+    k = codes.to_numpy(zero_copy_only=False)
+    if len(k) == 0:
+        return None
+    change = k[1:] != k[:-1]
+    # More runs than codes could take values (codes are in [0, max]): not clustered.
+    if np.count_nonzero(change) >= int(k.max()) + 1:
+        return None
+    starts = np.concatenate(([0], np.flatnonzero(change) + 1))
+    first = k[starts]
+    if len(np.unique(first)) != len(starts):
+        return None
+    # Runs in ascending code order, as a sort by the codes would put them.
+    return list(starts[np.argsort(first, kind="stable")].tolist())
 
 
 def _run_starts(parts: list[pa.ChunkedArray]) -> list[int]:
