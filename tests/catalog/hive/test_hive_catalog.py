@@ -338,3 +338,45 @@ def test_kerberos_is_refused_plainly(metastore: Any) -> None:
 def test_ugi_is_sent(metastore: Any) -> None:
     catalog = load_catalog("u", uri=metastore.uri, ugi=f"{os.environ.get('USER', 'me')}:grp")
     assert ("default",) in catalog.list_namespaces()
+
+
+def test_encrypted_table_keeps_metadata_hash(metastore: Any, tmp_path: Path) -> None:
+    """Java 1.11 keeps an encrypted table's metadata hash in the metastore: base64 of the
+    SHA-256 of the metadata file (computed here with hashlib); a metadata file changed behind
+    the catalog's back is refused on load, never read."""
+    import base64
+    import hashlib
+
+    from frazil.exceptions import ValidationError
+
+    kms = {
+        "encryption.kms-impl": "frazil.encryption.InMemoryKms",
+        "encryption.kms.key.master-1": base64.b64encode(os.urandom(16)).decode(),
+    }
+    catalog = load_catalog(
+        "hms_enc", type="hive", uri=metastore.uri, warehouse=metastore.warehouse, **kms
+    )
+    catalog.create_namespace("enc_db")
+    t = catalog.create_table(
+        "enc_db.t", SCHEMA, properties={"format-version": "3", "encryption.key-id": "master-1"}
+    )
+    t.append(pa.table({"id": [1, 2], "name": ["a", "b"]}, schema=SCHEMA))
+    plain = catalog.create_table("enc_db.plain", SCHEMA)
+
+    params = _hms(catalog, "enc_db", "t").parameters
+    path = Path(params["metadata_location"].removeprefix("file://").removeprefix("file:"))
+    want = base64.b64encode(hashlib.sha256(path.read_bytes()).digest()).decode()
+    assert params["metadata_hash"] == want
+    assert "metadata_hash" not in _hms(catalog, "enc_db", "plain").parameters
+    assert plain.metadata.properties.get("encryption.key-id") is None
+
+    fresh = load_catalog(
+        "hms_enc", type="hive", uri=metastore.uri, warehouse=metastore.warehouse, **kms
+    )
+    assert _rows(fresh.load_table("enc_db.t")) == [(1, "a"), (2, "b")]
+    # a metadata file edited in storage (the JSON is plaintext): the hash no longer matches
+    path.write_bytes(path.read_bytes() + b"\n")
+    with pytest.raises(ValidationError, match="metadata_hash"):
+        load_catalog(
+            "hms_enc", type="hive", uri=metastore.uri, warehouse=metastore.warehouse, **kms
+        ).load_table("enc_db.t")

@@ -23,9 +23,11 @@ from frazil.catalog.hive.tables import (
     DO_NOT_UPDATE_STATS,
     ICEBERG,
     ICEBERG_VIEW,
+    METADATA_HASH,
     METADATA_LOCATION,
     PREVIOUS_METADATA_LOCATION,
     TABLE_TYPE,
+    metadata_hash,
     new_hms_table,
     set_table_parameters,
     storage_descriptor,
@@ -41,6 +43,7 @@ from frazil.exceptions import (
     NoSuchTableError,
     NoSuchViewError,
     TableAlreadyExistsError,
+    ValidationError,
     ViewAlreadyExistsError,
 )
 
@@ -100,6 +103,8 @@ class HiveCatalog(Catalog):
         self._locks = lock_settings(self.properties)
         # Commits being published: new metadata location -> (new metadata, base metadata).
         self._pending: dict[str, tuple[TableMetadata, TableMetadata | None]] = {}
+        # metadata location -> the metadata_hash the metastore holds for it (encrypted tables)
+        self._metadata_hashes: dict[str, str] = {}
 
     def __repr__(self) -> str:
         return f"HiveCatalog({self.name!r}, {self._connector.describe()!r})"
@@ -325,7 +330,22 @@ class HiveCatalog(Catalog):
         if _kind(tbl) != ICEBERG:
             return None
         assert tbl is not None
-        return (tbl.parameters or {}).get(METADATA_LOCATION)
+        params = tbl.parameters or {}
+        location = params.get(METADATA_LOCATION)
+        if location is not None and METADATA_HASH in params:
+            self._metadata_hashes[location] = params[METADATA_HASH]
+        return location
+
+    def _check_metadata_bytes(self, location: str, data: bytes) -> None:
+        """An encrypted table's metadata file must hash to the metastore's ``metadata_hash``
+        (Java 1.11's check): its JSON is plaintext in storage, the metastore is trusted."""
+        expected = self._metadata_hashes.get(location)
+        if expected is not None and metadata_hash(data) != expected:
+            raise ValidationError(
+                f"table metadata {location}: its SHA-256 does not match the metadata_hash the "
+                "Hive Metastore holds for this encrypted table (the file was changed or replaced "
+                "outside the catalog); refusing to read it"
+            )
 
     def _prepare_commit(
         self,
@@ -371,7 +391,7 @@ class HiveCatalog(Catalog):
         t = _ttypes()
         if current_location is None:
             tbl = new_hms_table(db, name, _user())
-            set_table_parameters(tbl, new, new_location, None, removed, self.properties)
+            set_table_parameters(tbl, new, new_location, None, removed, self.properties, data)
             with self._client(f"creating table {db}.{name}") as client:
                 try:
                     client.create_table(tbl)
@@ -384,11 +404,15 @@ class HiveCatalog(Catalog):
             return True
 
         def alter(client: Client, tbl: ttypes.Table) -> None:
-            set_table_parameters(tbl, new, new_location, current_location, removed, self.properties)
+            set_table_parameters(
+                tbl, new, new_location, current_location, removed, self.properties, data
+            )
             client.alter_table_with_environment_context(db, name, tbl, _env_context())
 
         if not self._lock_enabled(new):
-            return self._swap_without_lock(db, name, current_location, new, new_location, removed)
+            return self._swap_without_lock(
+                db, name, current_location, new, new_location, removed, data
+            )
         return self._locked_swap(db, name, current_location, ICEBERG, alter)
 
     def _locked_swap(
@@ -426,6 +450,7 @@ class HiveCatalog(Catalog):
         new: TableMetadata,
         new_location: str,
         removed: set[str],
+        data: bytes,
     ) -> bool:
         """``engine.hive.lock-enabled=false``: Hive 4's ``alter_table_req`` with the expected
         ``metadata_location`` (the metastore's own check-and-put, HIVE-26882)."""
@@ -437,7 +462,9 @@ class HiveCatalog(Catalog):
             assert tbl is not None
             if (tbl.parameters or {}).get(METADATA_LOCATION) != current_location:
                 return False
-            set_table_parameters(tbl, new, new_location, current_location, removed, self.properties)
+            set_table_parameters(
+                tbl, new, new_location, current_location, removed, self.properties, data
+            )
             request = t.AlterTableRequest(
                 dbName=db,
                 tableName=name,

@@ -15,6 +15,8 @@ engine reads it through Iceberg, not through them). A view is a ``VIRTUAL_VIEW``
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import time
 from collections.abc import Mapping
@@ -55,10 +57,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ICEBERG",
     "ICEBERG_VIEW",
+    "METADATA_HASH",
     "METADATA_LOCATION",
     "PREVIOUS_METADATA_LOCATION",
     "TABLE_TYPE",
     "hive_type",
+    "metadata_hash",
     "new_hms_table",
     "set_table_parameters",
     "storage_descriptor",
@@ -69,6 +73,11 @@ ICEBERG = "ICEBERG"
 ICEBERG_VIEW = "ICEBERG-VIEW"
 METADATA_LOCATION = "metadata_location"
 PREVIOUS_METADATA_LOCATION = "previous_metadata_location"
+# Java 1.11 keeps an encrypted table's metadata hash in the metastore: the metadata JSON is
+# plaintext in storage, so the hash in the (trusted) metastore is what detects a file swapped
+# or edited behind the catalog's back.
+METADATA_HASH = "metadata_hash"
+ENCRYPTION_KEY_ID = "encryption.key-id"
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
 VIRTUAL_VIEW = "VIRTUAL_VIEW"
 HIVE2_COMPATIBLE = "hive.hive2-compatible"
@@ -184,13 +193,18 @@ def set_table_parameters(
     previous_location: str | None,
     removed: set[str],
     catalog_properties: Mapping[str, str],
+    metadata_bytes: bytes | None = None,
 ) -> None:
     """Sets ``tbl``'s parameters and storage descriptor for a commit of ``metadata`` at
-    ``new_location`` (``removed``: table properties the commit dropped)."""
+    ``new_location`` (``removed``: table properties the commit dropped; ``metadata_bytes``: the
+    metadata file as written, whose hash an encrypted table keeps in ``metadata_hash``)."""
     params: dict[str, str] = dict(tbl.parameters or {})
     params.update(metadata.properties)
     for key in removed:
         params.pop(key, None)
+    params.pop(METADATA_HASH, None)
+    if metadata.properties.get(ENCRYPTION_KEY_ID) and metadata_bytes is not None:
+        params[METADATA_HASH] = metadata_hash(metadata_bytes)
     params["EXTERNAL"] = "TRUE"
     params[TABLE_TYPE] = ICEBERG
     params[METADATA_LOCATION] = new_location
@@ -223,6 +237,11 @@ def set_table_parameters(
     tbl.sd = storage_descriptor(metadata.schema(), metadata.location, hive2)
     if old_sd is not None and old_sd.parameters:
         tbl.sd.parameters = old_sd.parameters
+
+
+def metadata_hash(data: bytes) -> str:
+    """Java 1.11's ``metadata_hash``: base64 of the SHA-256 of the metadata file's bytes."""
+    return base64.b64encode(hashlib.sha256(data).digest()).decode("ascii")
 
 
 def _json(obj: Any) -> str:
