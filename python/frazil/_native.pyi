@@ -34,10 +34,15 @@ __all__ = [
     "avro_data_schema",
     "build_profile",
     "deletes_group_positions",
+    "gcm",
+    "gcm_stream_decrypt",
+    "gcm_stream_encrypt",
     "geo_bounds_intersect",
     "geo_intersects_box",
     "geo_prune",
     "inspect_readable_metrics",
+    "key_metadata_decode",
+    "key_metadata_encode",
     "manifest_entry_type",
     "manifest_read",
     "manifest_read_list",
@@ -379,7 +384,7 @@ def gcm_stream_decrypt(
     data: bytes,
     expected_length: int | None,
     name: str,
-    range: tuple[int, int | None] = (0, None),
+    range: tuple[int, int | None] = ...,
 ) -> tuple[int, bytes]: ...
 def key_metadata_encode(key: bytes, aad: bytes | None, n: int | None, v1_10: bool) -> bytes: ...
 def key_metadata_decode(data: bytes) -> tuple[bytes, bytes | None, int | None]: ...
