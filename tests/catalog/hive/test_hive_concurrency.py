@@ -41,15 +41,23 @@ def _spawn(kind: str, uri: str, table: str, worker: int, n: int) -> subprocess.P
     )
 
 
+def _reap(procs: list[subprocess.Popen[str]]) -> None:
+    for q in procs:
+        if q.poll() is None:
+            q.kill()
+        q.communicate()
+
+
 def _wait_all(procs: list[subprocess.Popen[str]], timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     for p in procs:
         try:
             out, err = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
+            _reap(procs)
             raise AssertionError(f"writers did not finish within {timeout_s} s") from None
+        if p.returncode != 0:
+            _reap(procs)  # no writer (or its pipes) outlives a failed test
         assert p.returncode == 0, f"writer failed: {err[-3000:]}"
         assert out.strip().startswith("done")
 
