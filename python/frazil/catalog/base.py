@@ -473,10 +473,14 @@ class Catalog(abc.ABC):
         new_location: str,
         data: bytes,
         io: FileIO,
+        new: TableMetadata,
+        base: TableMetadata | None,
     ) -> bool:
         """Atomically moves the pointer from ``current_location`` (``None``: create it) to
-        ``new_location``. ``False`` when another commit got there first (nothing changed); any
-        exception means the outcome is unknown."""
+        ``new_location``, whose file holds ``data``, the metadata ``new`` (committed over
+        ``base``, ``None`` for a create: catalogs that store table state beside the pointer,
+        as Hive and Glue do, take it from these). ``False`` when another commit got there first
+        (nothing changed); any exception means the outcome is unknown."""
 
     def _read_pointer_fresh(self, identifier: Identifier) -> str | None:
         """The current pointer, read without reusing anything the failed swap used (a new
@@ -528,6 +532,7 @@ class Catalog(abc.ABC):
             prepared.data,
             prepared.io,
             prepared.new,
+            prepared.current,
         )
         return self._finish_commit(prepared)
 
@@ -641,6 +646,7 @@ class Catalog(abc.ABC):
         data: bytes,
         io: FileIO,
         new: TableMetadata,
+        base: TableMetadata | None,
     ) -> None:
         name = ".".join(ident)
         if not self._swap_writes_file:
@@ -650,7 +656,9 @@ class Catalog(abc.ABC):
             f"table {name}",
             new_location,
             new.properties,
-            swap=lambda: self._swap_pointer(ident, current_location, new_location, data, io),
+            swap=lambda: self._swap_pointer(
+                ident, current_location, new_location, data, io, new, base
+            ),
             landed=lambda: self._commit_landed(ident, new_location, data, io),
             discard=lambda: self._discard(io, new_location),
             settled=(CommitFailedError, NoSuchTableError, TableAlreadyExistsError),

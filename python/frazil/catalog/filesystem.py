@@ -321,6 +321,8 @@ class FileSystemCatalog(Catalog):
         new_location: str,
         data: bytes,
         io: FileIO,
+        new: TableMetadata,
+        base: TableMetadata | None,
     ) -> bool:
         version = _version_of(new_location)
         other = (

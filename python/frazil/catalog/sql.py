@@ -114,6 +114,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from frazil.io import FileIO
+    from frazil.metadata import TableMetadata
     from frazil.table import Table as FrazilTable
     from frazil.view import View
 
@@ -713,6 +714,8 @@ class SqlCatalog(Catalog):
         new_location: str,
         data: bytes,
         io: FileIO,
+        new: TableMetadata,
+        base: TableMetadata | None,
     ) -> bool:
         if current_location is None:
             try:

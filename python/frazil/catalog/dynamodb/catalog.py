@@ -24,6 +24,7 @@ from frazil.exceptions import (
 
 if TYPE_CHECKING:
     from frazil.io import FileIO
+    from frazil.metadata import TableMetadata
     from frazil.table import Table
 
 __all__ = ["DynamoDbCatalog"]
@@ -424,6 +425,8 @@ class DynamoDbCatalog(Catalog):
         new_location: str,
         data: bytes,
         io: FileIO,
+        new: TableMetadata,
+        base: TableMetadata | None,
     ) -> bool:
         name = ".".join(identifier)
         if current_location is None:

@@ -60,11 +60,6 @@ DESCRIPTION = "Description"
 # A Glue database federated with S3 Tables (its tables' storage is managed by S3 Tables).
 S3_TABLES_CONNECTION = "aws:s3tables"
 
-# The new metadata of the commit being published, for the pointer swap to build the Glue
-# table from (the swap itself is only handed the file's bytes).
-_PENDING: contextvars.ContextVar[TableMetadata | None] = contextvars.ContextVar(
-    "frazil_glue_pending", default=None
-)
 # Whether the commit being published writes to S3 Tables storage, which refuses the listing
 # an existence check may make: the metadata file (a fresh name) is then written unchecked.
 _UNCHECKED_WRITE: contextvars.ContextVar[bool] = contextvars.ContextVar(
@@ -436,17 +431,15 @@ class GlueCatalog(Catalog):
         data: bytes,
         io: FileIO,
         new: TableMetadata,
+        base: TableMetadata | None,
     ) -> None:
-        token = _PENDING.set(new)
         try:
-            super()._publish(ident, current_location, new_location, data, io, new)
+            super()._publish(ident, current_location, new_location, data, io, new, base)
         except CommitFailedError as e:
             # The database went away under a create: say so, rather than "retry".
             if isinstance(e.__cause__, NoSuchNamespaceError):
                 raise e.__cause__ from None
             raise
-        finally:
-            _PENDING.reset(token)
 
     def _swap_pointer(
         self,
@@ -455,22 +448,21 @@ class GlueCatalog(Catalog):
         new_location: str,
         data: bytes,
         io: FileIO,
+        new: TableMetadata,
+        base: TableMetadata | None,
     ) -> bool:
-        metadata = _PENDING.get()
-        if metadata is None:  # pragma: no cover - _publish always sets it
-            raise CatalogError(f"{self._what}: a pointer swap outside a commit")
         database, name = identifier
         glue_table = self._get_table(database, name)
         if current_location is None and (glue_table is None or not _is_s3tables_stub(glue_table)):
             if glue_table is not None:
                 return self._name_taken(glue_table, database, name)
-            return self._create_glue_table(database, name, metadata, new_location)
+            return self._create_glue_table(database, name, new, new_location)
         if glue_table is None:
             raise NoSuchTableError(f"cannot commit to table {database}.{name}: it was dropped")
         params = glue_table.get("Parameters") or {}
         if current_location is not None and params.get(METADATA_LOCATION) != current_location:
             return False  # another commit moved the pointer since it was read
-        table_input = _table_input(name, metadata, new_location, current_location, glue_table)
+        table_input = _table_input(name, new, new_location, current_location, glue_table)
         try:
             self._call(
                 "update_table",

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import getpass
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from frazil.catalog.base import WAREHOUSE, Catalog, Identifier, PropertiesUpdateSummary
-from frazil.catalog.commit import PreparedCommit, bool_property
+from frazil.catalog.commit import bool_property
 from frazil.catalog.hive.client import HiveConnector
 from frazil.catalog.hive.lock import LOCK_ENABLED, TableLock, lock_settings, release_lock
 from frazil.catalog.hive.tables import (
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from frazil.io import FileIO
     from frazil.metadata import TableMetadata
     from frazil.table import Table
-    from frazil.table.update import TableRequirement, TableUpdate
     from frazil.view import View
 
 __all__ = ["HiveCatalog"]
@@ -101,8 +100,6 @@ class HiveCatalog(Catalog):
         super().__init__(name, **properties)
         self._connector = HiveConnector(name, self.properties)
         self._locks = lock_settings(self.properties)
-        # Commits being published: new metadata location -> (new metadata, base metadata).
-        self._pending: dict[str, tuple[TableMetadata, TableMetadata | None]] = {}
         # metadata location -> the metadata_hash the metastore holds for it (encrypted tables)
         self._metadata_hashes: dict[str, str] = {}
 
@@ -347,31 +344,6 @@ class HiveCatalog(Catalog):
                 "outside the catalog); refusing to read it"
             )
 
-    def _prepare_commit(
-        self,
-        table: Table,
-        requirements: Sequence[TableRequirement],
-        updates: Sequence[TableUpdate],
-    ) -> PreparedCommit:
-        prepared = super()._prepare_commit(table, requirements, updates)
-        if prepared.data is not None:
-            self._pending[prepared.new_location] = (prepared.new, prepared.current)
-        return prepared
-
-    def _publish(
-        self,
-        ident: Identifier,
-        current_location: str | None,
-        new_location: str,
-        data: bytes,
-        io: FileIO,
-        new: TableMetadata,
-    ) -> None:
-        try:
-            super()._publish(ident, current_location, new_location, data, io, new)
-        finally:
-            self._pending.pop(new_location, None)
-
     def _lock_enabled(self, metadata: TableMetadata) -> bool:
         if LOCK_ENABLED in metadata.properties:
             return bool_property(metadata.properties, LOCK_ENABLED, True)
@@ -384,9 +356,10 @@ class HiveCatalog(Catalog):
         new_location: str,
         data: bytes,
         io: FileIO,
+        new: TableMetadata,
+        base: TableMetadata | None,
     ) -> bool:
         db, name = self._split(identifier)
-        new, base = self._pending[new_location]
         removed = set(base.properties) - set(new.properties) if base is not None else set()
         t = _ttypes()
         if current_location is None:

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     import requests
 
     from frazil.io import FileIO
+    from frazil.metadata import TableMetadata
     from frazil.partitioning import PartitionSpec
     from frazil.sorting import SortOrder
     from frazil.table.metrics_report import ScanCounts
@@ -740,6 +741,8 @@ class RestCatalog(Catalog):
         new_location: str,
         data: bytes,
         io: FileIO,
+        new: TableMetadata,
+        base: TableMetadata | None,
     ) -> bool:
         raise exc.UnsupportedError("a REST catalog commits through the server")
 
