@@ -12,27 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from frazil.catalog.hive_types import hive_type_name
 from frazil.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FixedType,
-    FloatType,
     IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
-    StringType,
-    StructType,
-    TimestampNanoType,
-    TimestampType,
     TimestamptzNanoType,
     TimestamptzType,
-    TimeType,
-    UUIDType,
 )
 
 if TYPE_CHECKING:
@@ -44,38 +28,17 @@ ICEBERG_FIELD_ID = "iceberg.field.id"
 ICEBERG_FIELD_OPTIONAL = "iceberg.field.optional"
 ICEBERG_FIELD_CURRENT = "iceberg.field.current"
 
-_PRIMITIVES: dict[type, str] = {
-    BooleanType: "boolean",
-    IntegerType: "int",
-    LongType: "bigint",
-    FloatType: "float",
-    DoubleType: "double",
-    DateType: "date",
-    TimeType: "string",
-    StringType: "string",
-    UUIDType: "string",
-    TimestampType: "timestamp",
+# Glue shows both timestamps as ``timestamp``; types Hive lacks (variant, geometry) keep their
+# Iceberg name, as Java and PyIceberg do.
+_NAMES: dict[type[IcebergType], str] = {
     TimestamptzType: "timestamp",
-    TimestampNanoType: "timestamp",
     TimestamptzNanoType: "timestamp",
-    FixedType: "binary",
-    BinaryType: "binary",
 }
 
 
 def glue_type(t: IcebergType) -> str:
-    """The Hive type string Glue shows for ``t``; types Hive lacks (variant, geometry) keep
-    their Iceberg name, as Java and PyIceberg do."""
-    if isinstance(t, DecimalType):
-        return f"decimal({t.precision},{t.scale})"
-    if isinstance(t, StructType):
-        return "struct<" + ",".join(f"{f.name}:{glue_type(f.field_type)}" for f in t.fields) + ">"
-    if isinstance(t, ListType):
-        return f"array<{glue_type(t.element_type)}>"
-    if isinstance(t, MapType):
-        return f"map<{glue_type(t.key_type)},{glue_type(t.value_type)}>"
-    name = _PRIMITIVES.get(type(t))
-    return name if name is not None else str(t)
+    """The Hive type string Glue shows for ``t``."""
+    return hive_type_name(t, _NAMES, str)
 
 
 def glue_columns(metadata: TableMetadata) -> list[dict[str, Any]]:

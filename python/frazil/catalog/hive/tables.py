@@ -22,30 +22,14 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from frazil.catalog.hive_types import hive_type_name
 from frazil.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FixedType,
-    FloatType,
     GeographyType,
     GeometryType,
     IcebergType,
-    IntegerType,
-    ListType,
-    LongType,
-    MapType,
-    StringType,
-    StructType,
-    TimestampNanoType,
-    TimestampType,
     TimestamptzNanoType,
     TimestamptzType,
-    TimeType,
     UnknownType,
-    UUIDType,
     VariantType,
 )
 
@@ -102,24 +86,20 @@ _HIVE_STATS = {
     "totalSize": "total-files-size",
 }
 
-_PRIMITIVES: dict[type[IcebergType], str] = {
-    BooleanType: "boolean",
-    IntegerType: "int",
-    LongType: "bigint",
-    FloatType: "float",
-    DoubleType: "double",
-    DateType: "date",
-    TimeType: "string",
-    TimestampType: "timestamp",
-    TimestampNanoType: "timestamp",
-    StringType: "string",
-    UUIDType: "string",
-    BinaryType: "binary",
-    FixedType: "binary",
+# The types Hive has no name for, as Java's HiveSchemaUtil stores them; the zoned timestamp is
+# plain ``timestamp`` for Hive 2 readers (``hive.hive2-compatible``).
+_NAMES: dict[type[IcebergType], str] = {
+    TimestamptzType: "timestamp with local time zone",
+    TimestamptzNanoType: "timestamp with local time zone",
     GeometryType: "binary",
     GeographyType: "binary",
     VariantType: "binary",
     UnknownType: "void",
+}
+_HIVE2_NAMES = {
+    **_NAMES,
+    TimestamptzType: "timestamp",
+    TimestamptzNanoType: "timestamp",
 }
 
 
@@ -127,19 +107,7 @@ def hive_type(t: IcebergType, hive2_compatible: bool = False) -> str:
     """The Hive type string of an Iceberg type (Java's ``HiveSchemaUtil`` and PyIceberg's
     mapping; ``timestamptz`` is ``timestamp with local time zone``, or ``timestamp`` with
     ``hive.hive2-compatible``, which Hive 2 readers need)."""
-    if isinstance(t, (TimestamptzType, TimestamptzNanoType)):
-        return "timestamp" if hive2_compatible else "timestamp with local time zone"
-    if isinstance(t, DecimalType):
-        return f"decimal({t.precision},{t.scale})"
-    if isinstance(t, StructType):
-        inner = ",".join(f"{f.name}:{hive_type(f.field_type, hive2_compatible)}" for f in t.fields)
-        return f"struct<{inner}>"
-    if isinstance(t, ListType):
-        return f"array<{hive_type(t.element_type, hive2_compatible)}>"
-    if isinstance(t, MapType):
-        key = hive_type(t.key_type, hive2_compatible)
-        return f"map<{key},{hive_type(t.value_type, hive2_compatible)}>"
-    return _PRIMITIVES.get(type(t), "string")
+    return hive_type_name(t, _HIVE2_NAMES if hive2_compatible else _NAMES, lambda _: "string")
 
 
 def storage_descriptor(
