@@ -76,15 +76,39 @@ def _is_table_metadata_file(location: str) -> bool:
     )
 
 
-class EncryptedTableGuardFileIO(FileIO):
+class DelegatingFileIO(FileIO):
+    """A FileIO over ``inner`` that changes what files hold, not where they are: existence,
+    sizes, listing and deletes pass through (the encrypted table's IO and its guard)."""
+
+    def __init__(self, io: FileIO) -> None:
+        super().__init__(io.properties)
+        self.inner = io
+
+    def exists(self, location: str) -> bool:
+        return self.inner.exists(location)
+
+    def delete(self, location: str) -> None:
+        self.inner.delete(location)
+
+    def size(self, location: str) -> int:
+        return self.inner.size(location)
+
+    def list_prefix(self, prefix: str) -> list[str]:
+        return self.inner.list_prefix(prefix)
+
+    @property
+    def supports_atomic_create(self) -> bool:
+        return self.inner.supports_atomic_create
+
+
+class EncryptedTableGuardFileIO(DelegatingFileIO):
     """The FileIO of an encrypted table frazil cannot read or write as encrypted (no KMS, an
     unknown master key, or a path not yet integrated): table metadata files pass through, every
     other read or write raises :class:`EncryptionError` with ``reason``, so nothing is ever
     written in plaintext or read as garbage. Listing, sizes and deletes pass through."""
 
     def __init__(self, io: FileIO, reason: str) -> None:
-        super().__init__(io.properties)
-        self.inner = io
+        super().__init__(io)
         self.reason = reason
 
     def __repr__(self) -> str:
@@ -105,19 +129,3 @@ class EncryptedTableGuardFileIO(FileIO):
 
     def filesystem(self, location: str) -> tuple[pyarrow.fs.FileSystem, str]:
         raise self._refuse(location)
-
-    def exists(self, location: str) -> bool:
-        return self.inner.exists(location)
-
-    def delete(self, location: str) -> None:
-        self.inner.delete(location)
-
-    def size(self, location: str) -> int:
-        return self.inner.size(location)
-
-    def list_prefix(self, prefix: str) -> list[str]:
-        return self.inner.list_prefix(prefix)
-
-    @property
-    def supports_atomic_create(self) -> bool:
-        return self.inner.supports_atomic_create

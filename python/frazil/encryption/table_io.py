@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from frazil.encryption.file_io import _is_table_metadata_file
+from frazil.encryption.file_io import DelegatingFileIO, _is_table_metadata_file
 from frazil.encryption.manager import EncryptionKeyEntry, StandardEncryptionManager
 from frazil.encryption.streams import StandardKeyMetadata, decrypt_stream, encrypt_stream
 from frazil.exceptions import EncryptionError, UnsupportedError
@@ -67,7 +67,7 @@ def _is_manifest_list(location: str) -> bool:
     return location.rsplit("/", 1)[-1].startswith("snap-")
 
 
-class EncryptedTableFileIO(FileIO):
+class EncryptedTableFileIO(DelegatingFileIO):
     """The FileIO of an encrypted table (see the module docstring). ``list_keys``: resolved
     manifest list location -> its snapshot's ``key-id``."""
 
@@ -79,8 +79,7 @@ class EncryptedTableFileIO(FileIO):
         decode_list: ListDecoder,
         table: str,
     ) -> None:
-        super().__init__(io.properties)
-        self.inner = io
+        super().__init__(io)
         self.manager = manager
         self.table = table
         self._list_keys = dict(list_keys)
@@ -200,22 +199,6 @@ class EncryptedTableFileIO(FileIO):
             f"{location}: table {self.table} is encrypted, and this operation opens table files "
             "without encryption (not integrated yet, see docs/encryption.md)"
         )
-
-    def exists(self, location: str) -> bool:
-        return self.inner.exists(location)
-
-    def delete(self, location: str) -> None:
-        self.inner.delete(location)
-
-    def size(self, location: str) -> int:
-        return self.inner.size(location)
-
-    def list_prefix(self, prefix: str) -> list[str]:
-        return self.inner.list_prefix(prefix)
-
-    @property
-    def supports_atomic_create(self) -> bool:
-        return self.inner.supports_atomic_create
 
 
 # ---------------------------------------------------------------------------------------------
