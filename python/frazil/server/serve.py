@@ -56,6 +56,11 @@ def open_typed_catalog(
     return load_catalog(name, type=catalog_type, warehouse=warehouse, **props)
 
 
+def _check_auth_choice(auth_config: str | None, no_auth: bool) -> None:
+    if (auth_config is None) == (not no_auth):
+        raise InvalidArgumentError("give --auth-config FILE, or --no-auth to serve without auth")
+
+
 def serve(
     warehouse: str,
     *,
@@ -71,8 +76,7 @@ def serve(
     plan_page_size: int = 1_000,
 ) -> None:
     """Serves the catalog until interrupted."""
-    if (auth_config is None) == (not no_auth):
-        raise InvalidArgumentError("give --auth-config FILE, or --no-auth to serve without auth")
+    _check_auth_choice(auth_config, no_auth)  # before the catalog is opened
     serve_catalog(
         open_catalog(warehouse, catalog_uri, name),
         warehouse,
@@ -108,8 +112,7 @@ def serve_catalog(
 
     from frazil.server.app import create_app
 
-    if (auth_config is None) == (not no_auth):
-        raise InvalidArgumentError("give --auth-config FILE, or --no-auth to serve without auth")
+    _check_auth_choice(auth_config, no_auth)
     auth = load_auth_config(auth_config) if auth_config is not None else None
     app = create_app(
         catalog,

@@ -33,6 +33,7 @@ from frazil.expressions.json import to_json_text
 from frazil.rest.plan_wire import PageLayout, read_page
 from frazil.rest.wire import ErrorModel
 from frazil.table.scan import ScanPlan, table_partition_type
+from frazil.table.scan.plan import data_file_values
 from frazil.table.scan.tasks import PlannedFileScanTask
 
 if TYPE_CHECKING:
@@ -51,17 +52,6 @@ _POLL_MAX_S = 2.0
 _POLL_TIMEOUT_S = 600.0
 
 _ENTRY_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
-_MAPS = frozenset(
-    (
-        "column_sizes",
-        "value_counts",
-        "null_value_counts",
-        "nan_value_counts",
-        "lower_bounds",
-        "upper_bounds",
-    )
-)
-_LISTS = frozenset(("split_offsets", "equality_ids"))
 
 
 def plan_table_scan_request(scan: DataScan) -> dict[str, Any]:
@@ -186,12 +176,7 @@ class _Run:
                 for pf in fields
             ]
             return list(zip(*cols, strict=True))
-        values = arr.to_pylist()
-        if name in _MAPS:
-            return [None if v is None else dict(v) for v in values]
-        if name in _LISTS:
-            return [None if v is None else tuple(v) for v in values]
-        return values  # type: ignore[no-any-return]
+        return data_file_values(arr, name)
 
     def extra(self, row: int) -> dict[str, Any]:
         # what the wire carries: a data file's sequence number (with its first row id)

@@ -69,6 +69,7 @@ __all__ = [
     "ManifestTasks",
     "PlanContext",
     "PlannedFiles",
+    "data_file_values",
     "plan_files",
     "plan_manifests",
     "planner_for",
@@ -88,6 +89,17 @@ _ENTRY_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_num
 _STATS = frozenset(_native.COLUMN_STATS)
 _MAPS = _STATS
 _LISTS = frozenset(("split_offsets", "equality_ids"))
+
+
+def data_file_values(arr: pa.Array, name: str) -> list[Any]:
+    """The Python values of data_file field ``name`` as :class:`DataFile` holds them (stats
+    maps as dicts, lists as tuples), for the task views of a plan, local or fetched."""
+    values = arr.to_pylist()
+    if name in _MAPS:
+        return [None if v is None else dict(v) for v in values]
+    if name in _LISTS:
+        return [None if v is None else tuple(v) for v in values]
+    return values  # type: ignore[no-any-return]
 
 
 class ColumnStats(enum.Enum):
@@ -215,12 +227,7 @@ class ManifestTasks:
             if k == 0:
                 return [()] * n
             return list(zip(*(arr.field(i).to_pylist() for i in range(k)), strict=True))
-        values = arr.to_pylist()
-        if name in _MAPS:
-            return [None if v is None else dict(v) for v in values]
-        if name in _LISTS:
-            return [None if v is None else tuple(v) for v in values]
-        return values  # type: ignore[no-any-return]
+        return data_file_values(arr, name)
 
     def extra(self, row: int) -> dict[str, Any]:
         return {k: self.column(k)[row] for k in _ENTRY_COLUMNS}
