@@ -21,7 +21,10 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 ACCESS_KEY = "AKIAFRAZILTEST000001"
 SECRET_KEY = "frazil-secret-key-never-shown"
@@ -47,6 +50,26 @@ def moto_server() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def moto_url() -> Iterator[str]:
+    """moto's server on loopback, one per test module (the Glue and DynamoDB tests)."""
+    from peers import import_peer
+
+    import_peer("moto")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    with moto_server() as url:
+        yield url
+    patch.undo()
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    path = tmp_path / "warehouse"
+    path.mkdir()
+    return path
 
 
 def client_props(prefix: str, endpoint: str) -> dict[str, str]:

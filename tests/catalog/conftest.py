@@ -13,6 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from aws_moto import moto_url, warehouse  # noqa: F401 (the Glue and DynamoDB fixtures)
 from catalog_helpers import make_catalog
 from pg_server import postgres_server, postgres_url  # noqa: F401
 

@@ -5,37 +5,18 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from aws_moto import client_props, moto_server
-from peers import import_peer
+from aws_moto import client_props
 
 from frazil.catalog import load_catalog
 from frazil.catalog.dynamodb import DynamoDbCatalog
 
 _names = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def moto_url() -> Iterator[str]:
-    import_peer("moto")
-    patch = pytest.MonkeyPatch()
-    patch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    with moto_server() as url:
-        yield url
-    patch.undo()
-
-
-@pytest.fixture
-def warehouse(tmp_path: Path) -> Path:
-    path = tmp_path / "warehouse"
-    path.mkdir()
-    return path
 
 
 @pytest.fixture

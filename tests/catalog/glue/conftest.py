@@ -12,23 +12,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from aws_moto import GlueEmulator, client_props, moto_server
-from peers import import_peer
+from aws_moto import GlueEmulator, client_props
 
 from frazil.catalog import load_catalog
 from frazil.catalog.glue import GlueCatalog
 
 _names = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def moto_url() -> Iterator[str]:
-    import_peer("moto")
-    patch = pytest.MonkeyPatch()
-    patch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    with moto_server() as url:
-        yield url
-    patch.undo()
 
 
 @pytest.fixture(scope="module")
@@ -38,13 +27,6 @@ def glue_emulator(
     emulator = GlueEmulator(moto_url, managed_root=str(tmp_path_factory.mktemp("s3tables")))
     yield emulator
     emulator.close()
-
-
-@pytest.fixture
-def warehouse(tmp_path: Path) -> Path:
-    path = tmp_path / "warehouse"
-    path.mkdir()
-    return path
 
 
 @pytest.fixture
