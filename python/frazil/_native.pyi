@@ -174,6 +174,24 @@ class PuffinFileMetadata:
     properties: Final[list[tuple[str, str]]]
 
 @final
+class ParquetFooter:
+    def __init__(self, tail: bytes, file_length: int, want: Any = None) -> None: ...
+    @staticmethod
+    def footer_length(tail: bytes) -> int: ...
+    def schema(self) -> RecordBatchExport: ...
+    @property
+    def num_row_groups(self) -> int: ...
+    def byte_ranges(self, row_group: int, columns: list[int]) -> list[tuple[int, int]]: ...
+    def decode(
+        self,
+        row_group: int,
+        columns: list[int],
+        parts: list[tuple[int, bytes]],
+        batch_size: int,
+        threads: int,
+    ) -> RecordBatchExport: ...
+
+@final
 class PuffinWritten:
     data: Final[bytes]
     metadata: Final[PuffinFileMetadata]

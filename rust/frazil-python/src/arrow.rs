@@ -64,6 +64,18 @@ pub fn import_array(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
     })
 }
 
+/// Imports a schema from an object implementing `__arrow_c_schema__`.
+pub fn import_schema(obj: &Bound<'_, PyAny>) -> PyResult<arrow_schema::SchemaRef> {
+    let capsule = obj.call_method0("__arrow_c_schema__")?;
+    let capsule = capsule.cast::<PyCapsule>()?;
+    let ptr = capsule.pointer_checked(Some(SCHEMA))?;
+    // SAFETY: a capsule named "arrow_schema" holds an ArrowSchema (PyCapsule interface); it is
+    // only borrowed here, and stays alive with the capsule.
+    let ffi = unsafe { &*(ptr.as_ptr() as *const FFI_ArrowSchema) };
+    let schema = arrow_schema::Schema::try_from(ffi).map_err(malformed)?;
+    Ok(Arc::new(schema))
+}
+
 /// Imports every chunk of an object implementing `__arrow_c_stream__` (a chunked array).
 pub fn import_stream(obj: &Bound<'_, PyAny>) -> PyResult<(FieldRef, Vec<ArrayRef>)> {
     let capsule = obj.call_method0("__arrow_c_stream__")?;

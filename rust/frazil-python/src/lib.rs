@@ -12,6 +12,7 @@ mod geo;
 mod inspect;
 mod manifest;
 mod metrics_evaluator;
+mod parquet;
 mod puffin;
 mod rest;
 mod row_filter;
@@ -51,6 +52,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     inspect::register(m)?;
     manifest::register(m)?;
     metrics_evaluator::register(m)?;
+    parquet::register(m)?;
     puffin::register(m)?;
     rest::register(m)?;
     row_filter::register(m)?;

@@ -1,5 +1,13 @@
 """Data and delete files in the formats other than Parquet, presented to
-:mod:`frazil.table.scan.read` as it sees a Parquet file.
+:mod:`frazil.table.scan.read` as it sees a Parquet file, and Parquet data files decoded
+natively (:class:`NativeParquet`).
+
+:class:`NativeParquet` decodes a Parquet file with arrow-rs' decoder (Rust ``frazil_parquet``,
+about a third less CPU than pyarrow's on the same column chunks): it reads the file's footer
+from its tail and then only the byte ranges of the column chunks a read needs, and hands those
+bytes to the decoder, which runs with the GIL released and decodes a row group's columns on
+several threads. :mod:`frazil.table.scan.read` uses it where its Arrow schema for the columns
+read equals pyarrow's (types and field ids), and pyarrow otherwise.
 
 Avro data and delete files are read natively (:mod:`frazil._native`'s ``avro_data_*``, Rust
 ``frazil_manifest::avro::data``).
@@ -26,6 +34,7 @@ Rows are read stripe by stripe; a row's position (``_pos``) is its ordinal in th
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -34,9 +43,56 @@ import pyarrow.orc as orc
 
 from frazil import _native
 from frazil.arrow_schema import FIELD_ID_KEY
-from frazil.exceptions import UnsupportedError, ValidationError
+from frazil.exceptions import DecodeError, UnsupportedError, ValidationError
 
-__all__ = ["AvroFile", "OrcFile"]
+__all__ = ["AvroFile", "NativeParquet", "OrcFile"]
+
+
+class NativeParquet:
+    """One unencrypted Parquet file opened for native decoding (``source``: a pyarrow input
+    file, kept open by the caller while this reads); ``want``: the Arrow schema to decode its
+    columns to where the decoder can (``schema_arrow`` says what it decodes to)."""
+
+    #: bytes read from the end of the file at first: most footers fit, so one read serves
+    TAIL = 64 * 1024
+
+    def __init__(self, source: Any, location: str, want: pa.Schema | None = None) -> None:
+        self._source = source
+        self.location = location
+        self.size = int(source.size())
+        n = min(self.TAIL, self.size)
+        with self._naming():
+            tail = source.read_at(n, self.size - n)
+            need = _native.ParquetFooter.footer_length(tail)
+            if need > n:
+                if need > self.size:
+                    raise DecodeError(
+                        f"Parquet footer of {need} bytes is longer than the file "
+                        f"({self.size} bytes)"
+                    )
+                tail = source.read_at(need, self.size - need)
+            self.footer = _native.ParquetFooter(tail, self.size, want)
+        self.schema_arrow = pa.schema(self.footer.schema())
+
+    @contextlib.contextmanager
+    def _naming(self) -> Iterator[None]:
+        """The decoder's errors name the file."""
+        try:
+            yield
+        except DecodeError as e:
+            raise DecodeError(f"Parquet file {self.location}: {e}") from e
+
+    def row_group(
+        self, row_group: int, columns: Sequence[int], batch_size: int, threads: int
+    ) -> pa.RecordBatchReader:
+        """Row group ``row_group``'s rows, the top-level ``columns`` (indices) only."""
+        with self._naming():
+            parts = [
+                (offset, self._source.read_at(length, offset))
+                for offset, length in self.footer.byte_ranges(row_group, list(columns))
+            ]
+            export = self.footer.decode(row_group, list(columns), parts, batch_size, threads)
+        return pa.RecordBatchReader.from_stream(export)
 
 
 class AvroFile:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,7 +55,7 @@ from frazil.manifest.deletes import DeletionVector, EqualityDeleteSet
 from frazil.metadata.name_mapping import NameMapping, create_mapping_from_schema
 from frazil.schema import Schema
 from frazil.table.scan.filter import RowFilter, pruning_expression, referenced_field_ids
-from frazil.table.scan.formats import AvroFile, OrcFile
+from frazil.table.scan.formats import AvroFile, NativeParquet, OrcFile
 from frazil.table.scan.projection import (
     MAPPED_BY_DEFAULT,
     Projector,
@@ -92,6 +93,9 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# FRAZIL_NATIVE_PARQUET=0 reads every Parquet file with pyarrow (a comparison and a way out).
+_NATIVE_PARQUET = os.environ.get("FRAZIL_NATIVE_PARQUET", "1") != "0"
 
 DEFAULT_BATCH_SIZE = 131_072
 
@@ -294,15 +298,45 @@ def _parquet_format(decryption: Any) -> ds.ParquetFileFormat:
     )
 
 
-class _ParquetData:
-    """A Parquet data file read through pyarrow's dataset fragment: its decoded batches are
-    allocated from :func:`~frazil.table.scan.projection.read_pool` and handed on without a copy."""
+#: decoding threads per row group of a natively decoded file (its columns in parallel)
+_DECODE_THREADS = max(1, os.cpu_count() or 1)
 
-    def __init__(self, fs: Any, path: str, decryption: Any = None) -> None:
+
+class _ParquetData:
+    """A Parquet data file: its footer and row-group statistics through pyarrow's dataset
+    fragment; its rows decoded natively (:class:`~frazil.table.scan.formats.NativeParquet`)
+    where that gives the columns read exactly pyarrow's Arrow types and field ids, else by
+    pyarrow into :func:`~frazil.table.scan.projection.read_pool`, handed on without a copy."""
+
+    def __init__(
+        self, fs: Any, path: str, decryption: Any = None, stack: contextlib.ExitStack | None = None
+    ) -> None:
         # An encrypted file's key (frazil.encryption.table_io) goes in its own format's options.
         fmt = _PARQUET if decryption is None else _parquet_format(decryption)
         self.fragment = fmt.make_fragment(path, filesystem=fs)
         self.schema_arrow = self.fragment.physical_schema
+        self._native: NativeParquet | None = None
+        if decryption is None and stack is not None and _NATIVE_PARQUET:
+            self._native = NativeParquet(
+                stack.enter_context(fs.open_input_file(path)), path, self.schema_arrow
+            )
+
+    def _native_indices(self, columns: list[str]) -> list[int] | None:
+        """The native decoder's column indices for ``columns``, if it decodes each of them to
+        pyarrow's type and field ids (nested fields' too)."""
+        if self._native is None:
+            return None
+        ours = self._native.schema_arrow
+        names = ours.names
+        if len(names) != len(set(names)) or any(c not in names for c in columns):
+            return None
+        theirs = self.schema_arrow
+        for c in columns:
+            if not ours.field(c).equals(theirs.field(c), check_metadata=True):
+                return None
+        indices = [names.index(c) for c in columns]
+        # the decoder returns columns in file order
+        return indices if indices == sorted(set(indices)) else None
 
     def batches(
         self,
@@ -318,6 +352,14 @@ class _ParquetData:
         if prune is not None and groups:
             kept = {rg.id for rg in self.fragment.subset(filter=prune).row_groups}
             groups = [g for g in groups if g[0] in kept]
+        indices = self._native_indices(columns) if groups else None
+        if indices is not None and self._native is not None:
+            for group, pos in groups:
+                reader = self._native.row_group(group, indices, batch_size, _DECODE_THREADS)
+                for raw in reader:
+                    yield pos, raw
+                    pos += raw.num_rows
+            return
         # runs of adjacent row groups: within one, positions continue from batch to batch
         runs: list[list[tuple[int, int]]] = []
         for rg in groups:
@@ -489,7 +531,7 @@ def read_task(
         pf: _ParquetData | OrcFile | AvroFile
         decryption = file_decryption(io, data_file)
         if fmt == FileFormat.PARQUET:
-            pf = _ParquetData(fs, path, decryption)
+            pf = _ParquetData(fs, path, decryption, stack)
         else:
             fh = stack.enter_context(fs.open_input_file(path))
             pf = open_file(fh, fmt, data_file.record_count, decryption)

@@ -1,0 +1,372 @@
+//! A Parquet file's footer and the decoding of its row groups (see the crate docs).
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, FieldRef, Schema, SchemaRef};
+use bytes::{Buf, Bytes};
+use frazil_values::{Error, Result};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
+use parquet::arrow::ProjectionMask;
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::reader::{ChunkReader, Length};
+
+const MAGIC: &[u8; 4] = b"PAR1";
+const ENCRYPTED_MAGIC: &[u8; 4] = b"PARE";
+
+/// The number of bytes at the end of a file that hold its footer (metadata + the 8-byte tail),
+/// from at least its last 8 bytes.
+pub fn footer_length(tail: &[u8]) -> Result<usize> {
+    let n = tail.len();
+    if n < 8 {
+        return Err(Error::decode(format!(
+            "not a Parquet file: {n} bytes where its tail needs 8"
+        )));
+    }
+    let magic = &tail[n - 4..];
+    if magic == ENCRYPTED_MAGIC {
+        return Err(Error::unsupported(
+            "the file has an encrypted footer (read through the table's decryption)",
+        ));
+    }
+    if magic != MAGIC {
+        return Err(Error::decode(
+            "not a Parquet file: no PAR1 magic at its end",
+        ));
+    }
+    let mut len = [0u8; 4];
+    len.copy_from_slice(&tail[n - 8..n - 4]);
+    Ok(u32::from_le_bytes(len) as usize + 8)
+}
+
+/// A file's parsed footer: its metadata and the Arrow schema its columns decode to.
+#[derive(Debug, Clone)]
+pub struct Footer {
+    reader: ArrowReaderMetadata,
+    file_length: u64,
+}
+
+impl Footer {
+    /// The footer of a file of `file_length` bytes from its last bytes (`tail`, at least
+    /// [`footer_length`] of them). `want`: the Arrow schema the caller wants the file's columns
+    /// in (every top-level column, in file order), used where arrow-rs can decode to it; the
+    /// caller compares [`Self::schema`] with it.
+    pub fn parse(tail: &[u8], file_length: u64, want: Option<SchemaRef>) -> Result<Self> {
+        let need = footer_length(tail)?;
+        if need > tail.len() || need as u64 > file_length {
+            return Err(Error::decode(format!(
+                "Parquet footer of {need} bytes does not fit in the {} bytes given (file of \
+                 {file_length} bytes)",
+                tail.len()
+            )));
+        }
+        let meta = &tail[tail.len() - need..tail.len() - 8];
+        let metadata = ParquetMetaDataReader::decode_metadata(meta)
+            .map_err(|e| Error::decode(format!("Parquet footer: {e}")))?;
+        let metadata = Arc::new(metadata);
+        let plain = ArrowReaderMetadata::try_new(Arc::clone(&metadata), ArrowReaderOptions::new())
+            .map_err(|e| Error::decode(format!("Parquet schema: {e}")))?;
+        let reader = match want {
+            Some(want) if &want != plain.schema() => {
+                let hint = hint_schema(plain.schema(), &want);
+                ArrowReaderMetadata::try_new(
+                    Arc::clone(&metadata),
+                    ArrowReaderOptions::new().with_schema(hint),
+                )
+                // a schema arrow-rs will not decode to: its own (the caller then reads otherwise)
+                .unwrap_or(plain)
+            }
+            _ => plain,
+        };
+        Ok(Self {
+            reader,
+            file_length,
+        })
+    }
+
+    pub fn schema(&self) -> &SchemaRef {
+        self.reader.schema()
+    }
+
+    pub fn metadata(&self) -> &Arc<ParquetMetaData> {
+        self.reader.metadata()
+    }
+
+    pub fn file_length(&self) -> u64 {
+        self.file_length
+    }
+
+    pub fn num_row_groups(&self) -> usize {
+        self.metadata().num_row_groups()
+    }
+
+    fn mask(&self, columns: &[usize]) -> Result<ProjectionMask> {
+        let n = self.schema().fields().len();
+        if let Some(c) = columns.iter().find(|&&c| c >= n) {
+            return Err(Error::invalid(format!(
+                "column {c} out of range (the file has {n} top-level columns)"
+            )));
+        }
+        Ok(ProjectionMask::roots(
+            self.metadata().file_metadata().schema_descr(),
+            columns.iter().copied(),
+        ))
+    }
+
+    fn check_row_group(&self, rg: usize) -> Result<()> {
+        if rg >= self.num_row_groups() {
+            return Err(Error::invalid(format!(
+                "row group {rg} out of range (the file has {})",
+                self.num_row_groups()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The (offset, length) byte ranges of the column chunks of `columns` (top-level column
+    /// indices) in row group `rg`, adjacent ones merged, in file order.
+    pub fn byte_ranges(&self, rg: usize, columns: &[usize]) -> Result<Vec<(u64, u64)>> {
+        self.check_row_group(rg)?;
+        let mask = self.mask(columns)?;
+        let group = self.metadata().row_group(rg);
+        let mut ranges: Vec<(u64, u64)> = group
+            .columns()
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask.leaf_included(*i))
+            .map(|(_, c)| c.byte_range())
+            .collect();
+        ranges.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+        for (start, len) in ranges {
+            let end = start.checked_add(len).filter(|&e| e <= self.file_length);
+            let Some(end) = end else {
+                return Err(Error::decode(format!(
+                    "column chunk at {start} of {len} bytes is beyond the file ({} bytes)",
+                    self.file_length
+                )));
+            };
+            match merged.last_mut() {
+                Some((s, l)) if *s + *l >= start => *l = (*l).max(end - *s),
+                _ => merged.push((start, len)),
+            }
+        }
+        Ok(merged)
+    }
+
+    /// The rows of row group `rg`, columns `columns` (top-level indices, in file order in the
+    /// result), from the bytes of [`Self::byte_ranges`]: one batch per column decoded on up to
+    /// `threads` threads, cut into batches of at most `batch_size` rows.
+    pub fn decode(
+        &self,
+        rg: usize,
+        columns: &[usize],
+        ranges: &Ranges,
+        batch_size: usize,
+        threads: usize,
+    ) -> Result<Vec<RecordBatch>> {
+        self.check_row_group(rg)?;
+        let mut columns = columns.to_vec();
+        columns.sort_unstable();
+        columns.dedup();
+        let schema = Arc::new(self.schema().project(&columns).map_err(arrow_error)?);
+        let rows = usize::try_from(self.metadata().row_group(rg).num_rows())
+            .map_err(|_| Error::decode("row group with a negative row count"))?;
+        let arrays = if columns.is_empty() {
+            Vec::new()
+        } else {
+            let threads = threads.clamp(1, columns.len());
+            let per = columns.len().div_ceil(threads);
+            let parts: Vec<Result<Vec<ArrayRef>>> = if threads == 1 {
+                vec![self.decode_columns(rg, &columns, ranges, rows)]
+            } else {
+                std::thread::scope(|s| {
+                    let handles: Vec<_> = columns
+                        .chunks(per)
+                        .map(|chunk| s.spawn(move || self.decode_columns(rg, chunk, ranges, rows)))
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join().unwrap_or_else(|_| {
+                                Err(Error::decode("Parquet decoding thread panicked"))
+                            })
+                        })
+                        .collect()
+                })
+            };
+            let mut arrays = Vec::with_capacity(columns.len());
+            for part in parts {
+                arrays.extend(part?);
+            }
+            arrays
+        };
+        let batch = if arrays.is_empty() {
+            let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
+            RecordBatch::try_new_with_options(schema, arrays, &options)
+        } else {
+            RecordBatch::try_new(schema, arrays)
+        }
+        .map_err(arrow_error)?;
+        let step = batch_size.max(1);
+        Ok((0..rows.max(1))
+            .step_by(step)
+            .take(if rows == 0 { 0 } else { usize::MAX })
+            .map(|off| batch.slice(off, step.min(rows - off)))
+            .collect())
+    }
+
+    /// Each of `columns` decoded whole (one array per column, in order).
+    fn decode_columns(
+        &self,
+        rg: usize,
+        columns: &[usize],
+        ranges: &Ranges,
+        rows: usize,
+    ) -> Result<Vec<ArrayRef>> {
+        let mut out = Vec::with_capacity(columns.len());
+        for &c in columns {
+            let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+                ranges.clone(),
+                self.reader.clone(),
+            )
+            .with_projection(self.mask(&[c])?)
+            .with_row_groups(vec![rg])
+            .with_batch_size(rows.max(1));
+            let reader = builder.build().map_err(parquet_error)?;
+            let mut chunks = Vec::new();
+            for batch in reader {
+                chunks.push(batch.map_err(arrow_error)?.column(0).clone());
+            }
+            let array = match chunks.len() {
+                0 => arrow_array::new_empty_array(self.schema().field(c).data_type()),
+                1 => chunks.pop().unwrap_or_else(|| unreachable!()),
+                _ => {
+                    let refs: Vec<&dyn arrow_array::Array> =
+                        chunks.iter().map(|a| a.as_ref()).collect();
+                    arrow_select_concat(&refs)?
+                }
+            };
+            if array.len() != rows {
+                return Err(Error::decode(format!(
+                    "column {} decoded {} rows where its row group has {rows}",
+                    self.schema().field(c).name(),
+                    array.len()
+                )));
+            }
+            out.push(array);
+        }
+        Ok(out)
+    }
+}
+
+fn arrow_select_concat(arrays: &[&dyn arrow_array::Array]) -> Result<ArrayRef> {
+    arrow_select::concat::concat(arrays).map_err(arrow_error)
+}
+
+fn arrow_error(e: arrow_schema::ArrowError) -> Error {
+    Error::decode(format!("Parquet data: {e}"))
+}
+
+fn parquet_error(e: parquet::errors::ParquetError) -> Error {
+    Error::decode(format!("Parquet data: {e}"))
+}
+
+/// The schema to ask arrow-rs for: `want`'s fields, except those arrow-rs cannot decode to
+/// (a map whose entries are named otherwise), which keep `plain`'s so the rest still can.
+fn hint_schema(plain: &SchemaRef, want: &SchemaRef) -> SchemaRef {
+    if plain.fields().len() != want.fields().len() {
+        return Arc::clone(want);
+    }
+    let fields: Vec<FieldRef> = plain
+        .fields()
+        .iter()
+        .zip(want.fields().iter())
+        .map(|(p, w)| {
+            if has_map(w.data_type()) {
+                Arc::clone(p)
+            } else {
+                Arc::clone(w)
+            }
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, want.metadata().clone()))
+}
+
+fn has_map(t: &DataType) -> bool {
+    match t {
+        DataType::Map(..) => true,
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            has_map(f.data_type())
+        }
+        DataType::Struct(fs) => fs.iter().any(|f| has_map(f.data_type())),
+        _ => false,
+    }
+}
+
+/// The byte ranges of one file a caller read, addressed by file offset: the `ChunkReader` the
+/// decoder reads column chunks from. Cloning shares the bytes.
+#[derive(Debug, Clone)]
+pub struct Ranges {
+    file_length: u64,
+    parts: Arc<Vec<(u64, Bytes)>>,
+}
+
+impl Ranges {
+    /// `parts`: (file offset, bytes) pairs, in any order.
+    pub fn new(file_length: u64, mut parts: Vec<(u64, Bytes)>) -> Self {
+        parts.sort_unstable_by_key(|(o, _)| *o);
+        Self {
+            file_length,
+            parts: Arc::new(parts),
+        }
+    }
+
+    fn find(&self, start: u64, length: u64) -> parquet::errors::Result<Bytes> {
+        let i = self.parts.partition_point(|(o, _)| *o <= start);
+        if i > 0 {
+            let (o, b) = &self.parts[i - 1];
+            let off = (start - o) as usize;
+            if (off as u64).saturating_add(length) <= b.len() as u64 {
+                return Ok(b.slice(off..off + length as usize));
+            }
+        }
+        Err(parquet::errors::ParquetError::General(format!(
+            "bytes {start}..{} were not read",
+            start.saturating_add(length)
+        )))
+    }
+}
+
+impl Length for Ranges {
+    fn len(&self) -> u64 {
+        self.file_length
+    }
+}
+
+impl ChunkReader for Ranges {
+    type T = bytes::buf::Reader<Bytes>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        // to the end of the part holding `start`
+        let i = self.parts.partition_point(|(o, _)| *o <= start);
+        let rest = match i.checked_sub(1).map(|j| &self.parts[j]) {
+            Some((o, b)) if start - o <= b.len() as u64 => b.slice((start - o) as usize..),
+            _ => {
+                return Err(parquet::errors::ParquetError::General(format!(
+                    "byte {start} was not read"
+                )))
+            }
+        };
+        Ok(rest.reader())
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        self.find(start, length as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests;
