@@ -121,6 +121,13 @@ def _same(theirs: list[tuple[int, pa.RecordBatch]], ours: list[tuple[int, pa.Rec
     )
     a = _nan_safe(pa.Table.from_batches([b for _, b in theirs]))
     b = _nan_safe(pa.Table.from_batches([b for _, b in ours]))
+    # a map's entries are named after the column by pyarrow, not by arrow-rs; nothing reads
+    # that name: compare the maps' values
+    for i, f in enumerate(a.schema):
+        if pa.types.is_map(f.type):
+            assert b.column(i).to_pylist() == a.column(i).to_pylist()
+            a, b = a.remove_column(i), b.remove_column(i)
+            break
     assert a.schema.equals(b.schema, check_metadata=True)
     assert b.equals(a), "native decode differs from pyarrow's"
     # positions: each batch starts where the rows before it end
@@ -143,9 +150,7 @@ def test_native_decode_equals_pyarrow(tmp_path: Path, compression: str, options:
     table = _sample(2500)
     path = str(tmp_path / "f.parquet")
     pq.write_table(table, path, compression=compression, **options)
-    # maps: pyarrow names their entries after the column, arrow-rs does not: pyarrow reads them
-    flat = [c for c in table.column_names if c != "m"]
-    theirs, native = _both(path, flat)
+    theirs, native = _both(path, table.column_names)
     assert native is not None, "the native decoder declined a file of the standard types"
     _same(theirs, native)
     # a projection decodes only its columns (the ranges read cover them alone)
@@ -160,7 +165,7 @@ def test_files_without_a_stored_arrow_schema(tmp_path: Path) -> None:
     table = _sample(300)
     path = str(tmp_path / "f.parquet")
     pq.write_table(table, path, store_schema=False)
-    theirs, native = _both(path, [c for c in table.column_names if c != "m"])
+    theirs, native = _both(path, table.column_names)
     assert native is not None
     _same(theirs, native)
 

@@ -45,6 +45,7 @@ pub fn footer_length(tail: &[u8]) -> Result<usize> {
 #[derive(Debug, Clone)]
 pub struct Footer {
     reader: ArrowReaderMetadata,
+    schema: SchemaRef,
     file_length: u64,
 }
 
@@ -68,9 +69,9 @@ impl Footer {
         let metadata = Arc::new(metadata);
         let plain = ArrowReaderMetadata::try_new(Arc::clone(&metadata), ArrowReaderOptions::new())
             .map_err(|e| Error::decode(format!("Parquet schema: {e}")))?;
-        let reader = match want {
-            Some(want) if &want != plain.schema() => {
-                let hint = hint_schema(plain.schema(), &want);
+        let reader = match &want {
+            Some(want) if want != plain.schema() => {
+                let hint = hint_schema(plain.schema(), want);
                 ArrowReaderMetadata::try_new(
                     Arc::clone(&metadata),
                     ArrowReaderOptions::new().with_schema(hint),
@@ -80,14 +81,16 @@ impl Footer {
             }
             _ => plain,
         };
+        let schema = Arc::clone(reader.schema());
         Ok(Self {
             reader,
+            schema,
             file_length,
         })
     }
 
     pub fn schema(&self) -> &SchemaRef {
-        self.reader.schema()
+        &self.schema
     }
 
     pub fn metadata(&self) -> &Arc<ParquetMetaData> {
@@ -274,8 +277,8 @@ fn parquet_error(e: parquet::errors::ParquetError) -> Error {
     Error::decode(format!("Parquet data: {e}"))
 }
 
-/// The schema to ask arrow-rs for: `want`'s fields, except those arrow-rs cannot decode to
-/// (a map whose entries are named otherwise), which keep `plain`'s so the rest still can.
+/// The schema to ask arrow-rs for: `want`'s, with maps' entries named as arrow-rs names them
+/// (`plain`'s), which it insists on (the name does not cross the C data interface anyway).
 fn hint_schema(plain: &SchemaRef, want: &SchemaRef) -> SchemaRef {
     if plain.fields().len() != want.fields().len() {
         return Arc::clone(want);
@@ -285,24 +288,44 @@ fn hint_schema(plain: &SchemaRef, want: &SchemaRef) -> SchemaRef {
         .iter()
         .zip(want.fields().iter())
         .map(|(p, w)| {
-            if has_map(w.data_type()) {
-                Arc::clone(p)
-            } else {
-                Arc::clone(w)
-            }
+            Arc::new(
+                w.as_ref()
+                    .clone()
+                    .with_data_type(map_names_of(w.data_type(), p.data_type())),
+            )
         })
         .collect();
     Arc::new(Schema::new_with_metadata(fields, want.metadata().clone()))
 }
 
-fn has_map(t: &DataType) -> bool {
-    match t {
-        DataType::Map(..) => true,
-        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
-            has_map(f.data_type())
+/// `want` with the names of its maps' entries fields taken from `like` where both have a map.
+fn map_names_of(want: &DataType, like: &DataType) -> DataType {
+    let field = |w: &FieldRef, l: &FieldRef, name: &str| -> FieldRef {
+        Arc::new(
+            w.as_ref()
+                .clone()
+                .with_name(name)
+                .with_data_type(map_names_of(w.data_type(), l.data_type())),
+        )
+    };
+    match (want, like) {
+        (DataType::Map(w, sorted), DataType::Map(l, _)) => {
+            DataType::Map(field(w, l, l.name()), *sorted)
         }
-        DataType::Struct(fs) => fs.iter().any(|f| has_map(f.data_type())),
-        _ => false,
+        (DataType::Struct(ws), DataType::Struct(ls)) if ws.len() == ls.len() => DataType::Struct(
+            ws.iter()
+                .zip(ls.iter())
+                .map(|(w, l)| field(w, l, w.name()))
+                .collect::<Vec<_>>()
+                .into(),
+        ),
+        (DataType::LargeList(w), DataType::List(l) | DataType::LargeList(l)) => {
+            DataType::LargeList(field(w, l, w.name()))
+        }
+        (DataType::List(w), DataType::List(l) | DataType::LargeList(l)) => {
+            DataType::List(field(w, l, w.name()))
+        }
+        _ => want.clone(),
     }
 }
 

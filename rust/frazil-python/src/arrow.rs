@@ -72,7 +72,12 @@ pub fn import_schema(obj: &Bound<'_, PyAny>) -> PyResult<arrow_schema::SchemaRef
     // SAFETY: a capsule named "arrow_schema" holds an ArrowSchema (PyCapsule interface); it is
     // only borrowed here, and stays alive with the capsule.
     let ffi = unsafe { &*(ptr.as_ptr() as *const FFI_ArrowSchema) };
-    let schema = arrow_schema::Schema::try_from(ffi).map_err(malformed)?;
+    // arrow-rs panics on a name that is not UTF-8 (a damaged file's schema can have one)
+    let schema = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        arrow_schema::Schema::try_from(ffi)
+    }))
+    .map_err(|_| invalid("malformed Arrow schema: a field name is not UTF-8"))?
+    .map_err(malformed)?;
     Ok(Arc::new(schema))
 }
 

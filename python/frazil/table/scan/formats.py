@@ -43,7 +43,7 @@ import pyarrow.orc as orc
 
 from frazil import _native
 from frazil.arrow_schema import FIELD_ID_KEY
-from frazil.exceptions import DecodeError, UnsupportedError, ValidationError
+from frazil.exceptions import DecodeError, FrazilError, UnsupportedError, ValidationError
 
 __all__ = ["AvroFile", "NativeParquet", "OrcFile"]
 
@@ -79,7 +79,7 @@ class NativeParquet:
         """The decoder's errors name the file."""
         try:
             yield
-        except DecodeError as e:
+        except FrazilError as e:
             raise DecodeError(f"Parquet file {self.location}: {e}") from e
 
     def row_group(

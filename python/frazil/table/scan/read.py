@@ -332,7 +332,7 @@ class _ParquetData:
             return None
         theirs = self.schema_arrow
         for c in columns:
-            if not ours.field(c).equals(theirs.field(c), check_metadata=True):
+            if not _same_field(ours.field(c), theirs.field(c)):
                 return None
         indices = [names.index(c) for c in columns]
         # the decoder returns columns in file order
@@ -375,6 +375,32 @@ class _ParquetData:
             ):
                 yield pos, raw
                 pos += raw.num_rows
+
+
+def _same_field(a: pa.Field, b: pa.Field) -> bool:
+    """Equal fields (types, nullability, field ids), nested ones too, but for the name of a
+    map's entries, which the C data interface does not carry (pyarrow names them after the
+    column, arrow-rs ``key_value``) and nothing reads."""
+    if a.equals(b, check_metadata=True):
+        return True
+    if a.name != b.name or a.nullable != b.nullable or a.metadata != b.metadata:
+        return False
+    s, t = a.type, b.type
+    if pa.types.is_map(s) and pa.types.is_map(t):
+        return (
+            s.keys_sorted == t.keys_sorted
+            and _same_field(s.key_field, t.key_field)
+            and _same_field(s.item_field, t.item_field)
+        )
+    if pa.types.is_struct(s) and pa.types.is_struct(t):
+        return s.num_fields == t.num_fields and all(
+            _same_field(s.field(i), t.field(i)) for i in range(s.num_fields)
+        )
+    if (pa.types.is_large_list(s) and pa.types.is_large_list(t)) or (
+        pa.types.is_list(s) and pa.types.is_list(t)
+    ):
+        return _same_field(s.value_field, t.value_field)
+    return False
 
 
 def _batches(
