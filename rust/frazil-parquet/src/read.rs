@@ -160,8 +160,8 @@ impl Footer {
     }
 
     /// The rows of row group `rg`, columns `columns` (top-level indices, in file order in the
-    /// result), from the bytes of [`Self::byte_ranges`]: one batch per column decoded on up to
-    /// `threads` threads, cut into batches of at most `batch_size` rows.
+    /// result), from the bytes of [`Self::byte_ranges`], in batches of at most `batch_size`
+    /// rows; the columns are decoded on up to `threads` threads.
     pub fn decode(
         &self,
         rg: usize,
@@ -177,58 +177,69 @@ impl Footer {
         let schema = Arc::new(self.schema().project(&columns).map_err(arrow_error)?);
         let rows = usize::try_from(self.metadata().row_group(rg).num_rows())
             .map_err(|_| Error::decode("row group with a negative row count"))?;
-        let arrays = if columns.is_empty() {
-            Vec::new()
-        } else {
-            let threads = threads.clamp(1, columns.len());
-            let per = columns.len().div_ceil(threads);
-            let parts: Vec<Result<Vec<ArrayRef>>> = if threads == 1 {
-                vec![self.decode_columns(rg, &columns, ranges, rows)]
-            } else {
-                std::thread::scope(|s| {
-                    let handles: Vec<_> = columns
-                        .chunks(per)
-                        .map(|chunk| s.spawn(move || self.decode_columns(rg, chunk, ranges, rows)))
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| {
-                            h.join().unwrap_or_else(|_| {
-                                Err(Error::decode("Parquet decoding thread panicked"))
-                            })
-                        })
-                        .collect()
-                })
-            };
-            let mut arrays = Vec::with_capacity(columns.len());
-            for part in parts {
-                arrays.extend(part?);
-            }
-            arrays
-        };
-        let batch = if arrays.is_empty() {
-            let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
-            RecordBatch::try_new_with_options(schema, arrays, &options)
-        } else {
-            RecordBatch::try_new(schema, arrays)
-        }
-        .map_err(arrow_error)?;
         let step = batch_size.max(1);
-        Ok((0..rows.max(1))
+        let sizes: Vec<usize> = (0..rows)
             .step_by(step)
-            .take(if rows == 0 { 0 } else { usize::MAX })
-            .map(|off| batch.slice(off, step.min(rows - off)))
-            .collect())
+            .map(|o| step.min(rows - o))
+            .collect();
+        if columns.is_empty() {
+            return sizes
+                .iter()
+                .map(|&n| {
+                    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
+                    RecordBatch::try_new_with_options(Arc::clone(&schema), Vec::new(), &options)
+                        .map_err(arrow_error)
+                })
+                .collect();
+        }
+        let threads = threads.clamp(1, columns.len());
+        let per = columns.len().div_ceil(threads);
+        let parts: Vec<Result<Vec<Vec<ArrayRef>>>> = if threads == 1 {
+            vec![self.decode_columns(rg, &columns, ranges, &sizes)]
+        } else {
+            let sizes = &sizes;
+            std::thread::scope(|s| {
+                let handles: Vec<_> = columns
+                    .chunks(per)
+                    .map(|chunk| s.spawn(move || self.decode_columns(rg, chunk, ranges, sizes)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(Error::decode("Parquet decoding thread panicked"))
+                        })
+                    })
+                    .collect()
+            })
+        };
+        // per column its chunks, one per batch
+        let mut by_column: Vec<std::vec::IntoIter<ArrayRef>> = Vec::with_capacity(columns.len());
+        for part in parts {
+            by_column.extend(part?.into_iter().map(|chunks| chunks.into_iter()));
+        }
+        sizes
+            .iter()
+            .map(|_| {
+                let arrays: Vec<ArrayRef> = by_column
+                    .iter_mut()
+                    .map(|chunks| chunks.next())
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| Error::decode("a column decoded fewer batches than its rows"))?;
+                RecordBatch::try_new(Arc::clone(&schema), arrays).map_err(arrow_error)
+            })
+            .collect()
     }
 
-    /// Each of `columns` decoded whole (one array per column, in order).
+    /// Each of `columns` decoded in chunks of `sizes` rows (one list of chunks per column).
     fn decode_columns(
         &self,
         rg: usize,
         columns: &[usize],
         ranges: &Ranges,
-        rows: usize,
-    ) -> Result<Vec<ArrayRef>> {
+        sizes: &[usize],
+    ) -> Result<Vec<Vec<ArrayRef>>> {
+        let step = sizes.first().copied().unwrap_or(1).max(1);
         let mut out = Vec::with_capacity(columns.len());
         for &c in columns {
             let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
@@ -237,36 +248,25 @@ impl Footer {
             )
             .with_projection(self.mask(&[c])?)
             .with_row_groups(vec![rg])
-            .with_batch_size(rows.max(1));
+            .with_batch_size(step);
             let reader = builder.build().map_err(parquet_error)?;
-            let mut chunks = Vec::new();
+            let mut chunks = Vec::with_capacity(sizes.len());
             for batch in reader {
                 chunks.push(batch.map_err(arrow_error)?.column(0).clone());
             }
-            let array = match chunks.len() {
-                0 => arrow_array::new_empty_array(self.schema().field(c).data_type()),
-                1 => chunks.pop().unwrap_or_else(|| unreachable!()),
-                _ => {
-                    let refs: Vec<&dyn arrow_array::Array> =
-                        chunks.iter().map(|a| a.as_ref()).collect();
-                    arrow_select_concat(&refs)?
-                }
-            };
-            if array.len() != rows {
+            let got: Vec<usize> = chunks.iter().map(|a| a.len()).collect();
+            if got != sizes {
                 return Err(Error::decode(format!(
-                    "column {} decoded {} rows where its row group has {rows}",
+                    "column {} decoded {} rows where its row group has {}",
                     self.schema().field(c).name(),
-                    array.len()
+                    got.iter().sum::<usize>(),
+                    sizes.iter().sum::<usize>()
                 )));
             }
-            out.push(array);
+            out.push(chunks);
         }
         Ok(out)
     }
-}
-
-fn arrow_select_concat(arrays: &[&dyn arrow_array::Array]) -> Result<ArrayRef> {
-    arrow_select::concat::concat(arrays).map_err(arrow_error)
 }
 
 fn arrow_error(e: arrow_schema::ArrowError) -> Error {
