@@ -244,10 +244,13 @@ def _all_tasks(client: Any, path: str, body: dict[str, Any]) -> tuple[list[Any],
         return plan["file-scan-tasks"], plan["delete-files"]
     tasks: list[Any] = []
     deletes: list[Any] = []
-    for token in plan["plan-tasks"]:
-        page = client.post(f"{path}/tasks", json={"plan-task": token}).json()
+    # a page may hand out further plan tasks (the spec's ScanTasks): followed in order
+    pending = list(plan["plan-tasks"])
+    while pending:
+        page = client.post(f"{path}/tasks", json={"plan-task": pending.pop(0)}).json()
         tasks += page["file-scan-tasks"]
         deletes += page["delete-files"]
+        pending += page.get("plan-tasks", [])
     return tasks, deletes
 
 
