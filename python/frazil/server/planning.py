@@ -143,11 +143,22 @@ class _Plan:
             if self.stopped and not self.done:
                 raise NoSuchPlanIdError("the plan was dropped (expired, cancelled or evicted)")
 
-    def view(self) -> ScanPlan:
-        """The rows planned so far, as a plan."""
+    def page(self, start: int, size: int) -> tuple[ScanPlan, int]:
+        """The planned batches holding rows ``[start, start + size)`` as a plan, and where
+        ``start`` is in it (a page's table is not built over every batch)."""
         with self.cond:
             batches = list(self.batches)
-        return self.head.with_batches(batches)
+        skipped = 0
+        first = 0
+        while first < len(batches) and skipped + batches[first].num_rows <= start:
+            skipped += batches[first].num_rows
+            first += 1
+        last = first
+        covered = skipped
+        while last < len(batches) and covered < start + size:
+            covered += batches[last].num_rows
+            last += 1
+        return self.head.with_batches(batches[first:last]), start - skipped
 
     def hand_out(self, page_size: int, *, every: bool = False) -> list[int]:
         """Starts of the pages with rows not handed out yet (``every``: of all pages with
@@ -303,7 +314,8 @@ class PlanStore:
             entry.wait_rows(start + self.page_size + 1)
         except NoSuchPlanIdError:
             raise NoSuchPlanTaskError(f"unknown plan task {plan_task[:80]!r}") from None
-        page = write_page(entry.view(), start, self.page_size, entry.layout, entry.residuals)
+        rows, at = entry.page(start, self.page_size)
+        page = write_page(rows, at, self.page_size, entry.layout, entry.residuals)
         more = entry.hand_out(self.page_size)
         if not more:
             return page
@@ -328,7 +340,8 @@ class PlanStore:
             head += b'"plan-id":' + json.dumps(plan_id).encode() + b","
         head += b'"status":"completed",'
         if entry.done and entry.rows <= self.page_size:
-            page = write_page(entry.view(), 0, self.page_size, entry.layout, entry.residuals)
+            rows, _ = entry.page(0, self.page_size)
+            page = write_page(rows, 0, self.page_size, entry.layout, entry.residuals)
             return head + page[1:]
         starts = entry.hand_out(self.page_size, every=not with_id)
         return head + b'"plan-tasks":' + self._tokens(plan_id, starts) + b"}"
