@@ -13,8 +13,9 @@ loopback; the clients share the machine's cores with it):
 - planning the plan bench's table (benches/plan_table.py: 100 manifests x 10,000 files, string
   bounds, 8 stats columns), registered in the server's catalog, iterating every task's
   ``file.file_path`` and ``file.record_count``: through the server's planning endpoint
-  (``rest.scan-planning=server``: the server writes each page of 1,000 tasks natively from its
-  Arrow plan, frazil's client reads pages natively into the same Arrow columns and streams
+  (``rest.scan-planning=server``: the server plans a manifest at a time while it serves the
+  pages planned so far, writing each page of 1,000 tasks natively from its Arrow plan; frazil's
+  client fetches two pages ahead, reads them natively into the same Arrow columns and streams
   views of them), planned by frazil's client from the manifests (``rest.scan-planning=client``),
   and by PyIceberg 0.12's ``RestCatalog`` (one round each): planning from the manifests itself,
   and through frazil serve's planning endpoint (``scan-planning-mode=server``).

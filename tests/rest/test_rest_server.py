@@ -244,10 +244,13 @@ def _all_tasks(client: Any, path: str, body: dict[str, Any]) -> tuple[list[Any],
         return plan["file-scan-tasks"], plan["delete-files"]
     tasks: list[Any] = []
     deletes: list[Any] = []
-    for token in plan["plan-tasks"]:
-        page = client.post(f"{path}/tasks", json={"plan-task": token}).json()
+    # a page may hand out further plan tasks (the spec's ScanTasks): followed in order
+    pending = list(plan["plan-tasks"])
+    while pending:
+        page = client.post(f"{path}/tasks", json={"plan-task": pending.pop(0)}).json()
         tasks += page["file-scan-tasks"]
         deletes += page["delete-files"]
+        pending += page.get("plan-tasks", [])
     return tasks, deletes
 
 
@@ -276,6 +279,72 @@ def test_plan_small_and_paged(catalog: SqlCatalog) -> None:
             r = c.post(f"{path}/tasks", json={"plan-task": "forged:0"})
             assert r.json()["error"]["type"] == "NoSuchPlanTaskException"
     assert len(expected) == 9
+
+
+def test_plan_streamed_pages(catalog: SqlCatalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan is served while it is planned: the manifests are planned one at a time (here a
+    batch each, released one by one), the first answer lists the pages planned by then, each
+    page the pages planned since, every page once; a page not handed out yet is unknown; a
+    planning error after the first answer fails the pages that need the missing rows."""
+    import threading
+
+    from frazil.table.scan import arrow_plan
+
+    t = _table_with_rows(catalog, files=6)  # six manifests of a file each
+    expected = {task.file.file_path for task in t.scan().plan_files()}
+    release = threading.Semaphore(0)
+    fail_after: list[int] = []
+    streamed = arrow_plan.ScanPlan.streamed.__func__  # type: ignore[attr-defined]
+
+    def gated(cls: Any, plan: Any, groups: Any, ptype: Any) -> Any:
+        head, batches = streamed(cls, plan, groups, ptype)
+
+        def one_at_a_time() -> Any:
+            for i, b in enumerate(batches):
+                if i >= 3:  # the first page (2 tasks) and the row after it come at once
+                    assert release.acquire(timeout=30)
+                if fail_after and i >= fail_after[0]:
+                    from frazil.exceptions import FrazilError
+
+                    raise FrazilError("manifest gone")
+                yield b
+
+        return head, one_at_a_time()
+
+    monkeypatch.setattr(arrow_plan.ScanPlan, "streamed", classmethod(gated))
+    path = "/v1/namespaces/db/tables/t"
+    app = create_app(catalog, auth=auth_config(), plan_page_size=2)
+    with TestClient(app) as c:
+        c.headers["Authorization"] = f"Bearer {token_for(c)}"
+        plan = c.post(f"{path}/plan", json={}).json()
+        assert plan["status"] == "completed" and plan["plan-tasks"]
+        handed = list(plan["plan-tasks"])
+        assert len(handed) == 2  # 3 tasks planned: pages 0 and 1
+        plan_id = plan["plan-id"]
+        r = c.post(f"{path}/tasks", json={"plan-task": f"{plan_id}:10"})
+        assert r.json()["error"]["type"] == "NoSuchPlanTaskException"
+        first = c.post(f"{path}/tasks", json={"plan-task": handed[0]}).json()
+        assert "plan-tasks" not in first  # nothing planned since
+        got = [x["data-file"]["file-path"] for x in first["file-scan-tasks"]]
+        pending = handed[1:]
+        for _ in range(3):
+            release.release()
+        while pending:
+            page = c.post(f"{path}/tasks", json={"plan-task": pending.pop(0)}).json()
+            got += [x["data-file"]["file-path"] for x in page["file-scan-tasks"]]
+            pending += page.get("plan-tasks", [])
+            handed += page.get("plan-tasks", [])
+        assert sorted(got) == sorted(expected) and len(got) == 6
+        assert len(handed) == len(set(handed)) == 3
+        listed = c.get(f"{path}/plan/{plan_id}").json()
+        assert listed["plan-tasks"] == handed
+
+        fail_after.append(3)
+        plan = c.post(f"{path}/plan", json={}).json()
+        release.release()
+        page = c.post(f"{path}/tasks", json={"plan-task": plan["plan-tasks"][1]})
+        assert page.status_code == 500, page.text
+        assert "manifest gone" in page.json()["error"]["message"]
 
 
 # ---- auth and hardening

@@ -423,6 +423,38 @@ class SqlCatalog(Catalog):
         with self._errors("reading"), self._reader.connect() as conn, conn.begin():
             yield conn
 
+    # ---- the database for frazil's own side tables (frazil serve's scan plans)
+
+    @contextmanager
+    def write_transaction(self) -> Iterator[Connection]:
+        """A write transaction on the catalog's database, for a frazil component that keeps
+        its own table there (:meth:`create_side_table`). Database errors are
+        :class:`~frazil.exceptions.CatalogError` (integrity errors pass through)."""
+        with self._write() as conn:
+            yield conn
+
+    @contextmanager
+    def read_transaction(self) -> Iterator[Connection]:
+        """A read transaction on the catalog's database (see :meth:`write_transaction`)."""
+        with self._read() as conn:
+            yield conn
+
+    def create_side_table(self, table: Table) -> None:
+        """Creates ``table`` in the catalog's database unless it exists; safe when several
+        processes create it at the same moment (the loser finds it created)."""
+        try:
+            with self._write() as conn:
+                table.create(conn, checkfirst=True)
+        except (CatalogError, IntegrityError) as e:
+            # PostgreSQL: a concurrent CREATE TABLE fails with a duplicate (an integrity or
+            # programming error) rather than waiting; fine if the table exists now.
+            if not inspect(self.engine).has_table(table.name):
+                if isinstance(e, CatalogError):
+                    raise
+                raise CatalogError(
+                    f"SQL catalog {self.name!r}: creating table {table.name} failed: {e.orig}"
+                ) from e
+
     def _init_tables(self) -> None:
         # Read first: a catalog that exists is opened without writing (read-only storage) and
         # without waiting for another process's write lock.

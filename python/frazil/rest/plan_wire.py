@@ -114,9 +114,13 @@ def read_page(
     into the plan's residual text.
     Malformed input raises :class:`~frazil.exceptions.ParseError` naming where it is."""
     raw_tasks, raw_deletes, more = _native.rest_read_page(data, layout.fields, layout.specs)
+    deletes = pa.table(raw_deletes)
     return (
         _conform(pa.table(raw_tasks), empty.tasks.schema, residual_text),
-        _conform(pa.table(raw_deletes), empty.delete_files.schema, residual_text),
+        # most pages have no delete files: their empty table as is
+        _conform(deletes, empty.delete_files.schema, residual_text)
+        if deletes.num_rows
+        else empty.delete_files,
         list(more),
     )
 

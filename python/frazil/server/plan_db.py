@@ -79,14 +79,14 @@ class PlanTable:
 
     def _ensure(self) -> None:
         if not self._created:
-            with self._catalog._write() as conn:
-                SCAN_PLANS.create(conn, checkfirst=True)
+            # several servers on one database may create it at once
+            self._catalog.create_side_table(SCAN_PLANS)
             self._created = True
 
     def insert(self, record: PlanRecord) -> None:
         self._ensure()
         name = self._catalog.name
-        with self._catalog._write() as conn:
+        with self._catalog.write_transaction() as conn:
             conn.execute(
                 delete(SCAN_PLANS).where(
                     SCAN_PLANS.c.catalog_name == name, SCAN_PLANS.c.expires_at < time.time()
@@ -108,7 +108,7 @@ class PlanTable:
     def get(self, plan_id: str) -> PlanRecord | None:
         """The plan's record, unless it is unknown or expired."""
         self._ensure()
-        with self._catalog._read() as conn:
+        with self._catalog.read_transaction() as conn:
             row = conn.execute(
                 select(SCAN_PLANS).where(
                     SCAN_PLANS.c.catalog_name == self._catalog.name,
@@ -129,7 +129,7 @@ class PlanTable:
 
     def delete(self, plan_id: str) -> None:
         self._ensure()
-        with self._catalog._write() as conn:
+        with self._catalog.write_transaction() as conn:
             conn.execute(
                 delete(SCAN_PLANS).where(
                     SCAN_PLANS.c.catalog_name == self._catalog.name,

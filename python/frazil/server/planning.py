@@ -1,16 +1,22 @@
 """Server-side scan planning for ``frazil serve``: ``planTableScan``, ``fetchPlanningResult``,
 ``cancelPlanning`` and ``fetchScanTasks`` over frazil's native planner.
 
-A plan is planned whole, synchronously, into its Arrow form (:class:`~frazil.table.scan.arrow_plan.
-ScanPlan`) under a random plan id. A small plan is answered at once with its
-``file-scan-tasks``; a larger one with ``plan-tasks``: opaque tokens, one per page of
-``page_size`` tasks, each fetched with ``fetchScanTasks``. A page's JSON is written natively from
-the plan's columns (:func:`frazil.rest.plan_wire.write_page`): no Python object per task.
+A plan is planned into its Arrow form (:class:`~frazil.table.scan.arrow_plan.ScanPlan`) under
+a random plan id, a manifest at a time on a worker thread (``DataScan.plan_files_arrow_stream``),
+so that its first pages are served while the rest is planned. A small plan is answered at once
+with its ``file-scan-tasks``; a larger one with ``plan-tasks``: opaque tokens, one per page of
+``page_size`` tasks, each fetched with ``fetchScanTasks``. ``planTableScan`` answers once its
+first page is planned, with the tokens of the pages planned so far; each page answers with the
+tokens of the pages planned since (every token is handed out once, in ``plan-tasks`` of a
+response, as the spec lets ``fetchScanTasks`` do); ``fetchPlanningResult`` waits for the whole
+plan and lists every page. A page's JSON is written natively from the plan's columns
+(:func:`frazil.rest.plan_wire.write_page`): no Python object per task.
 
 Plans in memory expire after ``ttl_s`` and at most ``max_plans`` are kept (the oldest go
 first), so memory stays bounded whatever clients do. When the catalog is a database (the SQL
-catalog), each plan is also recorded in its ``frazil_scan_plans`` table: the table's metadata
-file, the request and the task count. A server that restarts, or another server process on the
+catalog), each paged plan is also recorded in its ``frazil_scan_plans`` table once planned
+(the first response does not wait for it): the table's metadata file, the request and the task
+count. A server that restarts, or another server process on the
 same database, re-plans such a plan on its first use from that immutable metadata file (the
 planner is deterministic: the same manifests in the same order), so the plan's remaining pages
 can still be fetched until it expires.
@@ -24,8 +30,10 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
 
 from frazil.exceptions import (
     FrazilError,
@@ -51,16 +59,115 @@ log = logging.getLogger(__name__)
 DEFAULT_PAGE_SIZE = 1_000
 DEFAULT_MAX_PLANS = 256
 DEFAULT_TTL_S = 900.0
+_PLANNING = 4  # plans planned at once (each on all cores); more wait their turn
+_ALL = 1 << 62
 
 
-@dataclass
+_WAIT_S = 600.0  # the longest a request waits for a page being planned
+
+
 class _Plan:
-    table: tuple[str, ...]
-    plan: ScanPlan
-    created: float
-    layout: PageLayout
-    #: wire JSON of the plan's residual texts, filled as pages are written
-    residuals: dict[str, str] = field(default_factory=dict)
+    """A plan under its id, planned on a worker thread a manifest at a time while its first
+    pages are fetched. ``batches`` only grows. A page is written once the rows after it exist
+    (or planning ended), so that the page tokens it hands out are of pages that exist."""
+
+    def __init__(self, table: tuple[str, ...], head: ScanPlan) -> None:
+        self.table = table
+        #: the plan without its tasks: delete files, schemas, specs
+        self.head = head
+        self.created = time.monotonic()
+        self.layout = PageLayout.of(
+            head.tasks.schema.field("partition").type, head.specs, head.schema
+        )
+        #: wire JSON of the plan's residual texts, filled as pages are written
+        self.residuals: dict[str, str] = {}
+        self.cond = threading.Condition()
+        self.batches: list[pa.RecordBatch] = []
+        self.rows = 0
+        self.done = False
+        self.error: FrazilError | None = None
+        #: evicted, expired or cancelled: its worker stops planning
+        self.stopped = False
+        #: page tokens handed out so far (pages 0 .. handed - 1)
+        self.handed = 0
+
+    @classmethod
+    def planned(cls, table: tuple[str, ...], plan: ScanPlan, page_size: int) -> _Plan:
+        """A plan planned whole already, every page handed out."""
+        entry = cls(table, plan.with_batches([]))
+        entry.batches = plan.tasks.to_batches()
+        entry.rows = len(plan)
+        entry.done = True
+        entry.handed = -(-entry.rows // page_size)
+        return entry
+
+    def run(self, batches: Iterator[pa.RecordBatch], finished: Callable[[int], None]) -> None:
+        """The worker: plans ``batches`` into this plan; ``finished(rows)`` once complete."""
+        error: FrazilError | None = None
+        try:
+            for b in batches:
+                with self.cond:
+                    if self.stopped:
+                        return
+                    self.batches.append(b)
+                    self.rows += b.num_rows
+                    self.cond.notify_all()
+            # recorded before it is done: once a client sees the whole plan, it is recorded
+            finished(self.rows)
+        except FrazilError as e:
+            error = e
+        except Exception as e:  # a bug fails the plan's requests rather than hanging them
+            log.exception("scan planning failed")
+            error = FrazilError(f"scan planning failed: {type(e).__name__}")
+        with self.cond:
+            self.error = error
+            self.done = True
+            self.cond.notify_all()
+
+    def stop(self) -> None:
+        with self.cond:
+            self.stopped = True
+            self.cond.notify_all()
+
+    def wait_rows(self, rows: int) -> None:
+        """Waits until the plan has ``rows`` rows or is planned; raises its planning error."""
+        deadline = time.monotonic() + _WAIT_S
+        with self.cond:
+            while self.rows < rows and not self.done and not self.stopped:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise FrazilError(f"scan planning still running after {_WAIT_S:.0f} s")
+                self.cond.wait(left)
+            if self.error is not None:
+                raise self.error
+            if self.stopped and not self.done:
+                raise NoSuchPlanIdError("the plan was dropped (expired, cancelled or evicted)")
+
+    def page(self, start: int, size: int) -> tuple[ScanPlan, int]:
+        """The planned batches holding rows ``[start, start + size)`` as a plan, and where
+        ``start`` is in it (a page's table is not built over every batch)."""
+        with self.cond:
+            batches = list(self.batches)
+        skipped = 0
+        first = 0
+        while first < len(batches) and skipped + batches[first].num_rows <= start:
+            skipped += batches[first].num_rows
+            first += 1
+        last = first
+        covered = skipped
+        while last < len(batches) and covered < start + size:
+            covered += batches[last].num_rows
+            last += 1
+        return self.head.with_batches(batches[first:last]), start - skipped
+
+    def hand_out(self, page_size: int, *, every: bool = False) -> list[int]:
+        """Starts of the pages with rows not handed out yet (``every``: of all pages with
+        rows, handed out or not)."""
+        with self.cond:
+            pages = -(-self.rows // page_size)
+            first = 0 if every else self.handed
+            self.handed = max(self.handed, pages)
+        return [k * page_size for k in range(first, pages)]
 
 
 def scan_for(table: Table, request: PlanTableScanRequest) -> Any:
@@ -80,11 +187,6 @@ def scan_for(table: Table, request: PlanTableScanRequest) -> Any:
     return scan
 
 
-def _entry(table: tuple[str, ...], plan: ScanPlan) -> _Plan:
-    layout = PageLayout.of(plan.tasks.schema.field("partition").type, plan.specs, plan.schema)
-    return _Plan(table, plan, time.monotonic(), layout)
-
-
 class PlanStore:
     """Plans kept for paging (see the module docstring); safe to use from several threads.
     ``catalog`` (the server's) records plans in its database when it has one."""
@@ -102,6 +204,7 @@ class PlanStore:
         self._lock = threading.Lock()
         self._catalog: Catalog | None = None
         self._db: PlanTable | None = None
+        self._planning = threading.BoundedSemaphore(_PLANNING)
 
     @classmethod
     def for_catalog(
@@ -131,29 +234,53 @@ class PlanStore:
         return json.loads(self.tasks_body(table, plan_task))  # type: ignore[no-any-return]
 
     def plan_body(self, table: Table, request: PlanTableScanRequest) -> bytes:
-        """:meth:`plan`'s answer as the JSON body (written natively)."""
-        plan = scan_for(table, request).plan_files_arrow()
+        """:meth:`plan`'s answer as the JSON body (written natively). The plan's first
+        manifests are planned here (errors in the request answer it); the rest on a worker
+        while the first pages are fetched: the answer lists the pages planned so far, and
+        each page lists the pages planned since (``plan-tasks`` of ``fetchScanTasks``)."""
+        head, batches = scan_for(table, request).plan_files_arrow_stream()
         plan_id = secrets.token_urlsafe(16)
-        entry = _entry(tuple(table.identifier), plan)
-        if self._db is not None and len(plan) > self.page_size and table.metadata_location:
+        ident = tuple(table.identifier)
+        entry = _Plan(ident, head)
+        location = table.metadata_location
+
+        def finished(rows: int) -> None:
             # Only paged plans outlive their answer: a small one is answered whole.
-            self._db.insert(
-                PlanRecord(
-                    plan_id,
-                    tuple(table.identifier),
-                    table.metadata_location,
-                    json.dumps(request.to_json()),
-                    self.page_size,
-                    len(plan),
-                    time.time() + self.ttl_s,
-                )
+            if self._db is None or rows <= self.page_size or not location:
+                return
+            record = PlanRecord(
+                plan_id,
+                ident,
+                location,
+                json.dumps(request.to_json()),
+                self.page_size,
+                rows,
+                time.time() + self.ttl_s,
             )
+            try:
+                self._db.insert(record)
+            except FrazilError as e:  # the plan still pages from memory
+                log.warning("plan %s not recorded: %s", plan_id[:80], e)
+
         self._remember(plan_id, entry)
+        threading.Thread(
+            target=self._run, args=(entry, batches, finished), name="frazil-plan", daemon=True
+        ).start()
+        # the first page is known once a row after it is planned (or planning ended)
+        entry.wait_rows(self.page_size + 1)
         return self._completed(plan_id, entry, with_id=True)
 
+    def _run(
+        self, entry: _Plan, batches: Iterator[pa.RecordBatch], finished: Callable[[int], None]
+    ) -> None:
+        with self._planning:  # at most a few plans are planned at once
+            entry.run(batches, finished)
+
     def fetch_body(self, table: tuple[str, ...], plan_id: str) -> bytes:
-        """:meth:`fetch`'s answer as the JSON body."""
-        return self._completed(plan_id, self._get(table, plan_id), with_id=False)
+        """:meth:`fetch`'s answer as the JSON body: once planned, every page."""
+        entry = self._get(table, plan_id)
+        entry.wait_rows(_ALL)
+        return self._completed(plan_id, entry, with_id=False)
 
     def cancel(self, table: tuple[str, ...], plan_id: str) -> None:
         with self._lock:
@@ -164,12 +291,15 @@ class PlanStore:
         if owner != tuple(table):
             raise NoSuchPlanIdError(f"unknown plan id {plan_id[:80]!r}")
         with self._lock:
-            self._plans.pop(plan_id, None)
+            gone = self._plans.pop(plan_id, None)
+        if gone is not None:
+            gone.stop()
         if self._db is not None and record is not None:
             self._db.delete(plan_id)
 
     def tasks_body(self, table: tuple[str, ...], plan_task: str) -> bytes:
-        """:meth:`tasks`'s answer as the JSON body (written natively)."""
+        """:meth:`tasks`'s answer as the JSON body (written natively), with the pages planned
+        since the last answer handed out its pages."""
         plan_id, sep, start_text = plan_task.rpartition(":")
         if not sep or not start_text.isdigit() or len(start_text) > 18:
             raise NoSuchPlanTaskError(f"unknown plan task {plan_task[:80]!r}")
@@ -178,9 +308,18 @@ class PlanStore:
         except NoSuchPlanIdError:
             raise NoSuchPlanTaskError(f"unknown plan task {plan_task[:80]!r}") from None
         start = int(start_text)
-        if start % self.page_size or start >= len(entry.plan):
+        if start % self.page_size or start // self.page_size >= entry.handed:
             raise NoSuchPlanTaskError(f"unknown plan task {plan_task[:80]!r}")
-        return write_page(entry.plan, start, self.page_size, entry.layout, entry.residuals)
+        try:
+            entry.wait_rows(start + self.page_size + 1)
+        except NoSuchPlanIdError:
+            raise NoSuchPlanTaskError(f"unknown plan task {plan_task[:80]!r}") from None
+        rows, at = entry.page(start, self.page_size)
+        page = write_page(rows, at, self.page_size, entry.layout, entry.residuals)
+        more = entry.hand_out(self.page_size)
+        if not more:
+            return page
+        return page[:-1] + b',"plan-tasks":' + self._tokens(plan_id, more) + b"}"
 
     # ----
 
@@ -188,20 +327,24 @@ class PlanStore:
         with self._lock:
             self._expire()
             while len(self._plans) >= self.max_plans:
-                self._plans.popitem(last=False)
+                self._plans.popitem(last=False)[1].stop()
             self._plans[plan_id] = entry
+
+    @staticmethod
+    def _tokens(plan_id: str, starts: list[int]) -> bytes:
+        return json.dumps([f"{plan_id}:{s}" for s in starts]).encode()
 
     def _completed(self, plan_id: str, entry: _Plan, *, with_id: bool) -> bytes:
         head = b"{"
         if with_id:
             head += b'"plan-id":' + json.dumps(plan_id).encode() + b","
         head += b'"status":"completed",'
-        plan = entry.plan
-        if len(plan) <= self.page_size:
-            page = write_page(plan, 0, self.page_size, entry.layout, entry.residuals)
+        if entry.done and entry.rows <= self.page_size:
+            rows, _ = entry.page(0, self.page_size)
+            page = write_page(rows, 0, self.page_size, entry.layout, entry.residuals)
             return head + page[1:]
-        tokens = [f"{plan_id}:{s}" for s in range(0, len(plan), self.page_size)]
-        return head + b'"plan-tasks":' + json.dumps(tokens).encode() + b"}"
+        starts = entry.hand_out(self.page_size, every=not with_id)
+        return head + b'"plan-tasks":' + self._tokens(plan_id, starts) + b"}"
 
     def _get(self, table: tuple[str, ...], plan_id: str) -> _Plan:
         with self._lock:
@@ -247,7 +390,7 @@ class PlanStore:
                 record.task_count,
             )
             return None
-        entry = _entry(record.table, plan)
+        entry = _Plan.planned(record.table, plan, self.page_size)
         self._remember(plan_id, entry)
         return entry
 
@@ -257,4 +400,4 @@ class PlanStore:
             first = next(iter(self._plans.values()))
             if first.created >= cutoff:
                 break
-            self._plans.popitem(last=False)
+            self._plans.popitem(last=False)[1].stop()

@@ -14,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from frazil.expressions.json import to_json
 from frazil.manifest.content_file import DataFileContent, is_deletion_vector_of
 
@@ -84,6 +87,31 @@ class ScanCounts:
                 self._seen.add(key)
                 self._add_delete(
                     int(d.content), d.file_format, d.file_size_in_bytes, d.content_size_in_bytes
+                )
+
+    def add_page(self, tasks: pa.Table, deletes: pa.Table) -> None:
+        """Counts a page of a plan at once (rows shaped as a plan's ``tasks``, whose
+        ``delete_file_references`` index ``deletes``), as :meth:`add` of each of its tasks."""
+        self.data_files += tasks.num_rows
+        if tasks.num_rows:
+            total = pc.sum(tasks.column("file_size_in_bytes")).as_py()
+            self.data_bytes += int(total or 0)
+        refs = tasks.column("delete_file_references")
+        flat = pa.chunked_array([c.flatten() for c in refs.chunks], pa.int32())
+        if not len(flat):
+            return
+        rows = pc.unique(flat).cast(pa.int64())
+        names = ["file_path", "content_offset", "content", "file_format"]
+        names += ["file_size_in_bytes", "content_size_in_bytes"]
+        for d in deletes.select(names).take(rows).to_pylist():
+            key = (d["file_path"], d["content_offset"])
+            if key not in self._seen:
+                self._seen.add(key)
+                self._add_delete(
+                    d["content"],
+                    d["file_format"],
+                    d["file_size_in_bytes"],
+                    d["content_size_in_bytes"],
                 )
 
     def _add_delete(self, content: int, file_format: str, size: int, blob_size: int | None) -> None:

@@ -182,8 +182,18 @@ def test_server_planning_pages(server: ServerProcess, planned_table: str) -> Non
         remote.identifier, "POST", "/plan", "table", plan_table_scan_request(remote.scan())
     )
     assert first["status"] == "completed"
-    assert len(first["plan-tasks"]) == -(-len(tasks) // PAGE)
-    assert not first.get("file-scan-tasks")
+    assert first["plan-tasks"] and not first.get("file-scan-tasks")
+    # The first answer lists the pages planned by then; each page lists those planned since:
+    # every page handed out once, together the plan.
+    tokens = list(first["plan-tasks"])
+    pending = list(tokens)
+    while pending:
+        page = cat._plan_request(
+            remote.identifier, "POST", "/tasks", "plan-task", {"plan-task": pending.pop(0)}
+        )
+        pending += page.get("plan-tasks", [])
+        tokens += page.get("plan-tasks", [])
+    assert len(tokens) == len(set(tokens)) == -(-len(tasks) // PAGE)
 
 
 def test_frazil_serve_accepts_the_reports(server: ServerProcess, planned_table: str) -> None:
@@ -255,7 +265,10 @@ def test_paged_plans_survive_a_server_restart(tmp_path: Any) -> None:
 
         body = plan_table_scan_request(remote.scan(row_filter="id > 12"))
         plan = cat._plan_request(remote.identifier, "POST", "/plan", "table", body)
-        tokens = plan["plan-tasks"]
+        # fetchPlanningResult lists every page once the plan is planned (and recorded)
+        tokens = cat._plan_request(remote.identifier, "GET", f"/plan/{plan['plan-id']}", "plan")[
+            "plan-tasks"
+        ]
         assert len(tokens) >= 2
         pages = [cat._plan_request(remote.identifier, "POST", "/tasks", "plan-task",
                                    {"plan-task": tokens[0]})]  # fmt: skip

@@ -19,7 +19,7 @@ import json
 import time
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -50,6 +50,9 @@ __all__ = ["ServerPlanner", "plan_table_scan_request"]
 _POLL_MIN_S = 0.05
 _POLL_MAX_S = 2.0
 _POLL_TIMEOUT_S = 600.0
+
+# Pages fetched ahead of the one being consumed (each read natively off the GIL).
+_PAGES_AHEAD = 2
 
 _ENTRY_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
 
@@ -208,6 +211,16 @@ class ServerPlanner:
             return iter(())
         return (t for page in self._pages(scan) for t in page.views())
 
+    def plan_pages(
+        self, scan: DataScan
+    ) -> Iterator[tuple[pa.Table, pa.Table, Iterator[PlannedFileScanTask]]]:
+        """The plan page by page: each page's ``tasks`` and ``delete_files`` tables and its
+        task views (so that a scan's metrics count pages, not tasks)."""
+        if scan.snapshot() is None:
+            return
+        for page in self._pages(scan):
+            yield page.tasks, page.deletes, page.views()
+
     def plan_arrow(self, scan: DataScan) -> ScanPlan:
         """The whole plan as Arrow: the pages' tables concatenated, delete files once each
         (by path). Entry columns the protocol does not carry (status, snapshot id, a delete
@@ -292,15 +305,21 @@ class ServerPlanner:
             )
             return reading.page(body)
 
-        # The next page is fetched and read (natively, without the GIL) on a worker while
-        # the caller consumes this one: the server writes it meanwhile.
-        pool = ThreadPoolExecutor(1, thread_name_prefix="frazil-plan-pages")
+        # The next pages are fetched and read (natively, without the GIL) on workers while
+        # the caller consumes this one: the server writes them meanwhile. Pages come out in
+        # the order their plan tasks were handed out.
+        pool = ThreadPoolExecutor(_PAGES_AHEAD, thread_name_prefix="frazil-plan-pages")
+        ahead: deque[Future[tuple[_Page, list[str]]]] = deque()
         try:
-            ahead = pool.submit(fetch, pending.popleft()) if pending else None
-            while ahead is not None:
-                page, more = ahead.result()
+            while True:
+                while pending and len(ahead) < _PAGES_AHEAD:
+                    ahead.append(pool.submit(fetch, pending.popleft()))
+                if not ahead:
+                    break
+                page, more = ahead.popleft().result()
                 pending.extend(more)
-                ahead = pool.submit(fetch, pending.popleft()) if pending else None
+                while pending and len(ahead) < _PAGES_AHEAD:
+                    ahead.append(pool.submit(fetch, pending.popleft()))
                 yield page
         finally:
             pool.shutdown(wait=False, cancel_futures=True)

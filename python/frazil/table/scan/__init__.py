@@ -315,9 +315,31 @@ class DataScan:
         (``True``: decoded while planning; ``False``: ``None``). A catalog that plans on its
         server (the REST catalog's ``rest.scan-planning``) supplies the tasks instead."""
         if self._planner is not None:
-            return self._reported(iter(self._planner(self)))
+            return self._planned()
         _, groups = self._plan(self._stats_mode(ColumnStats.ON_ACCESS))
         return self._reported(itertools.chain.from_iterable(g.tasks() for g in groups))
+
+    def _planned(self) -> Iterator[FileScanTask]:
+        """The catalog planner's tasks, counted for the reporter. A planner that hands out its
+        tasks page by page (``plan_pages``: each page's Arrow ``tasks`` and ``delete_files``
+        with its task views) is counted a page at a time, not a task at a time."""
+        pages = getattr(self._planner, "plan_pages", None)
+        if pages is None or self._reporter is None:
+            assert self._planner is not None
+            return self._reported(iter(self._planner(self)))
+        return self._count_pages_and_report(pages(self), self._reporter)
+
+    def _count_pages_and_report(
+        self,
+        pages: Iterator[tuple[pa.Table, pa.Table, Iterator[FileScanTask]]],
+        reporter: ScanReporter,
+    ) -> Iterator[FileScanTask]:
+        started = time.perf_counter_ns()
+        counts = ScanCounts()
+        for tasks, deletes, views in pages:
+            counts.add_page(tasks, deletes)
+            yield from views
+        reporter(self, counts, time.perf_counter_ns() - started)
 
     def _reported(self, tasks: Iterator[FileScanTask]) -> Iterator[FileScanTask]:
         """``tasks``, counted for the reporter (if any), which hears once they run out. The
@@ -365,11 +387,41 @@ class DataScan:
             self._reporter(self, ScanCounts.from_plan(out), time.perf_counter_ns() - started)
         return out
 
+    def plan_files_arrow_stream(self) -> tuple[ScanPlan, Iterator[pa.RecordBatch]]:
+        """:meth:`plan_files_arrow` as it is planned: the plan without its tasks (its delete
+        files and the tasks' schema), and the tasks' record batches in plan order, each
+        planned as it is reached (a batch per planned manifest). The batches' ``residual``
+        dictionaries may differ (each holds the residuals planned so far)."""
+        if self._planner is not None:
+            whole = self.plan_files_arrow()
+            return whole.with_batches([]), iter(whole.tasks.to_batches())
+        started = time.perf_counter_ns()
+        plan, groups = self._plan(self._stats_mode(ColumnStats.EXCLUDED))
+        head, batches = ScanPlan.streamed(
+            plan, groups, table_partition_type(self.table_metadata, plan.schema)
+        )
+        if self._reporter is None:
+            return head, batches
+        return head, self._count_batches_and_report(head, batches, self._reporter, started)
+
+    def _count_batches_and_report(
+        self,
+        head: ScanPlan,
+        batches: Iterator[pa.RecordBatch],
+        reporter: ScanReporter,
+        started: int,
+    ) -> Iterator[pa.RecordBatch]:
+        counts = ScanCounts()
+        for b in batches:
+            counts.add_page(pa.Table.from_batches([b]), head.delete_files)
+            yield b
+        reporter(self, counts, time.perf_counter_ns() - started)
+
     def _tasks_to_read(self) -> Iterator[FileScanTask]:
         """Tasks for this scan's own reads, streaming: the reader needs no column stats (the
         residual is evaluated on the rows), so they are not decoded unless the option asks."""
         if self._planner is not None:
-            return self._reported(iter(self._planner(self)))
+            return self._planned()
         _, groups = self._plan(self._stats_mode(ColumnStats.EXCLUDED))
         return self._reported(itertools.chain.from_iterable(g.tasks() for g in groups))
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -183,10 +183,35 @@ class ScanPlan:
         cls, plan: PlanContext, groups: Sequence[ManifestTasks], partition_type: StructType
     ) -> ScanPlan:
         """The plan of :func:`frazil.table.scan.plan.plan_manifests`'s planned manifests."""
+        head, stream = cls.streamed(plan, iter(groups), partition_type)
+        batches = list(stream)
+        if not batches:
+            return head
+        # Each batch's residual dictionary is a prefix of the last one: one dictionary for all.
+        at = head.tasks.schema.get_field_index("residual")
+        dictionary = batches[-1].column(at).dictionary
+        return head.with_batches(
+            [
+                b.set_column(
+                    at,
+                    head.tasks.schema.field(at),
+                    pa.DictionaryArray.from_arrays(b.column(at).indices, dictionary),
+                )
+                for b in batches
+            ]
+        )
+
+    @classmethod
+    def streamed(
+        cls, plan: PlanContext, groups: Iterator[ManifestTasks], partition_type: StructType
+    ) -> tuple[ScanPlan, Iterator[pa.RecordBatch]]:
+        """The plan of :func:`frazil.table.scan.plan.plan_manifests`'s manifests as they are
+        planned: a plan without tasks yet (its delete files, planned first, and the tasks'
+        schema), and the tasks' batches, a planned manifest each, in plan order. Each batch's
+        ``residual`` dictionary holds the residuals planned so far."""
         ptype = type_to_arrow(partition_type, large_types=False)
         stats = plan.stats.value == "included"
         fields = _file_fields(ptype, stats)
-        texts = pa.array([to_json_text(r) for r in plan.residuals], pa.string())
         schema = pa.schema(
             [
                 *fields,
@@ -195,12 +220,6 @@ class ScanPlan:
                 pa.field("delete_file_references", _REFERENCES, nullable=False),
             ]
         )
-        batches = []
-        for g in groups:
-            columns = _flatten(g, fields, plan.specs.get(g.spec_id))
-            columns.append(pa.DictionaryArray.from_arrays(g.residuals, texts))
-            columns.append(g.deletes.cast(_REFERENCES))
-            batches.append(pa.RecordBatch.from_arrays(columns, schema=schema))
         delete_fields = _file_fields(ptype, True)
         delete_schema = pa.schema([*delete_fields, *_ENTRY_FIELDS])
         deletes = [
@@ -209,11 +228,34 @@ class ScanPlan:
             )
             for g in plan.delete_groups
         ]
-        return cls(
-            pa.Table.from_batches(batches, schema=schema),
+        head = cls(
+            pa.Table.from_batches([], schema=schema),
             pa.Table.from_batches(deletes, schema=delete_schema),
             plan.schema,
             dict(plan.specs),
+        )
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            texts: list[str] = []
+            dictionary = pa.array(texts, pa.string())
+            for g in groups:
+                if len(texts) < len(plan.residuals):
+                    texts += [to_json_text(r) for r in plan.residuals[len(texts) :]]
+                    dictionary = pa.array(texts, pa.string())
+                columns = _flatten(g, fields, plan.specs.get(g.spec_id))
+                columns.append(pa.DictionaryArray.from_arrays(g.residuals, dictionary))
+                columns.append(g.deletes.cast(_REFERENCES))
+                yield pa.RecordBatch.from_arrays(columns, schema=schema)
+
+        return head, batches()
+
+    def with_batches(self, batches: Sequence[pa.RecordBatch]) -> ScanPlan:
+        """This plan with ``batches`` as its tasks (of its tasks' schema)."""
+        return ScanPlan(
+            pa.Table.from_batches(batches, schema=self.tasks.schema),
+            self.delete_files,
+            self.schema,
+            self.specs,
         )
 
     @classmethod
