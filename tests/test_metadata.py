@@ -582,6 +582,23 @@ def test_snapshot_ref_statistics_and_key_json() -> None:
     assert EncryptedKey.from_json(key.to_json(), "k") == key
 
 
+def test_statistics_key_fields_round_trip_in_javas_field_order() -> None:
+    # key-id: Java's StatisticsFileParser of apache/iceberg PR #17417 writes it after
+    # file-footer-size-in-bytes; key-metadata (the spec's) sits at the same place.
+    obj = v3_full()
+    obj["statistics"][0]["key-id"] = "k1"
+    obj["statistics"].append({**obj["statistics"][0], "key-metadata": "AQ==", "snapshot-id": 1})
+    del obj["statistics"][1]["key-id"]
+    m = TableMetadata.from_json(json.dumps(obj))
+    assert m.statistics[0].key_id == "k1" and m.statistics[0].key_metadata is None
+    assert m.statistics[1].key_metadata == "AQ==" and m.statistics[1].key_id is None
+    out = json.loads(m.to_json_bytes())
+    head = ["snapshot-id", "statistics-path", "file-size-in-bytes", "file-footer-size-in-bytes"]
+    assert list(out["statistics"][0]) == [*head, "key-id", "blob-metadata"]
+    assert list(out["statistics"][1]) == [*head, "key-metadata", "blob-metadata"]
+    assert TableMetadata.from_json(m.to_json_bytes()) == m
+
+
 # ---- round-trip properties
 
 _names = st.text(st.characters(categories=["L", "N"]), min_size=1, max_size=8)

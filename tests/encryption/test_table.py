@@ -386,15 +386,6 @@ def test_inspect_and_incremental_scans(tmp_path: Path) -> None:
     no_plaintext(tmp_path)
 
 
-def test_statistics_files_are_refused_not_written_in_plaintext(tmp_path: Path) -> None:
-    cat = catalog(tmp_path, **KMS)
-    t = cat.create_table("db.t", SCHEMA, properties=ENCRYPTED)
-    t.append(rows([1], [MARKER]))
-    with pytest.raises(EncryptionError, match="cannot be written encrypted yet"):
-        cat.load_table("db.t").compute_statistics()
-    no_plaintext(tmp_path)
-
-
 def test_no_key_material_in_reprs(tmp_path: Path) -> None:
     _cat, t = _table_with_rows(tmp_path)
     task = next(iter(t.scan().plan_files()))

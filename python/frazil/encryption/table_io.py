@@ -24,13 +24,22 @@ pyarrow, so a writer not integrated yet fails instead of writing plaintext.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from frazil.encryption.file_io import DelegatingFileIO, _is_table_metadata_file
 from frazil.encryption.manager import EncryptionKeyEntry, StandardEncryptionManager
-from frazil.encryption.streams import StandardKeyMetadata, decrypt_stream, encrypt_stream
+from frazil.encryption.streams import (
+    PLAIN_BLOCK_SIZE,
+    StandardKeyMetadata,
+    decrypt_stream,
+    encrypt_stream,
+    gcm_encrypt,
+)
 from frazil.exceptions import EncryptionError, UnsupportedError
 from frazil.io.base import FileIO
 
@@ -43,17 +52,23 @@ __all__ = [
     "EncryptedTableFileIO",
     "ExecutorFileIO",
     "ListDecoder",
+    "StreamDecryption",
     "data_filesystem",
     "data_key_metadata",
+    "encrypted_sink",
     "executor_file_io",
     "executor_io_properties",
     "file_decryption",
+    "new_key_entries",
     "parquet_decryption",
     "parquet_encryption",
     "read_encrypted_range",
+    "read_statistics_file",
+    "refuse_partition_statistics",
     "remember_snapshots",
     "seal_file",
     "snapshot_key",
+    "write_statistics_file",
     "written_key_metadata",
 ]
 
@@ -184,10 +199,11 @@ class EncryptedTableFileIO(DelegatingFileIO):
             self.inner.write(location, data, overwrite=overwrite)
             return
         if not location.endswith(".avro"):
-            # Statistics and other files have no place for their key metadata yet.
+            # Other files are written through their own hooks (write_statistics_file,
+            # seal_file, parquet_encryption), which keep their keys where readers find them.
             raise EncryptionError(
                 f"{location}: table {self.table} is encrypted, and this file (not a manifest or "
-                "manifest list) cannot be written encrypted yet (docs/encryption.md)"
+                "manifest list) has no place for its key here (docs/encryption.md)"
             )
         km = self.manager.new_key_metadata()
         sealed = encrypt_stream(km.encryption_key, km.aad_prefix, data)
@@ -294,16 +310,22 @@ def parquet_encryption(
     metadata is kept for :func:`data_key_metadata`."""
     if not isinstance(io, EncryptedTableFileIO):
         return None
-    if file_format.upper() != "PARQUET":
+    fmt = file_format.upper()
+    if fmt == "AVRO":
+        return None  # an AES-GCM stream, encrypted by its sink (encrypted_sink)
+    if fmt != "PARQUET":
+        # Java's ORC.write refuses encryption too ("Native ORC encryption is not supported").
         raise UnsupportedError(
             f"{location}: table {io.table} is encrypted; frazil writes encrypted data files in "
-            f"Parquet only, not {file_format} (set write.format.default=parquet)"
+            f"Parquet or Avro, not {file_format} (ORC has no encryption in Iceberg)"
         )
     if patches_footer:
         # Variant columns' annotation is patched into a plaintext footer after writing.
         raise UnsupportedError(
             f"{location}: table {io.table} is encrypted; variant columns cannot be written "
-            "to encrypted Parquet files yet"
+            "to encrypted Parquet files: pyarrow cannot mark a group as VARIANT, so frazil "
+            "patches that annotation into the footer after writing, and an encrypted footer "
+            "cannot be patched"
         )
     import pyarrow.parquet.encryption as pe
 
@@ -314,33 +336,119 @@ def parquet_encryption(
     )
 
 
+class _StreamSink:
+    """A data file written as one AES-GCM stream as its bytes come (Java's
+    ``AesGcmOutputStream``): the header, then each full plaintext block sealed under the file's
+    key with AAD = prefix + block index; on close the last, partial block (a single empty one
+    for an empty file, none after a full block). ``tell`` is the stored length the bytes
+    written so far make once closed (the writer reads it before closing)."""
+
+    def __init__(self, io: EncryptedTableFileIO, location: str, sink: Any) -> None:
+        self._io = io
+        self._location = location
+        self._sink = sink
+        self._km = io.manager.new_key_metadata()
+        io.register(location, self._km)
+        self._pending = bytearray()
+        self._index = 0
+        self._stored = 0
+        self._emit(b"AGS1" + PLAIN_BLOCK_SIZE.to_bytes(4, "little"))
+
+    def _emit(self, data: bytes) -> None:
+        self._sink.write(data)
+        self._stored += len(data)
+
+    def _seal(self, block: bytes) -> None:
+        aad = (self._km.aad_prefix or b"") + self._index.to_bytes(4, "little")
+        self._emit(gcm_encrypt(self._km.encryption_key, block, aad))
+        self._index += 1
+
+    def write(self, data: bytes) -> int:
+        self._pending += data
+        while len(self._pending) >= PLAIN_BLOCK_SIZE:
+            self._seal(bytes(self._pending[:PLAIN_BLOCK_SIZE]))
+            del self._pending[:PLAIN_BLOCK_SIZE]
+        return len(data)
+
+    def tell(self) -> int:
+        # The stored length once closed: the last block is nonce + pending bytes + tag.
+        if self._pending or self._index == 0:
+            return self._stored + 12 + len(self._pending) + 16
+        return self._stored
+
+    def close(self) -> None:
+        if self._pending or self._index == 0:
+            self._seal(bytes(self._pending))
+            self._pending.clear()
+        self._sink.close()
+        # Java 1.11's DataWriter: the key metadata carries the stored length.
+        self._io.register(self._location, self._km.with_file_length(self._stored))
+
+
+def encrypted_sink(io: FileIO, location: str, sink: Any) -> Any:
+    """``sink`` for a new Avro data or delete file: on an encrypted table it writes the file as
+    an AES-GCM stream under a fresh data key (Java's ``Avro`` writer over
+    ``EncryptedOutputFile.encryptingOutputFile()``), for :func:`data_key_metadata`."""
+    if not isinstance(io, EncryptedTableFileIO):
+        return sink
+    return _StreamSink(io, location, sink)
+
+
 def data_key_metadata(io: FileIO, location: str) -> bytes | None:
     """The ``key_metadata`` (field 131) of a data or delete file written with
-    :func:`parquet_encryption` (``None`` for a plaintext table). Java 1.10.2's form, without a
-    length: a Parquet file's length is ``file_size_in_bytes``, and its footer's tag covers it."""
+    :func:`parquet_encryption` or :func:`encrypted_sink` (``None`` for a plaintext table).
+    Parquet: Java 1.10.2's form, without a length (a Parquet file's length is
+    ``file_size_in_bytes``, and its footer's tag covers it). An AES-GCM stream (Avro): with
+    the stored length, as Java 1.11's ``DataWriter`` sets it."""
     if not isinstance(io, EncryptedTableFileIO):
         return None
     km = io.written_key(location)
     if km is None:
         raise EncryptionError(f"{location}: no data key was made for this file")
-    return km.to_bytes(java_1_10=True)
+    return km.to_bytes(java_1_10=km.file_length is None)
 
 
-def parquet_decryption(io: FileIO, location: str, key_metadata: bytes | None) -> Any:
+@dataclass(frozen=True)
+class StreamDecryption:
+    """How to decrypt an Avro data or delete file of an encrypted table: one AES-GCM stream
+    under the key of its ``key_metadata``."""
+
+    location: str
+    key_metadata: StandardKeyMetadata = field(repr=False)
+
+    def decrypt(self, data: bytes) -> bytes:
+        km = self.key_metadata
+        return decrypt_stream(
+            km.encryption_key,
+            km.aad_prefix,
+            data,
+            name=self.location,
+            expected_length=km.file_length,
+        )
+
+
+def parquet_decryption(
+    io: FileIO, location: str, key_metadata: bytes | None, file_format: str = "PARQUET"
+) -> Any:
     """pyarrow ``FileDecryptionProperties`` for a data or delete file of an encrypted table from
     its ``key_metadata`` (``None``: a plaintext table, or a file the manifest lists without a
-    key, written before the table was encrypted)."""
+    key, written before the table was encrypted, or added by ``add_files``); for an Avro file
+    a :class:`StreamDecryption`."""
     if not isinstance(io, EncryptedTableFileIO) or key_metadata is None:
         return None
+    km = StandardKeyMetadata.from_bytes(key_metadata)
+    if file_format.upper() == "AVRO":
+        return StreamDecryption(location, km)
     import pyarrow.parquet.encryption as pe
 
-    km = StandardKeyMetadata.from_bytes(key_metadata)
     return pe.create_decryption_properties(km.encryption_key, aad_prefix=km.aad_prefix)
 
 
 def file_decryption(io: FileIO, content_file: Any) -> Any:
     """:func:`parquet_decryption` of a ``DataFile`` (data or delete file)."""
-    return parquet_decryption(io, content_file.file_path, content_file.key_metadata)
+    return parquet_decryption(
+        io, content_file.file_path, content_file.key_metadata, str(content_file.file_format)
+    )
 
 
 def seal_file(io: FileIO, data: bytes) -> tuple[bytes, bytes | None]:
@@ -373,6 +481,102 @@ def read_encrypted_range(
         offset=offset,
         length=length,
     )
+
+
+def write_statistics_file(io: FileIO, location: str, data: bytes) -> tuple[int, str | None]:
+    """Writes a table statistics (Puffin) file; returns its stored size and its ``key-id``.
+
+    An encrypted table's is one AES-GCM stream under a fresh data key. Its key metadata (with
+    the stored length) is wrapped by the table's KEK into a new ``encryption-keys`` entry,
+    whose id the statistics file's ``key-id`` names, as Java's ``ComputeTableStatsSparkAction``
+    does in apache/iceberg PR #17417 (``StandardEncryptionManager.addKeyMetadata``). The spec's
+    ``key-metadata`` field is not used: the metadata JSON is plaintext, so it would hold the
+    file's data key in the clear. ``Transaction.set_statistics`` commits the new entries
+    (:func:`new_key_entries`). A plaintext table's file is written as it is, ``key-id`` ``None``.
+    """
+    if not isinstance(io, EncryptedTableFileIO):
+        io.write(location, data)
+        return len(data), None
+    km = io.manager.new_key_metadata()
+    sealed = encrypt_stream(km.encryption_key, km.aad_prefix, data)
+    io.inner.write(location, sealed)
+    key_id, _ = io.manager.wrap_snapshot_key(km.with_file_length(len(sealed)))
+    return len(sealed), key_id
+
+
+def read_statistics_file(
+    io: FileIO, location: str, key_id: str | None, key_metadata: str | None
+) -> bytes:
+    """The plaintext of a table statistics file: decrypted with the key its ``key-id`` names
+    (or, written by another implementation, its spec ``key-metadata``), every tag and the stored
+    length checked. A file with neither is read as plaintext, also on an encrypted table: Java
+    1.10/1.11 write statistics files in plaintext there, and the metadata JSON that lists
+    them is the trusted side."""
+    if key_id is None and key_metadata is None:
+        inner = io.inner if isinstance(io, EncryptedTableFileIO) else io
+        return inner.read(location)
+    if not isinstance(io, EncryptedTableFileIO):
+        raise EncryptionError(
+            f"{location}: the statistics file is encrypted, and this table's FileIO has no "
+            "encryption (a catalog KMS holding the table's master key)"
+        )
+    if key_id is not None:
+        try:
+            km = io.manager.snapshot_key_metadata(key_id)
+        except EncryptionError as e:
+            raise EncryptionError(f"{location}: {e}") from e
+    else:
+        try:
+            raw = base64.b64decode(key_metadata or "", validate=True)
+        except (binascii.Error, ValueError):
+            raise EncryptionError(f"{location}: key-metadata is not base64") from None
+        km = StandardKeyMetadata.from_bytes(raw)
+    return decrypt_stream(
+        km.encryption_key,
+        km.aad_prefix,
+        io.inner.read(location),
+        name=location,
+        expected_length=km.file_length,
+    )
+
+
+def new_key_entries(
+    io: FileIO, key_id: str | None, known_key_ids: Iterable[str]
+) -> list[EncryptionKeyEntry]:
+    """The ``encryption-keys`` entries a commit that refers to ``key_id`` (a statistics file's)
+    must add: the key's own and its KEK's, those not in ``known_key_ids`` (the base
+    metadata's); none for a plaintext table or a key the base metadata has."""
+    if not isinstance(io, EncryptedTableFileIO) or key_id is None:
+        return []
+    known = set(known_key_ids)
+    out: list[EncryptionKeyEntry] = []
+    entry = io.manager.entry(key_id)
+    while entry is not None and entry.key_id not in known:
+        out.insert(
+            0,
+            EncryptionKeyEntry(
+                entry.key_id,
+                entry.encrypted_key_metadata,
+                entry.encrypted_by_id,
+                dict(entry.properties),
+            ),
+        )
+        if entry.encrypted_by_id == io.manager.master_key_id:
+            break
+        entry = io.manager.entry(entry.encrypted_by_id or "")
+    return out
+
+
+def refuse_partition_statistics(io: FileIO) -> None:
+    """Partition statistics files are not written for an encrypted table (see the message)."""
+    if isinstance(io, EncryptedTableFileIO):
+        raise UnsupportedError(
+            f"table {io.table} is encrypted: frazil writes no partition statistics file for it. "
+            "The spec's partition-statistics struct has no field for the file's key (a key-id "
+            "is only proposed, apache/iceberg PR #17533), and Java 1.11 writes these files in "
+            "plaintext (PartitionStatsHandler through table.io().newOutputFile), which would "
+            "store partition values unencrypted"
+        )
 
 
 def written_key_metadata(io: FileIO, location: str, length: int) -> tuple[bytes | None, int]:

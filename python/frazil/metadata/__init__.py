@@ -162,7 +162,12 @@ class StatisticsFile:
     file_size_in_bytes: int
     file_footer_size_in_bytes: int
     blob_metadata: tuple[BlobMetadata, ...] = ()
+    #: The spec's ``key-metadata`` (base64 key metadata, in the plaintext JSON): read, never
+    #: written by frazil, since it would store the file's data key in the clear.
     key_metadata: str | None = None
+    #: The ``encryption-keys`` entry holding the file's key metadata wrapped by the table's KEK
+    #: (Java's ``StatisticsFile.keyId``, apache/iceberg PR #17417 / spec PR #17533).
+    key_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -173,6 +178,8 @@ class StatisticsFile:
         }
         if self.key_metadata is not None:
             out["key-metadata"] = self.key_metadata
+        if self.key_id is not None:
+            out["key-id"] = self.key_id
         out["blob-metadata"] = [b.to_json() for b in self.blob_metadata]
         return out
 
@@ -186,6 +193,7 @@ class StatisticsFile:
             file_size_in_bytes=f.long("file-size-in-bytes"),
             file_footer_size_in_bytes=f.long("file-footer-size-in-bytes"),
             key_metadata=f.opt_str("key-metadata"),
+            key_id=f.opt_str("key-id"),
             blob_metadata=tuple(
                 BlobMetadata.from_json(b, f"{f.at('blob-metadata')}[{i}]")
                 for i, b in enumerate(blobs)

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from frazil.arrow_schema import FIELD_ID_KEY, type_to_arrow
+from frazil.encryption import table_io as encryption
 from frazil.exceptions import InvalidArgumentError, io_error
 from frazil.manifest.content_file import deletion_vector_mask
 from frazil.metadata import PartitionStatisticsFile, Snapshot, TableMetadata
@@ -195,7 +196,8 @@ def _read_file(table: Table, location: str) -> pa.Table:
     """The rows of the partition statistics file at ``location``; I/O failures are frazil
     errors naming it (``FileMissingError`` when it is gone)."""
     try:
-        data = table.io.read(location)
+        # No key field exists for these files: an encrypted table's (Java's) are plaintext.
+        data = encryption.read_statistics_file(table.io, location, None, None)
     except OSError as e:
         raise io_error(e, "reading the partition statistics file", location) from e
     return read_statistics_rows(data, location)
@@ -297,6 +299,7 @@ def compute_partition_statistics(
     there is one), writes and commits the partition statistics of a snapshot (default: the
     current one). Returns the file, the snapshot's existing one if it has one already, or
     ``None`` when the table has no snapshot or the snapshot no files."""
+    encryption.refuse_partition_statistics(table.io)
     metadata = table.metadata
     if not any(spec.fields for spec in metadata.specs().values()):
         raise InvalidArgumentError(

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from frazil import _native
+from frazil.encryption import table_io as encryption
 from frazil.exceptions import DecodeError, InvalidArgumentError, io_error
 from frazil.manifest.puffin import Blob, read_puffin, write_puffin
 from frazil.metadata import BlobMetadata as MetadataBlob
@@ -190,13 +191,16 @@ def write_statistics_file(
     data = write_puffin(blobs)
     footer = read_puffin(data)
     location = statistics_location(table, snapshot.snapshot_id)
-    table.io.write(location, data)
+    # An encrypted table's is an AES-GCM stream, its wrapped key named by key_id; the size is
+    # the stored one and the footer size the plaintext one, as Java's PuffinWriter reports them.
+    size, key_id = encryption.write_statistics_file(table.io, location, data)
     # The footer is the magic, the payload, its length, the flags and the magic again.
     payload_size = int.from_bytes(data[-12:-8], "little")
     return StatisticsFile(
         snapshot_id=snapshot.snapshot_id,
         statistics_path=location,
-        file_size_in_bytes=len(data),
+        file_size_in_bytes=size,
+        key_id=key_id,
         file_footer_size_in_bytes=payload_size + 4 + 4 + 4 + 4,
         blob_metadata=tuple(
             MetadataBlob(
@@ -252,9 +256,10 @@ def read_ndv(table: Table, snapshot_id: int | None = None) -> dict[int, int]:
     files = [f for f in table.metadata.statistics if f.snapshot_id == snapshot.snapshot_id]
     if not files:
         return {}
-    location = table.metadata.resolve(files[-1].statistics_path)
+    f = files[-1]
+    location = table.metadata.resolve(f.statistics_path)
     try:
-        data = table.io.read(location)
+        data = encryption.read_statistics_file(table.io, location, f.key_id, f.key_metadata)
     except OSError as e:
         raise io_error(e, "reading the statistics file", location) from e
     puffin = read_puffin(data, location)

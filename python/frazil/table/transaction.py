@@ -34,11 +34,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from frazil.encryption.guard import catalog_properties, check_encryption_request
+from frazil.encryption.table_io import new_key_entries
 from frazil.exceptions import CommitFailedError, CommitStateUnknownError, ValidationError
-from frazil.metadata import PartitionStatisticsFile, StatisticsFile, TableMetadata
+from frazil.metadata import EncryptedKey, PartitionStatisticsFile, StatisticsFile, TableMetadata
 from frazil.metadata.name_mapping import DEFAULT_NAME_MAPPING_PROPERTY, create_mapping_from_schema
 from frazil.table.step import StaticStep, TransactionStep
 from frazil.table.update import (
+    AddEncryptionKeyUpdate,
     AddPartitionSpecUpdate,
     AddSchemaUpdate,
     AssertCreate,
@@ -277,8 +279,15 @@ class Transaction:
         return self
 
     def set_statistics(self, statistics_file: StatisticsFile) -> Transaction:
-        """Registers a table statistics file (``set-statistics``), replacing its snapshot's."""
-        self._stage_static([SetStatisticsUpdate(statistics_file)], [])
+        """Registers a table statistics file (``set-statistics``), replacing its snapshot's.
+        An encrypted table's file names its wrapped key (``key-id``): the ``encryption-keys``
+        entries it needs are added with it."""
+        known = (k.key_id for k in self.table_metadata.encryption_keys)
+        keys: list[TableUpdate] = [
+            AddEncryptionKeyUpdate(EncryptedKey(**vars(k)))
+            for k in new_key_entries(self._table.io, statistics_file.key_id, known)
+        ]
+        self._stage_static([*keys, SetStatisticsUpdate(statistics_file)], [])
         return self
 
     def update_statistics(self) -> UpdateStatistics:

@@ -180,7 +180,7 @@ def _position_rows(tbl: Table, df: pa.StructArray, i: int) -> pa.Table:
     fs, local = data_filesystem(io, path)
     key_metadata = df.field("key_metadata")[i].as_py()
     with reading("position delete file", path), fs.open_input_file(local) as fh:
-        f = open_file(fh, fmt, None, parquet_decryption(io, path, key_metadata))
+        f = open_file(fh, fmt, None, parquet_decryption(io, path, key_metadata, fmt))
         names = {field_id_of(x): x.name for x in f.schema_arrow}
         wanted = [names.get(_FILE_PATH_ID, "file_path"), names.get(_POS_ID, "pos")]
         row_name = names.get(_ROW_ID)

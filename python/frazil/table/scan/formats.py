@@ -97,10 +97,15 @@ class NativeParquet:
 
 class AvroFile:
     """One Avro data file opened for reading (``source``: a pyarrow input file);
-    ``record_count``, from the file's manifest entry, bounds the records the file may hold."""
+    ``record_count``, from the file's manifest entry, bounds the records the file may hold;
+    ``decryption``: a ``frazil.encryption.table_io.StreamDecryption`` for an encrypted file."""
 
-    def __init__(self, source: Any, record_count: int | None = None) -> None:
+    def __init__(
+        self, source: Any, record_count: int | None = None, decryption: Any = None
+    ) -> None:
         self._data: bytes = source.read()
+        if decryption is not None:  # an encrypted table's: one AES-GCM stream
+            self._data = decryption.decrypt(self._data)
         self._max = record_count
         self.schema_arrow = pa.schema(_native.avro_data_schema(self._data))
 

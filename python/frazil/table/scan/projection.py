@@ -102,13 +102,16 @@ def open_file(
 ) -> pq.ParquetFile | OrcFile | AvroFile:
     """A Parquet, ORC or Avro file (``fmt``, checked by the reader) to read;
     ``record_count`` (its manifest entry's) bounds what an Avro file may decode to;
-    ``decryption``: an encrypted Parquet file's properties (frazil.encryption.table_io)."""
-    if decryption is not None and fmt != FileFormat.PARQUET:
-        raise UnsupportedError(f"encrypted {fmt} data files are not supported (Parquet only)")
+    ``decryption``: an encrypted file's (frazil.encryption.table_io: pyarrow's properties for
+    Parquet, a ``StreamDecryption`` for Avro)."""
+    if decryption is not None and fmt not in (FileFormat.PARQUET, FileFormat.AVRO):
+        raise UnsupportedError(
+            f"encrypted {fmt} data files are not supported (Parquet and Avro only)"
+        )
     if fmt == FileFormat.ORC:
         return OrcFile(source)
     if fmt == FileFormat.AVRO:
-        return AvroFile(source, record_count)
+        return AvroFile(source, record_count, decryption)
     return open_parquet(source, decryption)
 
 

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from frazil.arrow_schema import field_id_of, schema_from_arrow, type_to_arrow, walk_fields
+from frazil.encryption.table_io import data_filesystem
 from frazil.exceptions import FrazilError, ValidationError
 from frazil.io.paths import qualify_location
 from frazil.manifest import read_manifest, read_manifest_list, read_manifests
@@ -123,7 +124,9 @@ def _data_file(
     mapping: NameMapping | None,
     config: MetricsConfig,
 ) -> DataFile:
-    fs, fs_path = io.filesystem(path)
+    # An encrypted table adds plaintext files as Java's add_files does: the entry has no
+    # key_metadata (read as plaintext), and the encrypted manifest holds its metrics.
+    fs, fs_path = data_filesystem(io, path)
     with fs.open_input_file(fs_path) as f:
         size = f.size()
         try:

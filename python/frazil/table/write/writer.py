@@ -59,7 +59,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from frazil.encryption.table_io import data_filesystem, data_key_metadata, parquet_encryption
+from frazil.encryption.table_io import (
+    data_filesystem,
+    data_key_metadata,
+    encrypted_sink,
+    parquet_encryption,
+)
 from frazil.exceptions import FrazilError, InvalidArgumentError, UnsupportedError, io_error
 from frazil.io import property_bool
 from frazil.manifest.content_file import DataFile, FileFormat, partition_arrow_type
@@ -322,6 +327,8 @@ class _OpenFile:
                 fs.create_dir(parent, recursive=True)
         self.sink = fs.open_output_stream(path)
         if o.file_format != FileFormat.PARQUET:
+            # Avro on an encrypted table: an AES-GCM stream (ORC was refused above).
+            self.sink = encrypted_sink(o.io, self.location, self.sink)
             cls = OrcWriter if o.file_format == FileFormat.ORC else AvroWriter
             self.writer = cls(self.sink, o.arrow_schema, o.properties)
             self.arrow_metrics = ArrowMetrics(o.schema, o.metrics_config)
