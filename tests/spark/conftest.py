@@ -66,5 +66,10 @@ def _pyspark_major() -> int:
 collect_ignore = (
     []
     if _pyspark_major() >= 4
-    else ["test_datasource.py", "test_datasource_write.py", "test_streaming.py"]
+    else [
+        "test_datasource.py",
+        "test_datasource_write.py",
+        "test_encryption_datasource.py",
+        "test_streaming.py",
+    ]
 )

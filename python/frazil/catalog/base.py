@@ -36,7 +36,7 @@ from frazil.catalog.identifiers import (
     table_identifier,
 )
 from frazil.catalog.transaction import CatalogTransaction
-from frazil.encryption.guard import check_encryption_request
+from frazil.encryption.guard import check_encryption_request, check_key_id_unchanged
 from frazil.exceptions import (
     CommitFailedError,
     InvalidArgumentError,
@@ -581,6 +581,7 @@ class Catalog(abc.ABC):
         if current is not None and new is current:
             return PreparedCommit(ident, current_location, current, new, "", None, self.io)
         check_encryption_request(self.properties, new, name)
+        check_key_id_unchanged(current, new, name)
 
         new_location = self._new_metadata_location(ident, new, current_location)
         _, compress = self._metadata_suffix(new)

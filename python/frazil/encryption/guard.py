@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "catalog_properties",
     "check_encryption_request",
+    "check_key_id_unchanged",
     "guard_table_io",
     "is_encrypted",
     "master_key_ids",
@@ -98,6 +99,25 @@ def check_encryption_request(
             f"table {table} asks for encryption with master key {key_id!r}, which the "
             "catalog's KMS does not hold"
         )
+
+
+def check_key_id_unchanged(base: TableMetadata | None, new: TableMetadata, table: str) -> None:
+    """Refuses a commit that changes or removes an encrypted table's ``encryption.key-id``, as
+    Java 1.11's ``HiveTableOperations`` does ("Cannot modify key ID of an encrypted table"): the
+    master key is chosen once, and new KEKs come from age (730 days), not from a new master key.
+    Java refuses setting a key id on an existing plaintext table too; frazil allows that (its
+    older files stay readable without keys, vouched for by the encrypted manifests)."""
+    if base is None:
+        return
+    old = base.properties.get(ENCRYPTION_KEY_ID)
+    if not old or new.properties.get(ENCRYPTION_KEY_ID) == old:
+        return
+    wanted = new.properties.get(ENCRYPTION_KEY_ID)
+    change = f"change it to {wanted!r}" if wanted else "remove it"
+    raise EncryptionError(
+        f"table {table} is encrypted with master key {old!r} ({ENCRYPTION_KEY_ID}); a commit "
+        f"cannot {change} (Java refuses it too: the master key of a table is fixed)"
+    )
 
 
 def _refusal(

@@ -3,8 +3,10 @@
 
 - the table's master key (``encryption.key-id``) lives in the catalog's KMS and wraps a random
   key-encryption key (KEK), stored in the metadata's ``encryption-keys`` (``encrypted-by-id`` =
-  the master key id, ``properties`` = its creation time in ms); a KEK older than 730 days is
-  replaced by a new one for new snapshots;
+  the master key id, ``properties`` = its creation time in ms); new snapshots use the first
+  KEK (in metadata order) under the current master key that is younger than 730 days, and a new
+  KEK is made when there is none. Older KEKs and the snapshot keys they wrap stay in the
+  metadata, as Java keeps them (they still decrypt older snapshots' manifest lists);
 - each snapshot's manifest list gets its own data key and AAD prefix; that key metadata,
   AES-GCM-encrypted with the KEK (AAD = the KEK's timestamp string), is another
   ``encryption-keys`` entry, whose id is the snapshot's ``key-id``;
@@ -20,7 +22,7 @@ import binascii
 import os
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -39,6 +41,11 @@ __all__ = [
 KEK_TIMESTAMP_PROPERTY = "KEY_TIMESTAMP"
 KEK_LIFESPAN_MS = 730 * 24 * 3600 * 1000
 AAD_PREFIX_LENGTH = 16
+
+
+def wall_clock_ms() -> int:
+    """The time KEKs are dated and aged by (milliseconds since the epoch)."""
+    return int(time.time() * 1000)
 
 
 class _KeyLike(Protocol):
@@ -87,7 +94,9 @@ def _b64decode(entry: _KeyLike) -> bytes:
 class StandardEncryptionManager:
     """Keys of one table: ``kms`` (the catalog's), ``master_key_id`` (the table's
     ``encryption.key-id``), the metadata's ``encryption-keys`` entries. New entries it creates
-    are returned to the caller to commit (``AddEncryptionKeyUpdate``)."""
+    are returned to the caller to commit (``AddEncryptionKeyUpdate``). ``clock`` (ms since the
+    epoch) dates new KEKs and ages old ones (:func:`wall_clock_ms` when not given, looked up at
+    each use so a test can replace it for every table it opens)."""
 
     def __init__(
         self,
@@ -96,6 +105,7 @@ class StandardEncryptionManager:
         encryption_keys: Iterable[_KeyLike] = (),
         *,
         data_key_length: int = ENCRYPTION_DATA_KEY_LENGTH_DEFAULT,
+        clock: Callable[[], int] | None = None,
     ) -> None:
         if data_key_length not in (16, 24, 32):
             raise InvalidArgumentError(
@@ -104,6 +114,7 @@ class StandardEncryptionManager:
         self.kms = kms
         self.master_key_id = master_key_id
         self.data_key_length = data_key_length
+        self.clock = clock
         self._entries: dict[str, _KeyLike] = {e.key_id: e for e in encryption_keys}
         self._keks: dict[str, bytes] = {}
 
@@ -138,18 +149,20 @@ class StandardEncryptionManager:
         return kek
 
     def current_kek(self, now_ms: int | None = None) -> tuple[str, EncryptionKeyEntry | None]:
-        """The id of the KEK new snapshots use, and the entry to commit when it is new (none yet,
-        or the newest is older than 730 days)."""
-        now = int(time.time() * 1000) if now_ms is None else now_ms
-        newest = max(
-            self._kek_entries(),
-            key=lambda e: int(e.properties.get(KEK_TIMESTAMP_PROPERTY, "0")),
-            default=None,
-        )
-        if newest is not None:
-            created = int(newest.properties.get(KEK_TIMESTAMP_PROPERTY, "0"))
+        """The id of the KEK new snapshots use, and the entry to commit when it is new. As Java
+        1.11's ``StandardEncryptionManager.keyEncryptionKeyID``: the first KEK in metadata order
+        wrapped by the current master key and younger than 730 days; else a new one."""
+        if now_ms is None:
+            now = self.clock() if self.clock is not None else wall_clock_ms()
+        else:
+            now = now_ms
+        for e in self._kek_entries():
+            try:
+                created = int(e.properties.get(KEK_TIMESTAMP_PROPERTY, ""))
+            except ValueError:
+                continue  # undated: never chosen for new keys (Java could not age it either)
             if now - created < KEK_LIFESPAN_MS:
-                return newest.key_id, None
+                return e.key_id, None
         kek = os.urandom(self.data_key_length)
         entry = EncryptionKeyEntry(
             key_id=str(uuid.uuid4()),

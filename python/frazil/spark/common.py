@@ -14,8 +14,9 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from frazil.catalog import Catalog, load_catalog
+from frazil.encryption.kms import KMS_KEY_PREFIX
 from frazil.encryption.table_io import executor_file_io, executor_io_properties
-from frazil.exceptions import InvalidArgumentError
+from frazil.exceptions import EncryptionError, InvalidArgumentError
 from frazil.io import FileIO, load_file_io
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ __all__ = [
     "positive_int",
     "quiet_pyspark_warnings",
     "read_args",
+    "refuse_master_keys",
     "resolve_catalog",
     "table_identifier",
 ]
@@ -72,9 +74,27 @@ def executor_io(properties: Mapping[str, str], location: str | None) -> FileIO:
     return executor_file_io(load_file_io(properties, location), properties)
 
 
+def refuse_master_keys(options: Any) -> None:
+    """Refuses data source options holding master keys (``catalog.encryption.kms.key.<id>``,
+    :class:`~frazil.encryption.InMemoryKms`'s): Spark pickles a reader's or writer's options to
+    every executor, and executors must never hold master keys. The KMS's keys belong in the
+    named catalog's configuration on the driver (``.frazil.yaml`` or ``FRAZIL_CATALOG__*``)."""
+    prefix = CATALOG_PREFIX + KMS_KEY_PREFIX
+    for k in options:
+        if str(k).lower().startswith(prefix):
+            raise EncryptionError(
+                f"data source option {k}: a master key in the options would be shipped by Spark "
+                "to every executor; configure the KMS keys in the catalog's configuration on "
+                "the driver (.frazil.yaml or FRAZIL_CATALOG__<NAME>__* variables) and name the "
+                "catalog with the 'catalog' option"
+            )
+
+
 def catalog_from_options(options: Any) -> Catalog:
     """The catalog a data source's options name: ``catalog`` (a configured catalog, default
-    ``"spark"``) with the ``catalog.<key>`` properties."""
+    ``"spark"``) with the ``catalog.<key>`` properties (never master keys:
+    :func:`refuse_master_keys`)."""
+    refuse_master_keys(options)
     props = {
         k[len(CATALOG_PREFIX) :]: v
         for k, v in options.items()

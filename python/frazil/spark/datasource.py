@@ -75,6 +75,7 @@ from frazil.spark.common import (
     executor_io,
     io_spec,
     read_args,
+    refuse_master_keys,
     table_identifier,
 )
 from frazil.spark.read import (
@@ -229,6 +230,7 @@ def translate_filter(f: Any, types: dict[str, str]) -> tuple[Any, bool] | None:
 
 class FrazilPlainReader(DataSourceReader):  # type: ignore[misc]  # untyped before Spark 4
     def __init__(self, options: dict[str, str]) -> None:
+        refuse_master_keys(options)  # this reader is pickled to the executors
         self.options = options
         self.pushed: list[Any] = []
 
