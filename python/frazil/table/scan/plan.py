@@ -511,9 +511,10 @@ def _run_tasks(
     planned: _native.PlannedScan, plan: PlanContext, by_row: dict[int, dict[str, Any]]
 ) -> Iterator[ManifestTasks]:
     for p in planned.manifests:
-        entries = _table(p.entries)
-        if entries.num_rows == 0:
+        if len(p.entries) == 0:
+            # most manifests of a selective scan: no Arrow import for them
             continue
+        entries = _table(p.entries)
         m = by_row[p.row]
         yield ManifestTasks(
             m["manifest_path"],
