@@ -1,10 +1,13 @@
 //! Times decoding every manifest in a directory, natively:
 //! `cargo run --release -p frazil-manifest --example decode_speed -- <dir> [cases]`, where
-//! `cases` is a comma-separated subset of `inflate,full,projected,ids,threads,split` (all by
-//! default): parse and inflate only; `read_manifest` on one thread; the same with the planning
-//! projection (no stats maps); all columns with the stats maps projected to field ids 1 and to
-//! ids 2 and 4 (`stats_field_ids`); `read_manifests` on 2 threads; one manifest split over 2
-//! threads. Generate the issue-14 table with the `gen_stats_manifests` example.
+//! `cases` is a comma-separated subset of `inflate,kinds,full,projected,ids,threads,split` (all
+//! by default): parse and inflate only; deflate blocks inflated alone, grouped by the kind of
+//! their first deflate block (fixed or dynamic Huffman code: libdeflate builds its tables again
+//! for every dynamic block, which dominates a small one); `read_manifest` on one thread; the
+//! same with the planning projection (no stats maps); all columns with the stats maps projected
+//! to field ids 1 and to ids 2 and 4 (`stats_field_ids`); `read_manifests` on 2 threads; one
+//! manifest split over 2 threads. Generate the issue-14 table with the `gen_stats_manifests`
+//! example.
 #![allow(clippy::unwrap_used)]
 
 use std::time::Instant;
@@ -13,14 +16,14 @@ use std::time::Instant;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use frazil_manifest::avro::Container;
+use frazil_manifest::avro::{Codec, Container};
 use frazil_manifest::{read_manifest, read_manifests, ReadOptions};
 
 fn main() {
     let dir = std::env::args().nth(1).expect("a directory of manifests");
     let cases = std::env::args()
         .nth(2)
-        .unwrap_or_else(|| "inflate,full,projected,ids,threads,split".into());
+        .unwrap_or_else(|| "inflate,kinds,full,projected,ids,threads,split".into());
     let wants = |c: &str| cases.split(',').any(|x| x == c);
     let mut files: Vec<Vec<u8>> = std::fs::read_dir(&dir)
         .unwrap()
@@ -73,6 +76,9 @@ fn main() {
                 }
             }),
         );
+    }
+    if wants("kinds") {
+        inflate_by_kind(&files, &show, &best);
     }
     let one = ReadOptions {
         threads: Some(1),
@@ -165,6 +171,62 @@ fn main() {
 
 /// CPU seconds of this process so far (user and system), from `/proc/self/stat`; 0 where it
 /// cannot be read.
+type Times = (f64, f64, f64);
+
+/// Each deflate block's compressed bytes, inflated alone, per kind of its first deflate block.
+fn inflate_by_kind(
+    files: &[Vec<u8>],
+    show: &dyn Fn(&str, Times),
+    best: &dyn Fn(&dyn Fn()) -> Times,
+) {
+    let mut kinds: [Vec<&[u8]>; 3] = Default::default();
+    for data in files {
+        let container = Container::parse(data).unwrap();
+        if container.header.codec != Codec::Deflate {
+            continue;
+        }
+        let heads = container.block_headers().unwrap();
+        for (i, &(offset, _)) in heads.iter().enumerate() {
+            let end = heads.get(i + 1).map_or(data.len(), |h| h.0) - 16;
+            // past the block's two varints (record count, byte size)
+            let mut at = offset;
+            for _ in 0..2 {
+                while data[at] & 0x80 != 0 {
+                    at += 1;
+                }
+                at += 1;
+            }
+            let block = &data[at..end];
+            // BTYPE, bits 1-2 of the first byte: 0 stored, 1 fixed, 2 dynamic
+            let kind = usize::from((block.first().copied().unwrap_or(0) >> 1) & 3).min(2);
+            kinds[kind].push(block);
+        }
+    }
+    for (kind, blocks) in ["stored", "fixed", "dynamic"].iter().zip(&kinds) {
+        if blocks.is_empty() {
+            continue;
+        }
+        let bytes: usize = blocks.iter().map(|b| b.len()).sum();
+        let name = format!(
+            "inflate {} {kind}-code blocks ({:.0} bytes each)",
+            blocks.len(),
+            bytes as f64 / blocks.len() as f64
+        );
+        let times = best(&|| {
+            let mut out = Vec::new();
+            for b in blocks {
+                Codec::Deflate.decompress(b, &mut out).unwrap();
+                std::hint::black_box(&out);
+            }
+        });
+        show(&name, times);
+        println!(
+            "  {:.2} us per block (least CPU)",
+            times.2 * 1e6 / blocks.len() as f64
+        );
+    }
+}
+
 fn cpu_seconds() -> f64 {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
         return 0.0;

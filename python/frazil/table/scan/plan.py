@@ -55,7 +55,7 @@ from frazil.exceptions import FrazilError, io_error
 from frazil.expressions import AlwaysTrue, BooleanExpression, from_json
 from frazil.expressions.binding import bind
 from frazil.expressions.json import to_json_text
-from frazil.io import FileIO
+from frazil.io import FileIO, location_scheme
 from frazil.manifest import inline_manifest_list, list_entry, read_manifest, read_manifest_list
 from frazil.manifest.content_file import DataFile, data_files_from_entries
 from frazil.metadata import Snapshot, TableMetadata
@@ -320,12 +320,29 @@ def read_files(io: FileIO, paths: Sequence[str], what: str) -> list[bytes]:
     """The files' bytes, read concurrently; a failure is a
     :class:`~frazil.exceptions.FrazilIOError` naming the file (``FileMissingError`` when it is
     missing)."""
+    return _read(io, paths, what, None)
+
+
+def _read(io: FileIO, paths: Sequence[str], what: str, workers: int | None) -> list[bytes]:
     try:
-        return io.read_many(paths)
+        if workers is None:
+            return io.read_many(paths)
+        return io.read_many(paths, max_workers=workers)
     except OSError as e:
         where = getattr(e, "filename", None)
         where = where if isinstance(where, str) else (paths[0] if len(paths) == 1 else None)
         raise io_error(e, f"reading {what}", where or f"one of {len(paths)} {what}s") from e
+
+
+def _read_run(io: FileIO, paths: Sequence[str]) -> list[bytes]:
+    """A run's data manifests for the planning pipeline (:func:`read_files`). Local files are
+    read one after another on the pipeline's long-lived reader thread: from the page cache a
+    read is a copy, no faster on more threads of a busy machine, and one thread's allocator
+    arena stays warm, where a fresh pool of threads per run faulted in new pages for every
+    run's bytes (a 1M-file plan: half of its page faults, some 4% of its CPU). Other schemes are
+    read concurrently."""
+    local = all(location_scheme(p) in ("", "file") for p in paths)
+    return _read(io, paths, "manifest", 1 if local else None)
 
 
 def snapshot_manifests(
@@ -485,13 +502,13 @@ def _plan_runs(
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="frazil-plan-io") as reader,
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="frazil-plan") as worker,
     ):
-        reads = [reader.submit(read_files, io, paths(run), "manifest") for run in runs[:2]]
+        reads = [reader.submit(_read_run, io, paths(run)) for run in runs[:2]]
         pending = worker.submit(plan_run, runs[0], reads[0])
         try:
             for k in range(len(runs)):
                 planned = pending.result()
                 if k + 2 < len(runs):
-                    reads.append(reader.submit(read_files, io, paths(runs[k + 2]), "manifest"))
+                    reads.append(reader.submit(_read_run, io, paths(runs[k + 2])))
                 if k + 1 < len(runs):
                     pending = worker.submit(plan_run, runs[k + 1], reads[k + 1])
                 reads[k] = _DONE  # its bytes are no longer held
@@ -511,9 +528,10 @@ def _run_tasks(
     planned: _native.PlannedScan, plan: PlanContext, by_row: dict[int, dict[str, Any]]
 ) -> Iterator[ManifestTasks]:
     for p in planned.manifests:
-        entries = _table(p.entries)
-        if entries.num_rows == 0:
+        if len(p.entries) == 0:
+            # most manifests of a selective scan: no Arrow import for them
             continue
+        entries = _table(p.entries)
         m = by_row[p.row]
         yield ManifestTasks(
             m["manifest_path"],
