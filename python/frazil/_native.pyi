@@ -18,6 +18,7 @@ __all__ = [
     "GeoBounds",
     "LenientTransform",
     "MetricsEvaluator",
+    "ParquetFooter",
     "PlannedManifest",
     "PlannedScan",
     "PuffinBlobMetadata",
@@ -175,7 +176,7 @@ class PuffinFileMetadata:
 
 @final
 class ParquetFooter:
-    def __init__(self, tail: bytes, file_length: int, want: Any = None) -> None: ...
+    def __new__(cls, tail: bytes, file_length: int, want: Any = None) -> ParquetFooter: ...
     @staticmethod
     def footer_length(tail: bytes) -> int: ...
     def schema(self) -> RecordBatchExport: ...
