@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import decimal
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -176,7 +177,8 @@ def test_files_without_a_stored_arrow_schema(tmp_path: Path) -> None:
 def test_real_world_files() -> None:
     """Every Parquet file of the external fixtures: where the native decoder accepts the
     columns it decodes them as pyarrow does."""
-    from tests.external.fixtures_root import require_fixtures
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "external"))
+    from fixtures_root import require_fixtures
 
     root = require_fixtures()
     used = 0
