@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from frazil.exceptions import FrazilError
 from frazil.table.scan import read as read_module
-from frazil.table.scan.read import _large_schema, _ParquetData
+from frazil.table.scan.handoff import large_schema
+from frazil.table.scan.read import _ParquetData
 
 LOCAL = pafs.LocalFileSystem()
 
@@ -123,7 +124,7 @@ def _same(theirs: list[tuple[int, pa.RecordBatch]], ours: list[tuple[int, pa.Rec
     a = pa.Table.from_batches([b for _, b in theirs])
     # the native decoder hands strings, binaries and lists in the large types frazil's reads
     # produce; pyarrow's may be the small ones
-    a = _nan_safe(a.cast(_large_schema(a.schema)))
+    a = _nan_safe(a.cast(large_schema(a.schema)))
     b = _nan_safe(pa.Table.from_batches([b for _, b in ours]))
     # a map's entries are named after the column by pyarrow, not by arrow-rs; nothing reads
     # that name: compare the maps' values

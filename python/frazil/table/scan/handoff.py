@@ -38,29 +38,45 @@ def use_large_types(options: Mapping[str, str], properties: Mapping[str, str]) -
     return text == "true"
 
 
-def _small_type(t: pa.DataType) -> pa.DataType:
-    if pa.types.is_large_string(t):
-        return pa.string()
-    if pa.types.is_large_binary(t):
-        return pa.binary()
+def _widened(t: pa.DataType, large: bool) -> pa.DataType:
+    """``t`` with strings, binaries and lists (nested ones too) in their 64-bit-offset
+    ``large_*`` types (``large``) or their 32-bit twins."""
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return pa.large_string() if large else pa.string()
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return pa.large_binary() if large else pa.binary()
     if pa.types.is_large_list(t) or pa.types.is_list(t):
-        return pa.list_(_small_field(t.value_field))
+        value = _widened_field(t.value_field, large)
+        return pa.large_list(value) if large else pa.list_(value)
     if pa.types.is_map(t):
         return pa.map_(
-            _small_field(t.key_field), _small_field(t.item_field), keys_sorted=t.keys_sorted
+            _widened_field(t.key_field, large),
+            _widened_field(t.item_field, large),
+            keys_sorted=t.keys_sorted,
         )
     if pa.types.is_struct(t):
-        return pa.struct([_small_field(t.field(i)) for i in range(t.num_fields)])
+        return pa.struct([_widened_field(t.field(i), large) for i in range(t.num_fields)])
     return t
 
 
-def _small_field(f: pa.Field) -> pa.Field:
-    return pa.field(f.name, _small_type(f.type), f.nullable, f.metadata)
+def _widened_field(f: pa.Field, large: bool) -> pa.Field:
+    t = _widened(f.type, large)
+    return f if t == f.type else f.with_type(t)
+
+
+def large_field(f: pa.Field) -> pa.Field:
+    """``f`` with every string, binary and list type in its ``large_*`` twin."""
+    return _widened_field(f, True)
+
+
+def large_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with every string, binary and list type in its ``large_*`` twin."""
+    return pa.schema([large_field(f) for f in schema], metadata=schema.metadata)
 
 
 def small_schema(schema: pa.Schema) -> pa.Schema:
     """``schema`` with every ``large_*`` type replaced by its 32-bit-offset twin."""
-    return pa.schema([_small_field(f) for f in schema], metadata=schema.metadata)
+    return pa.schema([_widened_field(f, False) for f in schema], metadata=schema.metadata)
 
 
 def small_batches(reader: pa.RecordBatchReader, schema: pa.Schema) -> Iterator[pa.RecordBatch]:

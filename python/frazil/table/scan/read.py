@@ -56,6 +56,7 @@ from frazil.metadata.name_mapping import NameMapping, create_mapping_from_schema
 from frazil.schema import Schema
 from frazil.table.scan.filter import RowFilter, pruning_expression, referenced_field_ids
 from frazil.table.scan.formats import AvroFile, NativeParquet, OrcFile
+from frazil.table.scan.handoff import large_field, large_schema
 from frazil.table.scan.projection import (
     MAPPED_BY_DEFAULT,
     Projector,
@@ -322,7 +323,7 @@ class _ParquetData:
             self._native = NativeParquet(
                 stack.enter_context(fs.open_input_file(path)),
                 path,
-                _large_schema(self.schema_arrow),
+                large_schema(self.schema_arrow),
             )
 
     def _native_indices(self, columns: list[str]) -> list[int] | None:
@@ -336,7 +337,7 @@ class _ParquetData:
             return None
         theirs = self.schema_arrow
         for c in columns:
-            if not _same_field(ours.field(c), _large_field(theirs.field(c))):
+            if not _same_field(ours.field(c), large_field(theirs.field(c))):
                 return None
         indices = [names.index(c) for c in columns]
         # the decoder returns columns in file order
@@ -379,30 +380,6 @@ class _ParquetData:
             ):
                 yield pos, raw
                 pos += raw.num_rows
-
-
-def _large_type(t: pa.DataType) -> pa.DataType:
-    """``t`` with strings, binaries and lists in their large types, nested ones too."""
-    if pa.types.is_string(t):
-        return pa.large_string()
-    if pa.types.is_binary(t):
-        return pa.large_binary()
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return pa.large_list(_large_field(t.value_field))
-    if pa.types.is_map(t):
-        return pa.map_(_large_field(t.key_field), _large_field(t.item_field), t.keys_sorted)
-    if pa.types.is_struct(t):
-        return pa.struct([_large_field(t.field(i)) for i in range(t.num_fields)])
-    return t
-
-
-def _large_field(f: pa.Field) -> pa.Field:
-    t = _large_type(f.type)
-    return f if t == f.type else f.with_type(t)
-
-
-def _large_schema(schema: pa.Schema) -> pa.Schema:
-    return pa.schema([_large_field(f) for f in schema], metadata=schema.metadata)
 
 
 def _same_field(a: pa.Field, b: pa.Field) -> bool:
