@@ -300,7 +300,9 @@ def _parquet_format(decryption: Any) -> ds.ParquetFileFormat:
 
 
 #: decoding threads per row group of a natively decoded file (its columns in parallel)
-_DECODE_THREADS = max(1, os.cpu_count() or 1)
+# as many as the scan's read threads (to_arrow's ``read-threads`` default): a many-core Spark
+# executor runs several Python workers, each decoding
+_DECODE_THREADS = max(1, min(8, os.cpu_count() or 1))
 
 
 class _ParquetData:
