@@ -190,6 +190,7 @@ class ParquetFooter:
         parts: list[tuple[int, bytes]],
         batch_size: int,
         threads: int,
+        keep: object | None = None,
     ) -> RecordBatchExport: ...
 
 @final

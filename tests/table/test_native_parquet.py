@@ -261,3 +261,105 @@ def test_switch_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(read_module, "_NATIVE_PARQUET", False)
     with contextlib.ExitStack() as stack:
         assert _ParquetData(LOCAL, str(path), None, stack)._native is None
+
+
+@pytest.mark.parametrize(
+    "deleted",
+    [
+        [i for i in range(2500) if i % 17 == 3],  # scattered: decoded, then filtered out
+        list(range(300, 2100)),  # one long run: skipped by the decoder
+        list(range(2500)),  # every row
+        [0, 2499],
+    ],
+    ids=["scattered", "run", "all", "ends"],
+)
+def test_native_decode_drops_deleted_rows(tmp_path: Path, deleted: list[int]) -> None:
+    """Rows a deletion vector names are not decoded; the rest equal pyarrow's rows with the
+    deleted positions removed (numpy's mask the oracle)."""
+    from frazil.manifest.deletes import DeletionVector
+
+    table = _sample(2500)
+    path = str(tmp_path / "f.parquet")
+    pq.write_table(table, path, row_group_size=700, data_page_size=256)
+    dv = DeletionVector.from_positions(deleted)
+    columns = ["id", "s", "l", "p", "m"]
+    with contextlib.ExitStack() as stack:
+        data = _ParquetData(LOCAL, path, None, stack)
+        assert data._native_indices(columns) is not None
+        ours = list(data.batches(columns, 300, None, None, None, dv))
+    # a row group with deletes has no consecutive positions (None); one without keeps them
+    for p, b in ours:
+        if p is not None:
+            assert b.column("id").to_pylist() == list(range(p, p + b.num_rows))
+    assert any(p is None for p, _ in ours) or len(deleted) == 2500
+    assert all(0 < b.num_rows <= 300 for _, b in ours)
+    keep = pa.array([i not in set(deleted) for i in range(2500)])
+    want = table.select(columns).filter(keep)
+    got = (
+        pa.Table.from_batches([b for _, b in ours], schema=ours[0][1].schema)
+        if ours
+        else want.slice(0, 0)
+    )
+    assert got.num_rows == want.num_rows
+    assert got.column("id").to_pylist() == want.column("id").to_pylist()
+    assert got.column("s").to_pylist() == want.column("s").to_pylist()
+    assert got.column("l").to_pylist() == want.column("l").to_pylist()
+    assert got.column("p").to_pylist() == want.column("p").to_pylist()
+    assert got.column("m").to_pylist() == want.column("m").to_pylist()
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_table_deletes_with_and_without_positions(tmp_path: Path, version: int) -> None:
+    """A table with position deletes (v2) or deletion vectors (v3) reads the same live rows
+    whether the decoder drops the deleted rows (no positional column read) or the read does
+    (``_pos`` read): pyarrow's filter of the written rows is the oracle, and ``_pos`` is each
+    row's position in its file."""
+    from frazil.catalog import load_catalog
+
+    cat = load_catalog("w", type="filesystem", warehouse=str(tmp_path))
+    cat.create_namespace("db")
+    rows = pa.table(
+        {
+            "id": pa.array(range(20_000), pa.int64()),
+            "s": pa.array([f"s{i % 97}" for i in range(20_000)], pa.large_string()),
+        }
+    )
+    t = cat.create_table(
+        "db.t",
+        rows.schema,
+        properties={
+            "format-version": str(version),
+            "write.delete.mode": "merge-on-read",
+            "write.parquet.row-group-limit": "3000",
+        },
+    )
+    t.append(rows)
+    t.append(rows.set_column(0, "id", pc.add(rows.column("id"), 20_000)))
+    t.delete(
+        "id IN (2, 9, 16, 23, 30, 1234, 19999, 20000) OR (id >= 5000 AND id < 9000) OR id = 39999"
+    )
+    all_ids = list(range(40_000))
+    live = [
+        i
+        for i in all_ids
+        if not (i in (2, 9, 16, 23, 30, 1234, 19999, 20000) or 5000 <= i < 9000 or i == 39999)
+    ]
+    t = cat.load_table("db.t")
+    got = t.scan().to_arrow()
+    assert sorted(got.column("id").to_pylist()) == live
+    assert got.column("s").to_pylist() == [
+        f"s{(i % 20_000) % 97}" for i in got.column("id").to_pylist()
+    ]
+    with_pos = t.scan(selected_fields=("id", "_file", "_pos")).to_arrow()
+    assert sorted(with_pos.column("id").to_pylist()) == live
+    # ``_pos``: the row's position in its file, as pyarrow reads the file
+    files = {
+        f: pq.read_table(f.removeprefix("file://").removeprefix("file:"), columns=["id"])
+        .column("id")
+        .to_pylist()
+        for f in set(with_pos.column("_file").to_pylist())
+    }
+    for i, f, pos in zip(
+        *(with_pos.column(c).to_pylist() for c in ("id", "_file", "_pos")), strict=True
+    ):
+        assert files[f][pos] == i

@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{DataType, FieldRef, Schema, SchemaRef};
 use bytes::{Buf, Bytes};
 use frazil_values::{Error, Result};
 use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
 };
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
@@ -161,7 +161,9 @@ impl Footer {
 
     /// The rows of row group `rg`, columns `columns` (top-level indices, in file order in the
     /// result), from the bytes of [`Self::byte_ranges`], in batches of at most `batch_size`
-    /// rows; the columns are decoded on up to `threads` threads.
+    /// rows; the columns are decoded on up to `threads` threads. `keep`: one flag per row of
+    /// the row group, its rows to decode (the others, deleted rows, are skipped by the decoder
+    /// where they run long and filtered out right after decoding where they are scattered).
     pub fn decode(
         &self,
         rg: usize,
@@ -169,14 +171,30 @@ impl Footer {
         ranges: &Ranges,
         batch_size: usize,
         threads: usize,
+        keep: Option<&BooleanArray>,
     ) -> Result<Vec<RecordBatch>> {
         self.check_row_group(rg)?;
         let mut columns = columns.to_vec();
         columns.sort_unstable();
         columns.dedup();
         let schema = Arc::new(self.schema().project(&columns).map_err(arrow_error)?);
-        let rows = usize::try_from(self.metadata().row_group(rg).num_rows())
+        let mut rows = usize::try_from(self.metadata().row_group(rg).num_rows())
             .map_err(|_| Error::decode("row group with a negative row count"))?;
+        let selection = match keep {
+            Some(keep) => {
+                if keep.len() != rows || keep.null_count() > 0 {
+                    return Err(Error::invalid(format!(
+                        "a keep-mask of {} rows ({} null) for a row group of {rows} rows",
+                        keep.len(),
+                        keep.null_count()
+                    )));
+                }
+                rows = keep.true_count();
+                Some(RowSelection::from_filters(std::slice::from_ref(keep)))
+            }
+            None => None,
+        };
+        let selection = selection.as_ref();
         let step = batch_size.max(1);
         let sizes: Vec<usize> = (0..rows)
             .step_by(step)
@@ -195,13 +213,15 @@ impl Footer {
         let threads = threads.clamp(1, columns.len());
         let per = columns.len().div_ceil(threads);
         let parts: Vec<Result<Vec<Vec<ArrayRef>>>> = if threads == 1 {
-            vec![self.decode_columns(rg, &columns, ranges, &sizes)]
+            vec![self.decode_columns(rg, &columns, ranges, &sizes, selection)]
         } else {
             let sizes = &sizes;
             std::thread::scope(|s| {
                 let handles: Vec<_> = columns
                     .chunks(per)
-                    .map(|chunk| s.spawn(move || self.decode_columns(rg, chunk, ranges, sizes)))
+                    .map(|chunk| {
+                        s.spawn(move || self.decode_columns(rg, chunk, ranges, sizes, selection))
+                    })
                     .collect();
                 handles
                     .into_iter()
@@ -231,24 +251,29 @@ impl Footer {
             .collect()
     }
 
-    /// Each of `columns` decoded in chunks of `sizes` rows (one list of chunks per column).
+    /// Each of `columns` decoded in chunks of `sizes` rows (one list of chunks per column),
+    /// only the rows `selection` selects where there is one.
     fn decode_columns(
         &self,
         rg: usize,
         columns: &[usize],
         ranges: &Ranges,
         sizes: &[usize],
+        selection: Option<&RowSelection>,
     ) -> Result<Vec<Vec<ArrayRef>>> {
         let step = sizes.first().copied().unwrap_or(1).max(1);
         let mut out = Vec::with_capacity(columns.len());
         for &c in columns {
-            let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+            let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
                 ranges.clone(),
                 self.reader.clone(),
             )
             .with_projection(self.mask(&[c])?)
             .with_row_groups(vec![rg])
             .with_batch_size(step);
+            if let Some(selection) = selection {
+                builder = builder.with_row_selection(selection.clone());
+            }
             let reader = builder.build().map_err(parquet_error)?;
             let mut chunks = Vec::with_capacity(sizes.len());
             for batch in reader {

@@ -64,6 +64,17 @@ pub fn import_array(obj: &Bound<'_, PyAny>) -> PyResult<Imported> {
     })
 }
 
+/// Imports a keep-mask: a boolean array without nulls (`__arrow_c_array__`).
+pub fn import_keep_mask(obj: &Bound<'_, PyAny>) -> PyResult<arrow_array::BooleanArray> {
+    let array = import_array(obj)?.array;
+    array
+        .as_any()
+        .downcast_ref::<arrow_array::BooleanArray>()
+        .filter(|k| k.null_count() == 0)
+        .cloned()
+        .ok_or_else(|| invalid("keep must be a boolean array without nulls"))
+}
+
 /// Imports a schema from an object implementing `__arrow_c_schema__`.
 pub fn import_schema(obj: &Bound<'_, PyAny>) -> PyResult<arrow_schema::SchemaRef> {
     let capsule = obj.call_method0("__arrow_c_schema__")?;

@@ -4,14 +4,13 @@
 
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, BooleanArray};
 use arrow_schema::{DataType, Field};
 use frazil_deletes::EqualityDeleteSet;
 use pyo3::prelude::*;
 
-use crate::arrow::{export, import_array, import_stream, ArrowArrayExport};
-use crate::error::{invalid, IntoPyResult};
+use crate::arrow::{export, import_array, import_keep_mask, import_stream, ArrowArrayExport};
+use crate::error::IntoPyResult;
 
 /// The keys of equality delete files sharing their equality field ids
 /// (`frazil.manifest.deletes.EqualityDeleteSet` wraps it).
@@ -50,17 +49,8 @@ impl PyEqualityDeleteSet {
             .iter()
             .map(|c| Ok(import_array(c)?.array))
             .collect::<PyResult<Vec<ArrayRef>>>()?;
-        let keep = match keep {
-            None => None,
-            Some(k) => {
-                let k = import_array(&k)?.array;
-                let k = k
-                    .as_boolean_opt()
-                    .filter(|k| k.null_count() == 0)
-                    .ok_or_else(|| invalid("keep must be a boolean array without nulls"))?;
-                Some(k.values().clone())
-            }
-        };
+        let keep = keep.map(|k| import_keep_mask(&k)).transpose()?;
+        let keep = keep.map(|k| k.values().clone());
         let mask = py
             .detach(|| {
                 let refs: Vec<&dyn Array> = arrays.iter().map(|a| a.as_ref()).collect();

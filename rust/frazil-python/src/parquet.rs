@@ -9,7 +9,7 @@ use frazil_parquet::{footer_length, Footer, Ranges};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 
-use crate::arrow::{import_schema, RecordBatchExport};
+use crate::arrow::{import_keep_mask, import_schema, RecordBatchExport};
 use crate::error::IntoPyResult;
 
 /// A parsed Parquet footer.
@@ -59,7 +59,10 @@ impl ParquetFooter {
         self.inner.byte_ranges(row_group, &columns).py()
     }
 
-    /// The row group's rows, `columns` only, from `parts` ((offset, bytes) of the ranges).
+    /// The row group's rows, `columns` only, from `parts` ((offset, bytes) of the ranges);
+    /// `keep`: a boolean array, one flag per row of the row group, the rows to decode.
+    #[pyo3(signature = (row_group, columns, parts, batch_size, threads, keep = None))]
+    #[allow(clippy::too_many_arguments)]
     fn decode(
         &self,
         py: Python<'_>,
@@ -68,7 +71,9 @@ impl ParquetFooter {
         parts: Vec<(u64, PyBackedBytes)>,
         batch_size: usize,
         threads: usize,
+        keep: Option<Bound<'_, PyAny>>,
     ) -> PyResult<RecordBatchExport> {
+        let keep = keep.map(|k| import_keep_mask(&k)).transpose()?;
         let parts = parts
             .into_iter()
             .map(|(o, b)| (o, Bytes::from_owner(b)))
@@ -76,8 +81,14 @@ impl ParquetFooter {
         let ranges = Ranges::new(self.inner.file_length(), parts);
         let batches = py
             .detach(|| {
-                self.inner
-                    .decode(row_group, &columns, &ranges, batch_size, threads)
+                self.inner.decode(
+                    row_group,
+                    &columns,
+                    &ranges,
+                    batch_size,
+                    threads,
+                    keep.as_ref(),
+                )
             })
             .py()?;
         let mut cols = columns.clone();

@@ -83,15 +83,21 @@ class NativeParquet:
             raise DecodeError(f"Parquet file {self.location}: {e}") from e
 
     def row_group(
-        self, row_group: int, columns: Sequence[int], batch_size: int, threads: int
+        self,
+        row_group: int,
+        columns: Sequence[int],
+        batch_size: int,
+        threads: int,
+        keep: pa.BooleanArray | None = None,
     ) -> pa.RecordBatchReader:
-        """Row group ``row_group``'s rows, the top-level ``columns`` (indices) only."""
+        """Row group ``row_group``'s rows, the top-level ``columns`` (indices) only; with
+        ``keep`` (a flag per row of the row group), only the rows it keeps."""
         with self._naming():
             parts = [
                 (offset, self._source.read_at(length, offset))
                 for offset, length in self.footer.byte_ranges(row_group, list(columns))
             ]
-            export = self.footer.decode(row_group, list(columns), parts, batch_size, threads)
+            export = self.footer.decode(row_group, list(columns), parts, batch_size, threads, keep)
         return pa.RecordBatchReader.from_stream(export)
 
 

@@ -352,20 +352,31 @@ class _ParquetData:
         start: int | None,
         length: int | None,
         prune: pc.Expression | None = None,
-    ) -> Iterator[tuple[int, pa.RecordBatch]]:
+        deleted: DeletionVector | None = None,
+    ) -> Iterator[tuple[int | None, pa.RecordBatch]]:
         """(position of its first row, batch) of the split's row groups, less those whose
-        statistics show ``prune`` false for all their rows."""
+        statistics show ``prune`` false for all their rows. Where the rows are decoded
+        natively, the rows ``deleted`` names are not decoded and the position is None (the
+        batch's rows are no longer consecutive); elsewhere the caller drops them."""
         groups = _row_groups(self.fragment.metadata, start, length)
         if prune is not None and groups:
             kept = {rg.id for rg in self.fragment.subset(filter=prune).row_groups}
             groups = [g for g in groups if g[0] in kept]
         indices = self._native_indices(columns) if groups else None
         if indices is not None and self._native is not None:
-            for group, pos in groups:
-                reader = self._native.row_group(group, indices, batch_size, _DECODE_THREADS)
+            md = self.fragment.metadata
+            for group, first in groups:
+                keep = None
+                if deleted is not None:
+                    n = md.row_group(group).num_rows
+                    if deleted.deleted_count(first, n):
+                        keep = deleted.keep_mask(first, n)
+                reader = self._native.row_group(group, indices, batch_size, _DECODE_THREADS, keep)
+                pos: int | None = None if keep is not None else first
                 for raw in reader:
                     yield pos, raw
-                    pos += raw.num_rows
+                    if pos is not None:
+                        pos += raw.num_rows
             return
         # runs of adjacent row groups: within one, positions continue from batch to batch
         runs: list[list[tuple[int, int]]] = []
@@ -416,12 +427,15 @@ def _batches(
     columns: list[str],
     batch_size: int,
     prune: pc.Expression | None,
-) -> Iterator[tuple[int, pa.RecordBatch]]:
-    """(position in the file of its first row, batch) of the rows the task's split covers."""
+    deleted: DeletionVector | None,
+) -> Iterator[tuple[int | None, pa.RecordBatch]]:
+    """(position in the file of its first row, batch) of the rows the task's split covers; a
+    position of None: the rows ``deleted`` names are already dropped (see
+    :meth:`_ParquetData.batches`)."""
     if isinstance(pf, (OrcFile, AvroFile)):
         yield from pf.batches(columns, batch_size, task.start, task.length, task.file.split_offsets)
         return
-    yield from pf.batches(columns, batch_size, task.start, task.length, prune)
+    yield from pf.batches(columns, batch_size, task.start, task.length, prune, deleted)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -594,7 +608,9 @@ def read_task(
                 and fields[by_id[f.field_id]].type == type_to_arrow(f.field_type)
             }
             prune = pruning_expression(filt, same)
-        for start, raw in _batches(pf, task, columns, batch_size, prune):
+        # the decoder may drop deleted rows itself where no column needs the rows' positions
+        decoder_deletes = None if _POSITIONAL & set(metadata_columns) else deleted
+        for start, raw in _batches(pf, task, columns, batch_size, prune, decoder_deletes):
             n = raw.num_rows
             arrays = projector.struct_children(
                 raw.columns, wanted_fields, read_schema.as_struct(), n
@@ -607,7 +623,7 @@ def read_task(
             batch = pa.RecordBatch.from_arrays(arrays, names=names)
 
             keep = None
-            if deleted is not None and deleted.deleted_count(start, n):
+            if start is not None and deleted is not None and deleted.deleted_count(start, n):
                 keep = deleted.keep_mask(start, n)
             for ids, keys in eq_sets:
                 cols = [batch.column(_top_name(read_schema, i)) for i in ids]
@@ -628,6 +644,8 @@ def read_task(
 
 
 METADATA_COLUMNS_BY_ID = {fid: name for name, (fid, _) in METADATA_COLUMNS.items()}
+#: metadata columns computed from the rows' positions in their file
+_POSITIONAL = {"_pos", "_row_id"}
 
 
 def _top_name(schema: Schema, field_id: int) -> str:
@@ -651,32 +669,41 @@ def _narrow(arr: pa.Array, f: pa.Field) -> pa.Array:
 def _metadata_array(
     name: str,
     task: FileScanTask,
-    start: int,
+    start: int | None,
     n: int,
     file_cols: Mapping[int | None, pa.Array],
     seq: int | None,
     partition_type: StructType | None,
 ) -> pa.Array:
     f = task.file
+    if name in _POSITIONAL:
+        if start is None:  # read_task keeps positions where these are read
+            raise ValidationError(f"{name} of {f.file_path}: the rows' positions are unknown")
+        return _positional(name, f, start, n, file_cols)
     if name == "_file":
         return pa.repeat(pa.scalar(f.file_path, pa.large_string()), n)
-    if name == "_pos":
-        return pa.array(np.arange(start, start + n, dtype=np.int64))
     if name == "_spec_id":
         return pa.repeat(pa.scalar(task.spec_id, pa.int32()), n)
     if name == "_partition":
         return _partition_struct(task, partition_type or StructType(), n)
-    if name == "_row_id":
-        inherited = (
-            pa.array(np.arange(start, start + n, dtype=np.int64) + f.first_row_id)
-            if f.first_row_id is not None
-            else pa.nulls(n, pa.int64())
-        )
-        stored = file_cols.get(ROW_ID_FIELD_ID)
-        return inherited if stored is None else pc.coalesce(stored.cast(pa.int64()), inherited)
     if name == "_last_updated_sequence_number":
         inherited_seq = pa.scalar(seq if f.first_row_id is not None or seq is not None else None)
         inherited = repeat_scalar(inherited_seq.cast(pa.int64()), n)
         stored = file_cols.get(LAST_UPDATED_FIELD_ID)
         return inherited if stored is None else pc.coalesce(stored.cast(pa.int64()), inherited)
     raise ValidationError(f"unknown metadata column {name!r}")
+
+
+def _positional(
+    name: str, f: DataFile, start: int, n: int, file_cols: Mapping[int | None, pa.Array]
+) -> pa.Array:
+    """``_pos`` or ``_row_id`` of the rows at positions ``[start, start + n)``."""
+    if name == "_pos":
+        return pa.array(np.arange(start, start + n, dtype=np.int64))
+    inherited = (
+        pa.array(np.arange(start, start + n, dtype=np.int64) + f.first_row_id)
+        if f.first_row_id is not None
+        else pa.nulls(n, pa.int64())
+    )
+    stored = file_cols.get(ROW_ID_FIELD_ID)
+    return inherited if stored is None else pc.coalesce(stored.cast(pa.int64()), inherited)

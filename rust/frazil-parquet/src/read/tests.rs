@@ -30,3 +30,69 @@ fn ranges_serve_only_what_was_read() {
     assert!(r.get_bytes(0, 1).is_err());
     assert!(r.get_read(50).is_err());
 }
+
+/// A file of `n` rows (a nullable long, a string), small pages, as (bytes, footer).
+fn small_file(n: i64) -> (Bytes, Footer) {
+    use arrow_array::{Int64Array, StringArray};
+    use parquet::arrow::ArrowWriter;
+    use parquet::file::properties::WriterProperties;
+    let ids = Int64Array::from_iter((0..n).map(|i| (i % 7 != 3).then_some(i)));
+    let names = StringArray::from_iter_values((0..n).map(|i| format!("name-{}", i % 13)));
+    let batch = RecordBatch::try_from_iter([
+        ("id", Arc::new(ids) as ArrayRef),
+        ("name", Arc::new(names) as ArrayRef),
+    ])
+    .unwrap();
+    let props = WriterProperties::builder()
+        .set_data_page_row_count_limit(100)
+        .set_write_batch_size(100)
+        .build();
+    let mut out = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut out, batch.schema(), Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let len = out.len() as u64;
+    let footer = Footer::parse(&out, len, None).unwrap();
+    (Bytes::from(out), footer)
+}
+
+#[test]
+fn keep_decodes_exactly_the_kept_rows() {
+    let n = 5000;
+    let (bytes, footer) = small_file(n);
+    let ranges = Ranges::new(bytes.len() as u64, vec![(0, bytes)]);
+    let all = footer.decode(0, &[0, 1], &ranges, 1024, 2, None).unwrap();
+    let all = arrow_select::concat::concat_batches(&all[0].schema(), &all).unwrap();
+    // scattered deletes (the decoder filters), long runs (it skips) and the extremes
+    let masks: Vec<Vec<bool>> = vec![
+        (0..n).map(|i| i % 19 != 5).collect(),
+        (0..n).map(|i| !(1000..3500).contains(&i)).collect(),
+        (0..n).map(|i| i >= 4990).collect(),
+        vec![true; n as usize],
+        vec![false; n as usize],
+    ];
+    for (k, mask) in masks.into_iter().enumerate() {
+        let keep = BooleanArray::from(mask);
+        for threads in [1, 2] {
+            let got = footer
+                .decode(0, &[0, 1], &ranges, 700, threads, Some(&keep))
+                .unwrap();
+            assert!(got.iter().all(|b| b.num_rows() <= 700 && b.num_rows() > 0));
+            let want = arrow_select::filter::filter_record_batch(&all, &keep).unwrap();
+            let got = arrow_select::concat::concat_batches(&all.schema(), &got).unwrap();
+            assert_eq!(got, want, "mask {k}, {threads} threads");
+            // no column: only the row count
+            let rows: usize = footer
+                .decode(0, &[], &ranges, 700, threads, Some(&keep))
+                .unwrap()
+                .iter()
+                .map(|b| b.num_rows())
+                .sum();
+            assert_eq!(rows, keep.true_count());
+        }
+    }
+    let short = BooleanArray::from(vec![true; 10]);
+    assert!(footer
+        .decode(0, &[0], &ranges, 700, 1, Some(&short))
+        .is_err());
+}
