@@ -346,3 +346,49 @@ def test_hostile_requests_never_500_never_change_anything(tmp_path_factory: Any)
     # the requests reached every kind of refusal, not just one
     assert {400, 401, 404} <= set(STATUSES), STATUSES
     catalog.close()
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    return 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.integers() | st.text(alphabet='[]{}"\\ ab', max_size=8),
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
+        max_leaves=30,
+    ),
+    st.integers(1, 6),
+)
+def test_json_depth_check_equals_the_parsed_depth(value: Any, limit: int) -> None:
+    """The recursion-free nesting check agrees with the depth of the parsed value (Python's
+    own ``json``, the oracle), brackets inside strings and escapes not counted."""
+    from frazil.rest.wire import json_too_deep
+
+    body = json.dumps(value).encode()
+    assert json_too_deep(body, limit) == (_depth(value) > limit)
+
+
+def test_deep_bodies_are_refused_before_parsing() -> None:
+    from frazil.exceptions import ParseError
+    from frazil.rest.wire import MAX_JSON_DEPTH, parse_json_body
+
+    ok = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    value, depth = parse_json_body(ok, "body"), 1
+    while value:
+        value, depth = value[0], depth + 1
+    assert depth == MAX_JSON_DEPTH
+    for deep in ("[" * (MAX_JSON_DEPTH + 1), '{"a":' * 4000, "[" * 100_000):
+        try:
+            parse_json_body(deep.encode(), "body")
+        except ParseError as e:
+            assert "nested more than" in str(e)
+        else:
+            raise AssertionError("a body nested too deep was parsed")
+    # brackets inside strings are not nesting
+    assert parse_json_body(json.dumps(["[{" * 5000]), "body") == ["[{" * 5000]

@@ -22,10 +22,13 @@ Parsers raise :class:`~frazil.exceptions.ParseError` naming the field (``updates
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
+
+import numpy as np
 
 from frazil import exceptions as exc
 from frazil._json import Fields, check_list, check_str
@@ -195,8 +198,32 @@ def namespace_from_json(obj: Any, path: str = "namespace") -> tuple[str, ...]:
     return tuple(check_str(v, f"{path}[{i}]") for i, v in enumerate(check_list(obj, path)))
 
 
+#: the deepest nesting of arrays and objects a body may have: far above any Iceberg payload,
+#: and far enough below the interpreter's recursion limit that parsing never nears it (a
+#: finalizer or logging call run at the bottom of a parse that deep fails in turn)
+MAX_JSON_DEPTH = 500
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def json_too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``body`` nests arrays and objects more than ``limit`` deep (brackets inside
+    strings not counted); checked without recursion, in C and numpy passes."""
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False
+    stripped = _JSON_STRING.sub(b"", body)
+    a = np.frombuffer(stripped, dtype=np.uint8)
+    step = ((a == ord("[")) | (a == ord("{"))).astype(np.int32) - (
+        (a == ord("]")) | (a == ord("}"))
+    ).astype(np.int32)
+    return bool(step.size) and int(np.cumsum(step).max()) > limit
+
+
 def parse_json_body(body: bytes | str, what: str) -> Any:
-    """A request or response body as JSON; :class:`ParseError` naming ``what`` otherwise."""
+    """A request or response body as JSON; :class:`ParseError` naming ``what`` otherwise
+    (also where it nests deeper than :data:`MAX_JSON_DEPTH`)."""
+    raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
+    if json_too_deep(raw):
+        raise exc.ParseError(f"{what}: invalid JSON: nested more than {MAX_JSON_DEPTH} deep")
     try:
         return json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
