@@ -22,7 +22,6 @@ Parsers raise :class:`~frazil.exceptions.ParseError` naming the field (``updates
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -202,20 +201,31 @@ def namespace_from_json(obj: Any, path: str = "namespace") -> tuple[str, ...]:
 #: and far enough below the interpreter's recursion limit that parsing never nears it (a
 #: finalizer or logging call run at the bottom of a parse that deep fails in turn)
 MAX_JSON_DEPTH = 500
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# the bytes that decide nesting: quotes, backslashes (escaping quotes) and brackets
+_STRUCTURAL = np.zeros(256, dtype=bool)
+_STRUCTURAL[list(b'"\\[]{}')] = True
 
 
 def json_too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     """Whether ``body`` nests arrays and objects more than ``limit`` deep (brackets inside
-    strings not counted); checked without recursion, in C and numpy passes."""
+    strings not counted); checked without recursion, in numpy passes over its quotes,
+    backslashes and brackets."""
     if body.count(b"[") + body.count(b"{") <= limit:
         return False
-    stripped = _JSON_STRING.sub(b"", body)
-    a = np.frombuffer(stripped, dtype=np.uint8)
-    step = ((a == ord("[")) | (a == ord("{"))).astype(np.int32) - (
-        (a == ord("]")) | (a == ord("}"))
-    ).astype(np.int32)
-    return bool(step.size) and int(np.cumsum(step).max()) > limit
+    a = np.frombuffer(body, dtype=np.uint8)
+    pos = np.flatnonzero(_STRUCTURAL[a])
+    c = a[pos]
+    k = np.arange(len(c))
+    # the backslashes right before each byte: a quote after an odd run of them is escaped
+    follows_backslash = np.zeros(len(c), dtype=bool)
+    follows_backslash[1:] = (c[:-1] == ord("\\")) & (pos[:-1] + 1 == pos[1:])
+    run = k - np.maximum.accumulate(np.where(follows_backslash, 0, k))
+    quote = (c == ord('"')) & (run % 2 == 0)
+    in_string = (np.cumsum(quote) % 2).astype(bool)
+    step = ((c == ord("[")) | (c == ord("{"))).astype(np.int64)
+    step -= ((c == ord("]")) | (c == ord("}"))).astype(np.int64)
+    step[in_string | quote] = 0
+    return int(np.cumsum(step).max(initial=0)) > limit
 
 
 def parse_json_body(body: bytes | str, what: str) -> Any:
