@@ -9,8 +9,13 @@ use frazil_parquet::{footer_length, Footer, Ranges};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 
-use crate::arrow::{import_keep_mask, import_schema, RecordBatchExport};
+use arrow_array::BooleanArray;
+use arrow_schema::{DataType, Field};
+use frazil_scan::page_filter::keep_rows;
+
+use crate::arrow::{export, import_keep_mask, import_schema, ArrowArrayExport, RecordBatchExport};
 use crate::error::IntoPyResult;
+use crate::row_filter::PyRowFilter;
 
 /// A parsed Parquet footer.
 #[pyclass(frozen, module = "frazil._native")]
@@ -52,6 +57,49 @@ impl ParquetFooter {
     #[getter]
     fn num_row_groups(&self) -> usize {
         self.inner.num_row_groups()
+    }
+
+    /// (offset, length) of the page index bytes `page_keep` reads for `filter`'s columns in
+    /// row group `row_group` (none where the file has no page index for them).
+    fn page_index_ranges(
+        &self,
+        row_group: usize,
+        filter: &PyRowFilter,
+    ) -> PyResult<Vec<(u64, u64)>> {
+        self.inner
+            .page_index_ranges(row_group, &filter.expr.referenced_field_ids())
+            .py()
+    }
+
+    /// Per row of row group `row_group`, whether `filter` may hold for it by its page bounds
+    /// (from `parts`, the bytes of `page_index_ranges`); None where no page is skipped.
+    fn page_keep(
+        &self,
+        py: Python<'_>,
+        row_group: usize,
+        filter: &PyRowFilter,
+        parts: Vec<(u64, PyBackedBytes)>,
+    ) -> PyResult<Option<ArrowArrayExport>> {
+        let parts = parts
+            .into_iter()
+            .map(|(o, b)| (o, Bytes::from_owner(b)))
+            .collect();
+        let ranges = Ranges::new(self.inner.file_length(), parts);
+        let keep = py
+            .detach(|| {
+                let ids = filter.expr.referenced_field_ids();
+                // checks that the row group exists
+                let pages = self.inner.page_bounds(row_group, &ids, &ranges)?;
+                let rows = self.inner.metadata().row_group(row_group).num_rows();
+                keep_rows(&filter.expr, &filter.schema, rows, &pages)
+            })
+            .py()?;
+        Ok(keep.map(|k| {
+            export(
+                Arc::new(BooleanArray::new(k, None)),
+                Arc::new(Field::new("", DataType::Boolean, false)),
+            )
+        }))
     }
 
     /// (offset, length) of the bytes to read for `columns` of row group `row_group`.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray};
 use arrow_schema::{DataType, Field};
+use frazil_scan::expr::Schema;
 use frazil_scan::{Expr, RowFilter};
 use pyo3::prelude::*;
 
@@ -14,6 +15,9 @@ use crate::error::IntoPyResult;
 #[pyclass(frozen, module = "frazil._native", name = "RowFilter")]
 pub struct PyRowFilter {
     inner: RowFilter,
+    /// The bound filter and its schema, for the page index (`ParquetFooter.page_keep`).
+    pub(crate) expr: Expr,
+    pub(crate) schema: Schema,
 }
 
 #[pymethods]
@@ -22,13 +26,17 @@ impl PyRowFilter {
     /// (expressions spec JSON).
     #[new]
     fn new(py: Python<'_>, schema_json: &str, filter_json: &str) -> PyResult<Self> {
-        let inner = py
+        let (inner, expr, schema) = py
             .detach(|| {
                 let (schema, expr) = Expr::bound_from_json(schema_json, filter_json)?;
-                RowFilter::new(&expr, &schema)
+                Ok::<_, frazil_values::Error>((RowFilter::new(&expr, &schema)?, expr, schema))
             })
             .py()?;
-        Ok(PyRowFilter { inner })
+        Ok(PyRowFilter {
+            inner,
+            expr,
+            schema,
+        })
     }
 
     /// The field ids of the columns `mask` takes, in order.

@@ -65,6 +65,7 @@ pub mod inspect;
 mod leaf;
 pub mod manifest_evaluator;
 pub mod metrics_evaluator;
+pub mod page_filter;
 pub mod partition_evaluator;
 pub mod plan;
 pub mod project;

@@ -108,6 +108,11 @@ class RowFilter:
         self._native = _native.RowFilter(json.dumps(schema.to_json()), to_json_text(expr))
         self._paths = [field_path(schema, fid) for fid in self._native.field_ids()]
 
+    @property
+    def native(self) -> _native.RowFilter:
+        """The compiled filter (for the native Parquet decoder's page index pruning)."""
+        return self._native
+
     def mask(self, batch: pa.RecordBatch) -> pa.BooleanArray:
         """Per row of ``batch``, whether the filter is true for it (never null)."""
         columns = [_column(batch, path) for path in self._paths]

@@ -100,6 +100,18 @@ class NativeParquet:
             export = self.footer.decode(row_group, list(columns), parts, batch_size, threads, keep)
         return pa.RecordBatchReader.from_stream(export)
 
+    def page_keep(self, row_group: int, row_filter: Any) -> pa.BooleanArray | None:
+        """Per row of row group ``row_group``, whether ``row_filter`` (a native
+        ``RowFilter``) may hold for it by the file's page index; None where the file has no
+        page index for the filter's columns or no page can be skipped."""
+        with self._naming():
+            ranges = self.footer.page_index_ranges(row_group, row_filter)
+            if not ranges:
+                return None
+            parts = [(offset, self._source.read_at(length, offset)) for offset, length in ranges]
+            keep = self.footer.page_keep(row_group, row_filter, parts)
+        return None if keep is None else pa.array(keep)
+
 
 class AvroFile:
     """One Avro data file opened for reading (``source``: a pyarrow input file);

@@ -353,11 +353,14 @@ class _ParquetData:
         length: int | None,
         prune: pc.Expression | None = None,
         deleted: DeletionVector | None = None,
+        pages: Any = None,
     ) -> Iterator[tuple[int | None, pa.RecordBatch]]:
         """(position of its first row, batch) of the split's row groups, less those whose
         statistics show ``prune`` false for all their rows. Where the rows are decoded
-        natively, the rows ``deleted`` names are not decoded and the position is None (the
-        batch's rows are no longer consecutive); elsewhere the caller drops them."""
+        natively, the rows ``deleted`` names are not decoded, nor those of the pages whose
+        page index bounds show ``pages`` (the residual as a native ``RowFilter``) false for
+        all their rows, and the position is None (the batch's rows are no longer
+        consecutive); elsewhere the caller drops them."""
         groups = _row_groups(self.fragment.metadata, start, length)
         if prune is not None and groups:
             kept = {rg.id for rg in self.fragment.subset(filter=prune).row_groups}
@@ -371,6 +374,12 @@ class _ParquetData:
                     n = md.row_group(group).num_rows
                     if deleted.deleted_count(first, n):
                         keep = deleted.keep_mask(first, n)
+                if pages is not None:
+                    in_pages = self._native.page_keep(group, pages)
+                    if in_pages is not None:
+                        keep = in_pages if keep is None else pc.and_(keep, in_pages)
+                        if not keep.true_count:
+                            continue
                 reader = self._native.row_group(group, indices, batch_size, _DECODE_THREADS, keep)
                 pos: int | None = None if keep is not None else first
                 for raw in reader:
@@ -428,14 +437,15 @@ def _batches(
     batch_size: int,
     prune: pc.Expression | None,
     deleted: DeletionVector | None,
+    pages: Any = None,
 ) -> Iterator[tuple[int | None, pa.RecordBatch]]:
     """(position in the file of its first row, batch) of the rows the task's split covers; a
-    position of None: the rows ``deleted`` names are already dropped (see
-    :meth:`_ParquetData.batches`)."""
+    position of None: the rows ``deleted`` names, and those of pages ``pages`` skips, are
+    already dropped (see :meth:`_ParquetData.batches`)."""
     if isinstance(pf, (OrcFile, AvroFile)):
         yield from pf.batches(columns, batch_size, task.start, task.length, task.file.split_offsets)
         return
-    yield from pf.batches(columns, batch_size, task.start, task.length, prune, deleted)
+    yield from pf.batches(columns, batch_size, task.start, task.length, prune, deleted, pages)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -608,9 +618,12 @@ def read_task(
                 and fields[by_id[f.field_id]].type == type_to_arrow(f.field_type)
             }
             prune = pruning_expression(filt, same)
-        # the decoder may drop deleted rows itself where no column needs the rows' positions
-        decoder_deletes = None if _POSITIONAL & set(metadata_columns) else deleted
-        for start, raw in _batches(pf, task, columns, batch_size, prune, decoder_deletes):
+        # the decoder may drop deleted rows, and pages the residual cannot hold for, itself
+        # where no column needs the rows' positions
+        positional = bool(_POSITIONAL & set(metadata_columns))
+        decoder_deletes = None if positional else deleted
+        pages = None if positional or row_filter is None else row_filter.native
+        for start, raw in _batches(pf, task, columns, batch_size, prune, decoder_deletes, pages):
             n = raw.num_rows
             arrays = projector.struct_children(
                 raw.columns, wanted_fields, read_schema.as_struct(), n
