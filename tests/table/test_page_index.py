@@ -293,10 +293,14 @@ def test_positions_read_without_page_skipping(table: Any) -> None:
     assert got.column("id").to_pylist() == got.column("_pos").to_pylist()
 
 
-def test_damaged_page_index_is_an_error_naming_the_file(tmp_path: Path) -> None:
-    """Bytes of a page index overwritten: a ``FrazilError`` naming the file, not a crash or
-    silently wrong rows."""
-    from frazil.exceptions import FrazilError
+def test_damaged_page_index_is_ignored_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Bytes of a page index overwritten: the index only saves work, so the row group is read
+    whole (the rows are right) and a warning names the file; never a crash."""
+    import logging
+
+    from frazil.catalog import load_catalog
 
     path = tmp_path / "f.parquet"
     _write(path, page_index=True)
@@ -310,5 +314,14 @@ def test_damaged_page_index_is_an_error_naming_the_file(tmp_path: Path) -> None:
     offset, length = ranges[0]
     data[offset : offset + length] = b"\xff" * length
     path.write_bytes(bytes(data))
-    with pytest.raises(FrazilError, match=r"f\.parquet"):
-        _page_keep(path, 0, EqualTo("id", 5))
+    with caplog.at_level(logging.WARNING, logger="frazil.table.scan.formats"):
+        assert _page_keep(path, 0, EqualTo("id", 5)) is None
+    assert "f.parquet" in caplog.text and "page index" in caplog.text
+    cat = load_catalog(
+        "damaged", type="sql", uri=f"sqlite:///{tmp_path}/c.db", warehouse=f"{tmp_path}/wh"
+    )
+    cat.create_namespace("db")
+    t = cat.create_table("db.t", SCHEMA)
+    t.add_files([str(path)])
+    got = cat.load_table("db.t").scan(row_filter=EqualTo("id", 5)).to_arrow()
+    assert got.column("id").to_pylist() == [5]

@@ -35,6 +35,7 @@ Rows are read stripe by stripe; a row's position (``_pos``) is its ordinal in th
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -44,6 +45,8 @@ import pyarrow.orc as orc
 from frazil import _native
 from frazil.arrow_schema import FIELD_ID_KEY
 from frazil.exceptions import DecodeError, FrazilError, UnsupportedError, ValidationError
+
+log = logging.getLogger(__name__)
 
 __all__ = ["AvroFile", "NativeParquet", "OrcFile"]
 
@@ -103,13 +106,21 @@ class NativeParquet:
     def page_keep(self, row_group: int, row_filter: Any) -> pa.BooleanArray | None:
         """Per row of row group ``row_group``, whether ``row_filter`` (a native
         ``RowFilter``) may hold for it by the file's page index; None where the file has no
-        page index for the filter's columns or no page can be skipped."""
-        with self._naming():
-            ranges = self.footer.page_index_ranges(row_group, row_filter)
-            if not ranges:
-                return None
-            parts = [(offset, self._source.read_at(length, offset)) for offset, length in ranges]
-            keep = self.footer.page_keep(row_group, row_filter, parts)
+        page index for the filter's columns or no page can be skipped. The index only saves
+        work: a damaged one is logged and the row group read whole, as readers that ignore
+        page indexes read it."""
+        try:
+            with self._naming():
+                ranges = self.footer.page_index_ranges(row_group, row_filter)
+                if not ranges:
+                    return None
+                parts = [
+                    (offset, self._source.read_at(length, offset)) for offset, length in ranges
+                ]
+                keep = self.footer.page_keep(row_group, row_filter, parts)
+        except DecodeError as e:
+            log.warning("ignoring the page index of row group %d: %s", row_group, e)
+            return None
         return None if keep is None else pa.array(keep)
 
 
