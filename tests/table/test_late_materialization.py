@@ -18,6 +18,7 @@ import pytest
 from frazil.expressions import And, EqualTo, In, IsNull, LessThan, Not, NotNull, Or
 from frazil.expressions.base import BooleanExpression
 from frazil.schema import Schema
+from frazil.table.scan import filter as late_module
 from frazil.table.scan import read as read_module
 from frazil.types import DoubleType, IntegerType, LongType, NestedField, StringType
 
@@ -112,7 +113,7 @@ def test_same_rows_every_path(
 ) -> None:
     t, written = table
     if mode == "off":
-        monkeypatch.setattr(read_module.LateFilter, "of", staticmethod(lambda *a: None))
+        monkeypatch.setattr(late_module.LateFilter, "of", staticmethod(lambda *a: None))
     else:
         monkeypatch.setattr(read_module, "LATE_FRACTION", 1.0 if mode == "selective" else 0.0)
     want = sorted(written.filter(theirs).column("id").to_pylist())

@@ -54,7 +54,14 @@ from frazil.manifest.content_file import DataFile, DataFileContent, FileFormat, 
 from frazil.manifest.deletes import DeletionVector, EqualityDeleteSet
 from frazil.metadata.name_mapping import NameMapping, create_mapping_from_schema
 from frazil.schema import Schema
-from frazil.table.scan.filter import RowFilter, pruning_expression, referenced_field_ids
+from frazil.table.scan.filter import (
+    LATE_FRACTION,
+    LateFilter,
+    RowFilter,
+    pruning_expression,
+    referenced_field_ids,
+    within,
+)
 from frazil.table.scan.formats import AvroFile, NativeParquet, OrcFile
 from frazil.table.scan.handoff import large_field, large_schema
 from frazil.table.scan.projection import (
@@ -357,7 +364,8 @@ class _ParquetData:
         late: LateFilter,
     ) -> Iterator[tuple[int | None, pa.RecordBatch]]:
         """Row group ``group`` decoded in two steps: its filter columns, then, where the filter
-        keeps at most :data:`LATE_FRACTION` of the rows, the other columns of those rows only."""
+        keeps at most ``LATE_FRACTION`` of the rows (:mod:`frazil.table.scan.filter`), the other
+        columns of those rows only."""
         assert self._native is not None
         filter_idx, rest = split
         decoded = pa.Table.from_batches(
@@ -372,7 +380,7 @@ class _ParquetData:
         few = kept <= LATE_FRACTION * decoded.num_rows
         if few:
             decoded = decoded.filter(mask)
-            keep = _within(keep, mask, rows)
+            keep = within(keep, mask, rows)
         pos: int | None = None if keep is not None else first
         order = {c: k for k, c in enumerate(filter_idx)}
         offset = 0
@@ -715,72 +723,6 @@ def read_task(
                 [_narrow(a, f) for a, f in zip(out, out_schema, strict=True)],
                 schema=out_schema,
             )
-
-
-#: the most rows of a row group the filter may keep for its other columns to be decoded for
-#: those rows only (arrow-rs' row selection); above it, decoding everything costs no more
-#: (measured: at 9% of scattered rows, selective decoding took 341 ms against 329 ms)
-LATE_FRACTION = 0.05
-
-
-class LateFilter:
-    """A row filter evaluated on a row group's filter columns alone, before its other columns
-    are decoded: taken where every column the filter reads is a top-level file column holding
-    the table column's own type (so the decoded columns are the filter's input as they are)."""
-
-    __slots__ = ("_filter", "_names")
-
-    def __init__(self, row_filter: RowFilter, names: dict[str, str]) -> None:
-        self._filter = row_filter
-        self._names = names  # file column name -> table column name
-
-    @staticmethod
-    def of(
-        row_filter: RowFilter,
-        filt: BooleanExpression,
-        schema: Schema,
-        fields: Sequence[pa.Field],
-        by_id: Mapping[int | None, int],
-    ) -> LateFilter | None:
-        top = {f.field_id: f for f in schema.fields}
-        names = {}
-        for fid in referenced_field_ids(filt):
-            column = top.get(fid)
-            if column is None or fid not in by_id:
-                return None
-            stored = fields[by_id[fid]]
-            # the native decoder's types are the large ones, as the table's Arrow types
-            if large_field(stored).type != type_to_arrow(column.field_type):
-                return None
-            names[stored.name] = column.name
-        return LateFilter(row_filter, names) if names else None
-
-    def split(
-        self, columns: Sequence[str], indices: Sequence[int]
-    ) -> tuple[list[int], list[int]] | None:
-        """(filter column indices, the others) of the columns read, or None where the read
-        has no other column."""
-        filt = [i for c, i in zip(columns, indices, strict=True) if c in self._names]
-        rest = [i for c, i in zip(columns, indices, strict=True) if c not in self._names]
-        return (filt, rest) if rest and len(filt) == len(self._names) else None
-
-    def mask(self, decoded: pa.Table) -> pa.BooleanArray:
-        batch = pa.RecordBatch.from_arrays(
-            [decoded.column(c).combine_chunks() for c in decoded.column_names],
-            names=[self._names[c] for c in decoded.column_names],
-        )
-        return self._filter.mask(batch)
-
-
-def _within(keep: pa.BooleanArray | None, mask: pa.BooleanArray, rows: int) -> pa.BooleanArray:
-    """Per row of a row group of ``rows`` rows: kept by ``keep`` (all, if None) and by
-    ``mask``, whose flags are for the rows ``keep`` keeps, in order."""
-    flags = mask.to_numpy(zero_copy_only=False)
-    if keep is None:
-        return pa.array(flags)
-    out = np.zeros(rows, dtype=bool)
-    out[np.flatnonzero(keep.to_numpy(zero_copy_only=False))[flags]] = True
-    return pa.array(out)
 
 
 METADATA_COLUMNS_BY_ID = {fid: name for name, (fid, _) in METADATA_COLUMNS.items()}
