@@ -356,7 +356,6 @@ class _ParquetData:
         self,
         group: int,
         rows: int,
-        first: int,
         indices: list[int],
         split: tuple[list[int], list[int]],
         batch_size: int,
@@ -365,7 +364,7 @@ class _ParquetData:
     ) -> Iterator[tuple[int | None, pa.RecordBatch]]:
         """Row group ``group`` decoded in two steps: its filter columns, then, where the filter
         keeps at most ``LATE_FRACTION`` of the rows (:mod:`frazil.table.scan.filter`), the other
-        columns of those rows only."""
+        columns of those rows only. Either way the rows come filtered (positions None)."""
         assert self._native is not None
         filter_idx, rest = split
         decoded = pa.Table.from_batches(
@@ -378,24 +377,28 @@ class _ParquetData:
         if kept == 0:
             return
         few = kept <= LATE_FRACTION * decoded.num_rows
-        if few:
-            decoded = decoded.filter(mask)
-            keep = within(keep, mask, rows)
-        pos: int | None = None if keep is not None else first
+        decoded = decoded.filter(mask)
+        # few rows kept: the other columns are decoded for them only; else for every row
+        # `keep` keeps, each batch then filtered by its share of the mask
+        keep = within(keep, mask, rows) if few else keep
         order = {c: k for k, c in enumerate(filter_idx)}
-        offset = 0
+        place = {c: k for k, c in enumerate(rest)}
+        names = [self._native.schema_arrow.names[c] for c in indices]
+        offset = done = 0
         for raw in self._native.row_group(group, rest, batch_size, _DECODE_THREADS, keep):
+            if not few:
+                share = mask.slice(done, raw.num_rows)
+                done += raw.num_rows
+                raw = raw.filter(share)
             n = raw.num_rows
             head = decoded.slice(offset, n)
             arrays = [
-                head.column(order[c]).combine_chunks() if c in order else raw.column(rest.index(c))
+                head.column(order[c]).combine_chunks() if c in order else raw.column(place[c])
                 for c in indices
             ]
-            names = [self._native.schema_arrow.names[c] for c in indices]
-            yield pos, pa.RecordBatch.from_arrays(arrays, names=names)
+            # the rows are no longer consecutive: no position
+            yield None, pa.RecordBatch.from_arrays(arrays, names=names)
             offset += n
-            if pos is not None:
-                pos += n
 
     def batches(
         self,
@@ -439,9 +442,7 @@ class _ParquetData:
                     split = late.split(columns, indices)
                     if split is not None:
                         n = md.row_group(group).num_rows
-                        yield from self._late(
-                            group, n, first, indices, split, batch_size, keep, late
-                        )
+                        yield from self._late(group, n, indices, split, batch_size, keep, late)
                         continue
                 reader = self._native.row_group(group, indices, batch_size, _DECODE_THREADS, keep)
                 pos: int | None = None if keep is not None else first
@@ -714,7 +715,10 @@ def read_task(
             if keep is not None and keep.false_count:
                 batch = pc.filter(batch, keep, memory_pool=read_pool())
             if row_filter is not None and batch.num_rows:
-                batch = pc.filter(batch, row_filter.mask(batch), memory_pool=read_pool())
+                # rows a late filter already kept pass it whole: no copy then
+                holds = row_filter.mask(batch)
+                if holds.false_count:
+                    batch = pc.filter(batch, holds, memory_pool=read_pool())
             if batch.num_rows == 0:
                 continue
             out = [batch.column(f.name) for f in projected.fields]
