@@ -6,7 +6,9 @@
 //! binaries, fixed and UUIDs, booleans). Floats (NaN), decimals (another byte form) and
 //! anything else give no bounds, so nothing is skipped for them.
 
-use frazil_scan::page_filter::ColumnPages;
+use arrow_buffer::BooleanBuffer;
+use frazil_scan::expr::{Expr, Schema};
+use frazil_scan::page_filter::{keep_rows, ColumnPages};
 use frazil_values::{Error, Result};
 use parquet::basic::{ColumnOrder, ConvertedType, LogicalType, TimeUnit, Type as Physical};
 use parquet::file::page_index::column_index::ColumnIndexMetaData;
@@ -69,12 +71,7 @@ impl Footer {
         rg: usize,
         field_ids: &[i32],
     ) -> Result<Vec<(usize, i32, std::ops::Range<u64>, std::ops::Range<u64>)>> {
-        if rg >= self.num_row_groups() {
-            return Err(Error::invalid(format!(
-                "row group {rg} out of range (the file has {})",
-                self.num_row_groups()
-            )));
-        }
+        self.check_row_group(rg)?;
         let file = self.metadata().file_metadata();
         let descr = file.schema_descr();
         let group = self.metadata().row_group(rg);
@@ -186,6 +183,27 @@ impl Footer {
             out.push(pages);
         }
         Ok(out)
+    }
+}
+
+impl Footer {
+    /// Per row of row group `rg`, whether `expr` (bound to `schema`) may hold for it by the
+    /// page bounds of its columns (from the bytes of [`Self::page_index_ranges`]); `None`
+    /// where no page can be skipped.
+    pub fn page_keep(
+        &self,
+        rg: usize,
+        expr: &Expr,
+        schema: &Schema,
+        ranges: &Ranges,
+    ) -> Result<Option<BooleanBuffer>> {
+        let pages = self.page_bounds(rg, &expr.referenced_field_ids(), ranges)?;
+        keep_rows(
+            expr,
+            schema,
+            self.metadata().row_group(rg).num_rows(),
+            &pages,
+        )
     }
 }
 

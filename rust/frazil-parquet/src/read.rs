@@ -118,7 +118,7 @@ impl Footer {
         ))
     }
 
-    fn check_row_group(&self, rg: usize) -> Result<()> {
+    pub(crate) fn check_row_group(&self, rg: usize) -> Result<()> {
         if rg >= self.num_row_groups() {
             return Err(Error::invalid(format!(
                 "row group {rg} out of range (the file has {})",

@@ -11,7 +11,6 @@ use pyo3::pybacked::PyBackedBytes;
 
 use arrow_array::BooleanArray;
 use arrow_schema::{DataType, Field};
-use frazil_scan::page_filter::keep_rows;
 
 use crate::arrow::{export, import_keep_mask, import_schema, ArrowArrayExport, RecordBatchExport};
 use crate::error::IntoPyResult;
@@ -87,11 +86,8 @@ impl ParquetFooter {
         let ranges = Ranges::new(self.inner.file_length(), parts);
         let keep = py
             .detach(|| {
-                let ids = filter.expr.referenced_field_ids();
-                // checks that the row group exists
-                let pages = self.inner.page_bounds(row_group, &ids, &ranges)?;
-                let rows = self.inner.metadata().row_group(row_group).num_rows();
-                keep_rows(&filter.expr, &filter.schema, rows, &pages)
+                self.inner
+                    .page_keep(row_group, &filter.expr, &filter.schema, &ranges)
             })
             .py()?;
         Ok(keep.map(|k| {
