@@ -1,5 +1,6 @@
 # Hand-written stub of the private native module; CI checks it against the binary with
 # `python -m mypy.stubtest frazil._native`.
+from collections.abc import Sequence
 from typing import Any, Final, TypeAlias, final
 
 _I: TypeAlias = int | None
@@ -184,18 +185,43 @@ class ParquetFooter:
     def num_row_groups(self) -> int: ...
     def page_index_ranges(self, row_group: int, filter: RowFilter) -> list[tuple[int, int]]: ...
     def page_keep(
-        self, row_group: int, filter: RowFilter, parts: list[tuple[int, bytes]]
+        self, row_group: int, filter: RowFilter, parts: Sequence[tuple[int, Any]]
     ) -> ArrowArrayExport | None: ...
     def byte_ranges(self, row_group: int, columns: list[int]) -> list[tuple[int, int]]: ...
     def decode(
         self,
         row_group: int,
         columns: list[int],
-        parts: list[tuple[int, bytes]],
+        parts: Sequence[tuple[int, Any]],
         batch_size: int,
         threads: int,
         keep: object | None = None,
     ) -> RecordBatchExport: ...
+    def filter_rows(
+        self,
+        row_group: int,
+        columns: list[int],
+        parts: Sequence[tuple[int, Any]],
+        threads: int,
+        keep: object | None,
+        filter: RowFilter,
+        inputs: list[int],
+    ) -> KeptRows: ...
+    def decode_kept(
+        self,
+        kept: KeptRows,
+        parts: Sequence[tuple[int, Any]],
+        batch_size: int,
+        threads: int,
+        walk: str,
+    ) -> RecordBatchExport: ...
+
+@final
+class KeptRows:
+    @property
+    def rows(self) -> int: ...
+    @property
+    def rest(self) -> list[int]: ...
 
 @final
 class PuffinWritten:

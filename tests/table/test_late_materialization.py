@@ -1,8 +1,8 @@
 """Late materialization in the native Parquet read: a row group's filter columns are decoded
-first and its other columns only for the rows the filter keeps. Whatever the path (off, always
-selective, two-phase but whole), a read returns the same rows, equal to pyarrow's filter of the
-written rows; with deletes, renamed and promoted columns, batches smaller than row groups, and
-``_pos`` read."""
+first and its other columns only for the rows the filter keeps. Whatever the path (off, or the
+kept rows walked as arrow-rs chooses, always as a bit mask, always as runs to skip), a read
+returns the same rows, equal to pyarrow's filter of the written rows; with deletes, renamed and
+promoted columns, batches smaller than row groups, and ``_pos`` read."""
 
 from __future__ import annotations
 
@@ -103,7 +103,7 @@ def _ids(t: Any, f: BooleanExpression, **kw: Any) -> list[int]:
 
 
 @pytest.mark.parametrize(("ours", "theirs"), FILTERS, ids=[str(f) for f, _ in FILTERS])
-@pytest.mark.parametrize("mode", ["off", "selective", "whole"])
+@pytest.mark.parametrize("mode", ["off", "auto", "mask", "runs"])
 def test_same_rows_every_path(
     table: tuple[Any, pa.Table],
     ours: BooleanExpression,
@@ -115,7 +115,7 @@ def test_same_rows_every_path(
     if mode == "off":
         monkeypatch.setattr(late_module.LateFilter, "of", staticmethod(lambda *a: None))
     else:
-        monkeypatch.setattr(read_module, "LATE_FRACTION", 1.0 if mode == "selective" else 0.0)
+        monkeypatch.setattr(read_module, "LATE_WALK", mode)
     want = sorted(written.filter(theirs).column("id").to_pylist())
     got = t.scan(row_filter=ours, options={"batch-size": "1000"}).to_arrow()
     assert sorted(got.column("id").to_pylist()) == want
@@ -132,13 +132,13 @@ def test_the_late_path_is_taken(
     """A selective filter on a long column goes through the two-step decode."""
     t, _ = table
     calls: list[int] = []
-    original = read_module._ParquetData._late
+    original = read_module.NativeParquet.row_group_where
 
     def spy(self: Any, *args: Any) -> Any:
         calls.append(args[0])
         return original(self, *args)
 
-    monkeypatch.setattr(read_module._ParquetData, "_late", spy)
+    monkeypatch.setattr(read_module.NativeParquet, "row_group_where", spy)
     assert _ids(t, EqualTo("user_id", 4242))
     assert calls
 

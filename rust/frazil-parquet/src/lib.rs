@@ -4,7 +4,9 @@
 //! [`Footer::decode`] turns them into Arrow record batches. No I/O here (DESIGN: Rust never
 //! opens a file), so the same code serves every FileIO.
 
+pub mod late;
 pub mod page_index;
 pub mod read;
 
+pub use late::{Kept, Late, Walk};
 pub use read::{footer_length, Footer, Ranges};

@@ -8,6 +8,7 @@ use bytes::{Buf, Bytes};
 use frazil_values::{Error, Result};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection,
+    RowSelectionPolicy,
 };
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
@@ -174,11 +175,7 @@ impl Footer {
         keep: Option<&BooleanArray>,
     ) -> Result<Vec<RecordBatch>> {
         self.check_row_group(rg)?;
-        let mut columns = columns.to_vec();
-        columns.sort_unstable();
-        columns.dedup();
-        let schema = Arc::new(self.schema().project(&columns).map_err(arrow_error)?);
-        let mut rows = usize::try_from(self.metadata().row_group(rg).num_rows())
+        let rows = usize::try_from(self.metadata().row_group(rg).num_rows())
             .map_err(|_| Error::decode("row group with a negative row count"))?;
         let selection = match keep {
             Some(keep) => {
@@ -189,12 +186,37 @@ impl Footer {
                         keep.null_count()
                     )));
                 }
-                rows = keep.true_count();
-                Some(RowSelection::from_filters(std::slice::from_ref(keep)))
+                Some(Selected {
+                    rows: keep.true_count(),
+                    selection: RowSelection::from_filters(std::slice::from_ref(keep)),
+                    policy: RowSelectionPolicy::default(),
+                })
             }
             None => None,
         };
-        let selection = selection.as_ref();
+        self.decode_selected(rg, columns, ranges, batch_size, threads, selection.as_ref())
+    }
+
+    /// [`Self::decode`] of the rows `selected` selects (every row without it).
+    pub(crate) fn decode_selected(
+        &self,
+        rg: usize,
+        columns: &[usize],
+        ranges: &Ranges,
+        batch_size: usize,
+        threads: usize,
+        selected: Option<&Selected>,
+    ) -> Result<Vec<RecordBatch>> {
+        self.check_row_group(rg)?;
+        let mut columns = columns.to_vec();
+        columns.sort_unstable();
+        columns.dedup();
+        let schema = Arc::new(self.schema().project(&columns).map_err(arrow_error)?);
+        let rows = match selected {
+            Some(s) => s.rows,
+            None => usize::try_from(self.metadata().row_group(rg).num_rows())
+                .map_err(|_| Error::decode("row group with a negative row count"))?,
+        };
         let step = batch_size.max(1);
         let sizes: Vec<usize> = (0..rows)
             .step_by(step)
@@ -213,14 +235,14 @@ impl Footer {
         let threads = threads.clamp(1, columns.len());
         let per = columns.len().div_ceil(threads);
         let parts: Vec<Result<Vec<Vec<ArrayRef>>>> = if threads == 1 {
-            vec![self.decode_columns(rg, &columns, ranges, &sizes, selection)]
+            vec![self.decode_columns(rg, &columns, ranges, &sizes, selected)]
         } else {
             let sizes = &sizes;
             std::thread::scope(|s| {
                 let handles: Vec<_> = columns
                     .chunks(per)
                     .map(|chunk| {
-                        s.spawn(move || self.decode_columns(rg, chunk, ranges, sizes, selection))
+                        s.spawn(move || self.decode_columns(rg, chunk, ranges, sizes, selected))
                     })
                     .collect();
                 handles
@@ -252,14 +274,14 @@ impl Footer {
     }
 
     /// Each of `columns` decoded in chunks of `sizes` rows (one list of chunks per column),
-    /// only the rows `selection` selects where there is one.
+    /// only the rows `selected` selects where there is one.
     fn decode_columns(
         &self,
         rg: usize,
         columns: &[usize],
         ranges: &Ranges,
         sizes: &[usize],
-        selection: Option<&RowSelection>,
+        selected: Option<&Selected>,
     ) -> Result<Vec<Vec<ArrayRef>>> {
         let step = sizes.first().copied().unwrap_or(1).max(1);
         let mut out = Vec::with_capacity(columns.len());
@@ -271,8 +293,10 @@ impl Footer {
             .with_projection(self.mask(&[c])?)
             .with_row_groups(vec![rg])
             .with_batch_size(step);
-            if let Some(selection) = selection {
-                builder = builder.with_row_selection(selection.clone());
+            if let Some(s) = selected {
+                builder = builder
+                    .with_row_selection(s.selection.clone())
+                    .with_row_selection_policy(s.policy);
             }
             let reader = builder.build().map_err(parquet_error)?;
             let mut chunks = Vec::with_capacity(sizes.len());
@@ -294,7 +318,17 @@ impl Footer {
     }
 }
 
-fn arrow_error(e: arrow_schema::ArrowError) -> Error {
+/// The rows of a row group to decode: `rows` of them, as `selection` selects them, which
+/// arrow-rs walks as `policy` says (a bit mask where selected rows are scattered, runs to skip
+/// where they are not).
+#[derive(Debug, Clone)]
+pub(crate) struct Selected {
+    pub rows: usize,
+    pub selection: RowSelection,
+    pub policy: RowSelectionPolicy,
+}
+
+pub(crate) fn arrow_error(e: arrow_schema::ArrowError) -> Error {
     Error::decode(format!("Parquet data: {e}"))
 }
 

@@ -5,14 +5,16 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use frazil_parquet::{footer_length, Footer, Ranges};
+use frazil_parquet::{footer_length, Footer, Kept, Late, Ranges, Walk};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 
-use arrow_array::BooleanArray;
+use arrow_array::{Array, BooleanArray, RecordBatch, UInt8Array};
 use arrow_schema::{DataType, Field};
 
-use crate::arrow::{export, import_keep_mask, import_schema, ArrowArrayExport, RecordBatchExport};
+use crate::arrow::{
+    export, import_array, import_keep_mask, import_schema, ArrowArrayExport, RecordBatchExport,
+};
 use crate::error::IntoPyResult;
 use crate::row_filter::PyRowFilter;
 
@@ -77,13 +79,9 @@ impl ParquetFooter {
         py: Python<'_>,
         row_group: usize,
         filter: &PyRowFilter,
-        parts: Vec<(u64, PyBackedBytes)>,
+        parts: Vec<(u64, Bound<'_, PyAny>)>,
     ) -> PyResult<Option<ArrowArrayExport>> {
-        let parts = parts
-            .into_iter()
-            .map(|(o, b)| (o, Bytes::from_owner(b)))
-            .collect();
-        let ranges = Ranges::new(self.inner.file_length(), parts);
+        let ranges = ranges_of(self.inner.file_length(), parts)?;
         let keep = py
             .detach(|| {
                 self.inner
@@ -96,6 +94,66 @@ impl ParquetFooter {
                 Arc::new(Field::new("", DataType::Boolean, false)),
             )
         }))
+    }
+
+    /// The rows of row group `row_group` that `filter` holds for, among those `keep` keeps
+    /// (see `decode`): `filter`'s columns (`inputs`, one per `filter.field_ids()` entry),
+    /// from `parts` (their bytes), decoded and the filter evaluated. `columns`: every column
+    /// the read wants; `decode_kept` decodes the others (`KeptRows.rest`) for the kept rows.
+    #[pyo3(signature = (row_group, columns, parts, threads, keep, filter, inputs))]
+    #[allow(clippy::too_many_arguments)]
+    fn filter_rows(
+        &self,
+        py: Python<'_>,
+        row_group: usize,
+        columns: Vec<usize>,
+        parts: Vec<(u64, Bound<'_, PyAny>)>,
+        threads: usize,
+        keep: Option<Bound<'_, PyAny>>,
+        filter: &PyRowFilter,
+        inputs: Vec<usize>,
+    ) -> PyResult<KeptRows> {
+        let keep = keep.map(|k| import_keep_mask(&k)).transpose()?;
+        let ranges = ranges_of(self.inner.file_length(), parts)?;
+        let late = Late {
+            filter: &filter.inner,
+            inputs: &inputs,
+        };
+        let kept = py
+            .detach(|| {
+                self.inner
+                    .filter_rows(row_group, &columns, &ranges, threads, keep.as_ref(), &late)
+            })
+            .py()?;
+        Ok(KeptRows { inner: kept })
+    }
+
+    /// `kept`'s rows, every column read, the other columns decoded from `parts` (their
+    /// bytes) for the kept rows only, walked as `walk` ("auto", "mask" or "runs") says.
+    fn decode_kept(
+        &self,
+        py: Python<'_>,
+        kept: &KeptRows,
+        parts: Vec<(u64, Bound<'_, PyAny>)>,
+        batch_size: usize,
+        threads: usize,
+        walk: &str,
+    ) -> PyResult<RecordBatchExport> {
+        let walk = match walk {
+            "auto" => Walk::Auto,
+            "mask" => Walk::Mask,
+            "runs" => Walk::Runs,
+            other => return Err(crate::error::invalid(format!("unknown walk {other:?}"))),
+        };
+        let ranges = ranges_of(self.inner.file_length(), parts)?;
+        let batches = py
+            .detach(|| {
+                self.inner
+                    .decode_kept(&kept.inner, &ranges, batch_size, threads, walk)
+            })
+            .py()?;
+        let columns = kept.inner.columns().to_vec();
+        self.export(&columns, batches)
     }
 
     /// (offset, length) of the bytes to read for `columns` of row group `row_group`.
@@ -112,17 +170,13 @@ impl ParquetFooter {
         py: Python<'_>,
         row_group: usize,
         columns: Vec<usize>,
-        parts: Vec<(u64, PyBackedBytes)>,
+        parts: Vec<(u64, Bound<'_, PyAny>)>,
         batch_size: usize,
         threads: usize,
         keep: Option<Bound<'_, PyAny>>,
     ) -> PyResult<RecordBatchExport> {
         let keep = keep.map(|k| import_keep_mask(&k)).transpose()?;
-        let parts = parts
-            .into_iter()
-            .map(|(o, b)| (o, Bytes::from_owner(b)))
-            .collect();
-        let ranges = Ranges::new(self.inner.file_length(), parts);
+        let ranges = ranges_of(self.inner.file_length(), parts)?;
         let batches = py
             .detach(|| {
                 self.inner.decode(
@@ -135,7 +189,36 @@ impl ParquetFooter {
                 )
             })
             .py()?;
-        let mut cols = columns.clone();
+        self.export(&columns, batches)
+    }
+}
+
+/// The rows a row filter keeps in a row group (`ParquetFooter.filter_rows`); its arrays stay
+/// native until `ParquetFooter.decode_kept`.
+#[pyclass(frozen, module = "frazil._native", name = "KeptRows")]
+pub struct KeptRows {
+    inner: Kept,
+}
+
+#[pymethods]
+impl KeptRows {
+    /// The number of rows kept.
+    #[getter]
+    fn rows(&self) -> usize {
+        self.inner.rows()
+    }
+
+    /// The columns still to decode for them.
+    #[getter]
+    fn rest(&self) -> Vec<usize> {
+        self.inner.rest().to_vec()
+    }
+}
+
+impl ParquetFooter {
+    /// `batches` of `columns` for Python (their schema even when there is no batch).
+    fn export(&self, columns: &[usize], batches: Vec<RecordBatch>) -> PyResult<RecordBatchExport> {
+        let mut cols = columns.to_vec();
         cols.sort_unstable();
         cols.dedup();
         let schema = match batches.first() {
@@ -151,6 +234,41 @@ impl ParquetFooter {
     }
 }
 
+/// The bytes Python read, by file offset: each part `bytes`, or a `uint8` Arrow array (a
+/// memory-mapped file's bytes, shared without a copy).
+fn ranges_of(file_length: u64, parts: Vec<(u64, Bound<'_, PyAny>)>) -> PyResult<Ranges> {
+    let parts = parts
+        .into_iter()
+        .map(|(o, part)| Ok((o, bytes_of(&part)?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(Ranges::new(file_length, parts))
+}
+
+fn bytes_of(part: &Bound<'_, PyAny>) -> PyResult<Bytes> {
+    if let Ok(b) = part.extract::<PyBackedBytes>() {
+        return Ok(Bytes::from_owner(b));
+    }
+    let array = import_array(part)?.array;
+    let values = array
+        .as_any()
+        .downcast_ref::<UInt8Array>()
+        .filter(|a| a.null_count() == 0)
+        .ok_or_else(|| crate::error::invalid("file bytes must be bytes or a uint8 array"))?;
+    Ok(Bytes::from_owner(ArrowBytes(
+        values.values().inner().clone(),
+    )))
+}
+
+/// An Arrow buffer as the bytes the decoder reads (it keeps the producer's memory alive).
+struct ArrowBytes(arrow_buffer::Buffer);
+
+impl AsRef<[u8]> for ArrowBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_slice()
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<KeptRows>()?;
     m.add_class::<ParquetFooter>()
 }

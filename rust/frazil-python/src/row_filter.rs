@@ -14,7 +14,7 @@ use crate::error::IntoPyResult;
 
 #[pyclass(frozen, module = "frazil._native", name = "RowFilter")]
 pub struct PyRowFilter {
-    inner: RowFilter,
+    pub(crate) inner: RowFilter,
     /// The bound filter and its schema, for the page index (`ParquetFooter.page_keep`).
     pub(crate) expr: Expr,
     pub(crate) schema: Schema,

@@ -272,28 +272,27 @@ fn constant(b: bool, n: usize) -> BooleanBuffer {
 
 /// One predicate on every row; null and NaN values follow the spec (see the module docs).
 fn eval_leaf(l: &Leaf, col: &Column, n: usize) -> BooleanBuffer {
-    use std::cmp::Ordering::{Equal, Greater, Less};
     let positive = |f: &dyn Fn(&Val<'_>) -> bool| {
         BooleanBuffer::collect_bool(n, |i| col.get(i).is_some_and(|v| f(&v)))
     };
     let lit = l.lit.as_ref().and_then(of_literal);
-    let cmp = |v: &Val<'_>, want: &dyn Fn(std::cmp::Ordering) -> bool| -> bool {
+    let cmp = |v: &Val<'_>, want: Cmp| -> bool {
         match &lit {
-            Some(c) if !v.is_nan() => compare(v, c).is_some_and(want),
+            Some(c) if !v.is_nan() => compare(v, c).is_some_and(|o| want.holds(o)),
             _ => false,
         }
     };
-    let ordered = |want: fn(std::cmp::Ordering) -> bool| match lit.as_ref() {
-        Some(c) => fast_compare(col, c, want, n).unwrap_or_else(|| positive(&|v| cmp(v, &want))),
+    let ordered = |want: Cmp| match lit.as_ref() {
+        Some(c) => fast_compare(col, c, want, n).unwrap_or_else(|| positive(&|v| cmp(v, want))),
         None => BooleanBuffer::new_unset(n),
     };
     match l.op {
-        Op::Lt => ordered(|o| o == Less),
-        Op::LtEq => ordered(|o| o != Greater),
-        Op::Gt => ordered(|o| o == Greater),
-        Op::GtEq => ordered(|o| o != Less),
-        Op::Eq => ordered(|o| o == Equal),
-        Op::NotEq => !&ordered(|o| o == Equal),
+        Op::Lt => ordered(Cmp::Lt),
+        Op::LtEq => ordered(Cmp::LtEq),
+        Op::Gt => ordered(Cmp::Gt),
+        Op::GtEq => ordered(Cmp::GtEq),
+        Op::Eq => ordered(Cmp::Eq),
+        Op::NotEq => !&ordered(Cmp::Eq),
         Op::IsNull => BooleanBuffer::collect_bool(n, |i| col.get(i).is_none()),
         Op::NotNull => BooleanBuffer::collect_bool(n, |i| col.get(i).is_some()),
         Op::IsNaN => positive(&|v| v.is_nan()),
@@ -334,39 +333,59 @@ fn and_valid(found: BooleanBuffer, nulls: Option<&arrow_buffer::NullBuffer>) -> 
     }
 }
 
-/// `value <ordering> literal` for every row of the common numeric columns, straight from the
+/// An ordered comparison `value <op> literal`: an enum, not a function pointer, so that each
+/// operator gets its own loop over the values (a call per row costs more than the compare).
+#[derive(Clone, Copy)]
+enum Cmp {
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    Eq,
+}
+
+impl Cmp {
+    fn holds(self, o: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        match self {
+            Cmp::Lt => o == Less,
+            Cmp::LtEq => o != Greater,
+            Cmp::Gt => o == Greater,
+            Cmp::GtEq => o != Less,
+            Cmp::Eq => o == Equal,
+        }
+    }
+}
+
+/// `values[i] <want> c` for every row, one loop per operator. With floats the operators are
+/// IEEE's: false for NaN, `-0.0 = 0.0`.
+fn compare_values<T: PartialOrd + Copy>(values: &[T], c: T, want: Cmp, n: usize) -> BooleanBuffer {
+    let v = &values[..n];
+    match want {
+        Cmp::Lt => BooleanBuffer::collect_bool(n, |i| v[i] < c),
+        Cmp::LtEq => BooleanBuffer::collect_bool(n, |i| v[i] <= c),
+        Cmp::Gt => BooleanBuffer::collect_bool(n, |i| v[i] > c),
+        Cmp::GtEq => BooleanBuffer::collect_bool(n, |i| v[i] >= c),
+        Cmp::Eq => BooleanBuffer::collect_bool(n, |i| v[i] == c),
+    }
+}
+
+/// `value <want> literal` for every row of the common numeric columns, straight from the
 /// Arrow buffers (`None`: compare value by value). Null and NaN rows are false; floats compare
 /// in IEEE order (`-0.0 = 0.0`).
-fn fast_compare(
-    col: &Column,
-    lit: &Val<'_>,
-    want: fn(std::cmp::Ordering) -> bool,
-    n: usize,
-) -> Option<BooleanBuffer> {
+fn fast_compare(col: &Column, lit: &Val<'_>, want: Cmp, n: usize) -> Option<BooleanBuffer> {
     Some(match (col, lit) {
         (Column::I64(a), Val::I64(c)) => {
-            let v = a.values();
-            and_valid(
-                BooleanBuffer::collect_bool(n, |i| want(v[i].cmp(c))),
-                a.nulls(),
-            )
+            and_valid(compare_values(a.values(), *c, want, n), a.nulls())
         }
         (Column::I32(a), Val::I32(c)) => {
-            let v = a.values();
-            and_valid(
-                BooleanBuffer::collect_bool(n, |i| want(v[i].cmp(c))),
-                a.nulls(),
-            )
+            and_valid(compare_values(a.values(), *c, want, n), a.nulls())
         }
         (Column::F64(a), Val::F64(c)) => {
-            let v = a.values();
-            let found = BooleanBuffer::collect_bool(n, |i| v[i].partial_cmp(c).is_some_and(want));
-            and_valid(found, a.nulls())
+            and_valid(compare_values(a.values(), *c, want, n), a.nulls())
         }
         (Column::F32(a), Val::F32(c)) => {
-            let v = a.values();
-            let found = BooleanBuffer::collect_bool(n, |i| v[i].partial_cmp(c).is_some_and(want));
-            and_valid(found, a.nulls())
+            and_valid(compare_values(a.values(), *c, want, n), a.nulls())
         }
         _ => return None,
     })

@@ -28,7 +28,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -58,13 +57,12 @@ from frazil.table.scan.handoff import large_field
 from frazil.types import StructType
 
 __all__ = [
-    "LATE_FRACTION",
+    "LATE_WALK",
     "LateFilter",
     "RowFilter",
     "field_path",
     "pruning_expression",
     "referenced_field_ids",
-    "within",
 ]
 
 
@@ -265,34 +263,34 @@ def pruning_expression(
 # other columns are decoded only for the rows it keeps (read.py's native decode)
 
 
-#: the most rows of a row group the filter may keep for its other columns to be decoded for
-#: those rows only (arrow-rs' row selection); above it, decoding everything costs no more
-#: (measured: at 9% of scattered rows, selective decoding took 341 ms against 329 ms)
-LATE_FRACTION = 0.05
+#: how the native decoder walks the rows the filter keeps in the other columns: "auto" lets
+#: arrow-rs choose (a bit mask where they are scattered, runs to skip where they are not);
+#: tests force "mask" or "runs"
+LATE_WALK = "auto"
 
 
 class LateFilter:
     """A row filter evaluated on a row group's filter columns alone, before its other columns
-    are decoded: taken where every column the filter reads is a top-level file column holding
-    the table column's own type (so the decoded columns are the filter's input as they are)."""
+    are decoded (natively, in one call: ``frazil-parquet``'s ``late``): taken where every
+    column the filter reads is a top-level file column holding the table column's own type
+    (so the decoded columns are the filter's input as they are)."""
 
-    __slots__ = ("_filter", "_names")
+    __slots__ = ("_names", "native")
 
-    def __init__(self, row_filter: RowFilter, names: dict[str, str]) -> None:
-        self._filter = row_filter
-        self._names = names  # file column name -> table column name
+    def __init__(self, native: Any, names: list[str]) -> None:
+        self.native = native
+        self._names = names  # per field id the native filter reads: the file column holding it
 
     @staticmethod
     def of(
         row_filter: RowFilter,
-        filt: BooleanExpression,
         schema: Schema,
         fields: Sequence[pa.Field],
         by_id: Mapping[int | None, int],
     ) -> LateFilter | None:
         top = {f.field_id: f for f in schema.fields}
-        names = {}
-        for fid in referenced_field_ids(filt):
+        names = []
+        for fid in row_filter.native.field_ids():
             column = top.get(fid)
             if column is None or fid not in by_id:
                 return None
@@ -300,32 +298,13 @@ class LateFilter:
             # the native decoder's types are the large ones, as the table's Arrow types
             if large_field(stored).type != type_to_arrow(column.field_type):
                 return None
-            names[stored.name] = column.name
-        return LateFilter(row_filter, names) if names else None
+            names.append(stored.name)
+        return LateFilter(row_filter.native, names) if names else None
 
-    def split(
-        self, columns: Sequence[str], indices: Sequence[int]
-    ) -> tuple[list[int], list[int]] | None:
-        """(filter column indices, the others) of the columns read, or None where the read
-        has no other column."""
-        filt = [i for c, i in zip(columns, indices, strict=True) if c in self._names]
-        rest = [i for c, i in zip(columns, indices, strict=True) if c not in self._names]
-        return (filt, rest) if rest and len(filt) == len(self._names) else None
-
-    def mask(self, decoded: pa.Table) -> pa.BooleanArray:
-        batch = pa.RecordBatch.from_arrays(
-            [decoded.column(c).combine_chunks() for c in decoded.column_names],
-            names=[self._names[c] for c in decoded.column_names],
-        )
-        return self._filter.mask(batch)
-
-
-def within(keep: pa.BooleanArray | None, mask: pa.BooleanArray, rows: int) -> pa.BooleanArray:
-    """Per row of a row group of ``rows`` rows: kept by ``keep`` (all, if None) and by
-    ``mask``, whose flags are for the rows ``keep`` keeps, in order."""
-    flags = mask.to_numpy(zero_copy_only=False)
-    if keep is None:
-        return pa.array(flags)
-    out = np.zeros(rows, dtype=bool)
-    out[np.flatnonzero(keep.to_numpy(zero_copy_only=False))[flags]] = True
-    return pa.array(out)
+    def inputs(self, columns: Sequence[str], indices: Sequence[int]) -> list[int] | None:
+        """Per column the filter reads, its decoder index among ``indices`` (those of
+        ``columns``); None where the read has no column besides the filter's."""
+        at = dict(zip(columns, indices, strict=True))
+        if any(n not in at for n in self._names) or len(set(self._names)) >= len(at):
+            return None
+        return [at[n] for n in self._names]

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -76,6 +77,7 @@ class NativeParquet:
                 tail = source.read_at(need, self.size - need)
             self.footer = _native.ParquetFooter(tail, self.size, want)
         self.schema_arrow = pa.schema(self.footer.schema())
+        self._lock = threading.Lock()
 
     @contextlib.contextmanager
     def _naming(self) -> Iterator[None]:
@@ -96,12 +98,54 @@ class NativeParquet:
         """Row group ``row_group``'s rows, the top-level ``columns`` (indices) only; with
         ``keep`` (a flag per row of the row group), only the rows it keeps."""
         with self._naming():
-            parts = [
-                (offset, self._source.read_at(length, offset))
-                for offset, length in self.footer.byte_ranges(row_group, list(columns))
-            ]
+            parts = self._read(row_group, columns)
             export = self.footer.decode(row_group, list(columns), parts, batch_size, threads, keep)
         return pa.RecordBatchReader.from_stream(export)
+
+    def row_group_where(
+        self,
+        row_group: int,
+        columns: Sequence[int],
+        batch_size: int,
+        threads: int,
+        keep: pa.BooleanArray | None,
+        row_filter: Any,
+        inputs: Sequence[int],
+        walk: str = "auto",
+    ) -> pa.RecordBatchReader | None:
+        """:meth:`row_group`'s rows that ``row_filter`` (a native ``RowFilter``) holds for
+        (None: none): its columns (``inputs``: the column holding each of its field ids) are
+        read and decoded first, the others read and decoded for the rows it keeps only (see
+        ``frazil-parquet``'s ``late``)."""
+        with self._naming():
+            first = self._read(row_group, sorted(set(inputs)))
+            kept = self.footer.filter_rows(
+                row_group, list(columns), first, threads, keep, row_filter, list(inputs)
+            )
+            if not kept.rows:
+                return None
+            rest = self._read(row_group, kept.rest) if kept.rest else []
+            export = self.footer.decode_kept(kept, rest, batch_size, threads, walk)
+        return pa.RecordBatchReader.from_stream(export)
+
+    def _read(self, row_group: int, columns: Sequence[int]) -> list[tuple[int, pa.Array]]:
+        return self._read_ranges(self.footer.byte_ranges(row_group, list(columns)))
+
+    def _read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[tuple[int, pa.Array]]:
+        """The bytes of ``ranges`` as uint8 arrays the decoder shares without a copy: read
+        into pyarrow's memory pool, which reuses its pages (fresh ``bytes`` objects of a
+        column chunk's size cost a page fault per 4 KB, more than the read itself)."""
+        out = []
+        with self._lock:  # seek + read
+            for offset, length in ranges:
+                self._source.seek(offset)
+                buf = self._source.read_buffer(length)
+                if len(buf) != length:
+                    raise DecodeError(
+                        f"{length} bytes at offset {offset} are beyond the end of the file"
+                    )
+                out.append((offset, pa.Array.from_buffers(pa.uint8(), length, [None, buf])))
+        return out
 
     def page_keep(self, row_group: int, row_filter: Any) -> pa.BooleanArray | None:
         """Per row of row group ``row_group``, whether ``row_filter`` (a native
@@ -114,10 +158,7 @@ class NativeParquet:
                 ranges = self.footer.page_index_ranges(row_group, row_filter)
                 if not ranges:
                     return None
-                parts = [
-                    (offset, self._source.read_at(length, offset)) for offset, length in ranges
-                ]
-                keep = self.footer.page_keep(row_group, row_filter, parts)
+                keep = self.footer.page_keep(row_group, row_filter, self._read_ranges(ranges))
         except DecodeError as e:
             log.warning("ignoring the page index of row group %d: %s", row_group, e)
             return None

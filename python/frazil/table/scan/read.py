@@ -55,12 +55,11 @@ from frazil.manifest.deletes import DeletionVector, EqualityDeleteSet
 from frazil.metadata.name_mapping import NameMapping, create_mapping_from_schema
 from frazil.schema import Schema
 from frazil.table.scan.filter import (
-    LATE_FRACTION,
+    LATE_WALK,
     LateFilter,
     RowFilter,
     pruning_expression,
     referenced_field_ids,
-    within,
 )
 from frazil.table.scan.formats import AvroFile, NativeParquet, OrcFile
 from frazil.table.scan.handoff import large_field, large_schema
@@ -352,54 +351,6 @@ class _ParquetData:
         # the decoder returns columns in file order
         return indices if indices == sorted(set(indices)) else None
 
-    def _late(
-        self,
-        group: int,
-        rows: int,
-        indices: list[int],
-        split: tuple[list[int], list[int]],
-        batch_size: int,
-        keep: pa.BooleanArray | None,
-        late: LateFilter,
-    ) -> Iterator[tuple[int | None, pa.RecordBatch]]:
-        """Row group ``group`` decoded in two steps: its filter columns, then, where the filter
-        keeps at most ``LATE_FRACTION`` of the rows (:mod:`frazil.table.scan.filter`), the other
-        columns of those rows only. Either way the rows come filtered (positions None)."""
-        assert self._native is not None
-        filter_idx, rest = split
-        decoded = pa.Table.from_batches(
-            list(self._native.row_group(group, filter_idx, rows, _DECODE_THREADS, keep))
-        )
-        if decoded.num_rows == 0:
-            return
-        mask = late.mask(decoded)
-        kept = mask.true_count
-        if kept == 0:
-            return
-        few = kept <= LATE_FRACTION * decoded.num_rows
-        decoded = decoded.filter(mask)
-        # few rows kept: the other columns are decoded for them only; else for every row
-        # `keep` keeps, each batch then filtered by its share of the mask
-        keep = within(keep, mask, rows) if few else keep
-        order = {c: k for k, c in enumerate(filter_idx)}
-        place = {c: k for k, c in enumerate(rest)}
-        names = [self._native.schema_arrow.names[c] for c in indices]
-        offset = done = 0
-        for raw in self._native.row_group(group, rest, batch_size, _DECODE_THREADS, keep):
-            if not few:
-                share = mask.slice(done, raw.num_rows)
-                done += raw.num_rows
-                raw = raw.filter(share)
-            n = raw.num_rows
-            head = decoded.slice(offset, n)
-            arrays = [
-                head.column(order[c]).combine_chunks() if c in order else raw.column(place[c])
-                for c in indices
-            ]
-            # the rows are no longer consecutive: no position
-            yield None, pa.RecordBatch.from_arrays(arrays, names=names)
-            offset += n
-
     def batches(
         self,
         columns: list[str],
@@ -438,12 +389,22 @@ class _ParquetData:
                         keep = in_pages if keep is None else pc.and_(keep, in_pages)
                         if not keep.true_count:
                             continue
-                if late is not None:
-                    split = late.split(columns, indices)
-                    if split is not None:
-                        n = md.row_group(group).num_rows
-                        yield from self._late(group, n, indices, split, batch_size, keep, late)
-                        continue
+                inputs = None if late is None else late.inputs(columns, indices)
+                if late is not None and inputs is not None:
+                    held = self._native.row_group_where(
+                        group,
+                        indices,
+                        batch_size,
+                        _DECODE_THREADS,
+                        keep,
+                        late.native,
+                        inputs,
+                        LATE_WALK,
+                    )
+                    # the rows come filtered: no position
+                    for raw in held or ():
+                        yield None, raw
+                    continue
                 reader = self._native.row_group(group, indices, batch_size, _DECODE_THREADS, keep)
                 pos: int | None = None if keep is not None else first
                 for raw in reader:
@@ -690,7 +651,7 @@ def read_task(
         pages = None if positional or row_filter is None else row_filter.native
         late = None
         if pages is not None and row_filter is not None and isinstance(pf, _ParquetData):
-            late = LateFilter.of(row_filter, filt, table_schema, fields, by_id)
+            late = LateFilter.of(row_filter, table_schema, fields, by_id)
         for start, raw in _batches(
             pf, task, columns, batch_size, prune, decoder_deletes, pages, late
         ):

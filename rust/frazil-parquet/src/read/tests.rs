@@ -96,3 +96,98 @@ fn keep_decodes_exactly_the_kept_rows() {
         .decode(0, &[0], &ranges, 700, 1, Some(&short))
         .is_err());
 }
+
+#[test]
+fn late_filter_keeps_what_the_filter_keeps_on_every_walk() {
+    use crate::late::{Late, Walk};
+    use frazil_scan::expr::{Expr, Schema};
+    use frazil_scan::RowFilter;
+    let n = 5000;
+    let (bytes, footer) = small_file(n);
+    let ranges = Ranges::new(bytes.len() as u64, vec![(0, bytes)]);
+    let all = footer
+        .decode(0, &[0, 1], &ranges, n as usize, 1, None)
+        .unwrap();
+    let all = arrow_select::concat::concat_batches(&all[0].schema(), &all).unwrap();
+    let schema = Schema::from_json(
+        r#"{"type":"struct","fields":[
+        {"id":1,"name":"id","required":false,"type":"long"},
+        {"id":2,"name":"name","required":true,"type":"string"}]}"#,
+    )
+    .unwrap();
+    let pred = |op: &str, id: i32, value: &str| {
+        format!(r#"{{"type":"{op}","left":{{"type":"reference","id":{id}}},"right":{value}}}"#)
+    };
+    let filters = [
+        // scattered rows (a mask), one long run, none, every non-null row
+        pred("eq", 2, r#""name-4""#),
+        pred("lt", 1, "1200"),
+        pred("gt", 1, "99999"),
+        format!(r#"{{"type":"not","child":{}}}"#, pred("eq", 1, "-1")),
+        format!(
+            r#"{{"type":"and","left":{},"right":{}}}"#,
+            pred("gt-eq", 1, "2000"),
+            pred("not-eq", 2, r#""name-1""#)
+        ),
+    ];
+    let keeps = [
+        None,
+        Some(BooleanArray::from(
+            (0..n).map(|i| i % 11 != 2).collect::<Vec<_>>(),
+        )),
+    ];
+    for json in &filters {
+        let expr = Expr::from_json_str(json, &schema).unwrap();
+        let filter = RowFilter::new(&expr, &schema).unwrap();
+        // the filter's columns, by field id: id is column 0, name column 1
+        let inputs: Vec<usize> = filter
+            .field_ids()
+            .iter()
+            .map(|id| (*id - 1) as usize)
+            .collect();
+        for keep in &keeps {
+            let base = match keep {
+                Some(k) => arrow_select::filter::filter_record_batch(&all, k).unwrap(),
+                None => all.clone(),
+            };
+            let cols: Vec<ArrayRef> = inputs.iter().map(|&c| base.column(c).clone()).collect();
+            let mask = BooleanArray::new(filter.eval(&cols, base.num_rows()).unwrap(), None);
+            let want = arrow_select::filter::filter_record_batch(&base, &mask).unwrap();
+            for walk in [Walk::Auto, Walk::Mask, Walk::Runs] {
+                for threads in [1, 2] {
+                    let late = Late {
+                        filter: &filter,
+                        inputs: &inputs,
+                    };
+                    let kept = footer
+                        .filter_rows(0, &[0, 1], &ranges, threads, keep.as_ref(), &late)
+                        .unwrap();
+                    assert_eq!(kept.rows(), want.num_rows(), "{json}");
+                    let got = footer
+                        .decode_kept(&kept, &ranges, 700, threads, walk)
+                        .unwrap();
+                    assert!(got.iter().all(|b| b.num_rows() <= 700 && b.num_rows() > 0));
+                    let got = arrow_select::concat::concat_batches(&all.schema(), &got).unwrap();
+                    assert_eq!(got, want, "{json}, {walk:?}, {threads} threads");
+                }
+            }
+        }
+    }
+    // the filter's columns must be read
+    let expr = Expr::from_json_str(&filters[0], &schema).unwrap();
+    let filter = RowFilter::new(&expr, &schema).unwrap();
+    let late = Late {
+        filter: &filter,
+        inputs: &[1],
+    };
+    assert!(footer
+        .filter_rows(0, &[0], &ranges, 1, None, &late)
+        .is_err());
+    let late = Late {
+        filter: &filter,
+        inputs: &[],
+    };
+    assert!(footer
+        .filter_rows(0, &[0, 1], &ranges, 1, None, &late)
+        .is_err());
+}
