@@ -17,6 +17,7 @@ __all__ = [
     "DeletionVector",
     "EqualityDeleteSet",
     "GeoBounds",
+    "KeptRows",
     "LenientTransform",
     "MetricsEvaluator",
     "ParquetFooter",
@@ -181,8 +182,6 @@ class ParquetFooter:
     @staticmethod
     def footer_length(tail: bytes) -> int: ...
     def schema(self) -> RecordBatchExport: ...
-    @property
-    def num_row_groups(self) -> int: ...
     def page_index_ranges(self, row_group: int, filter: RowFilter) -> list[tuple[int, int]]: ...
     def page_keep(
         self, row_group: int, filter: RowFilter, parts: Sequence[tuple[int, Any]]
@@ -206,7 +205,7 @@ class ParquetFooter:
         keep: object | None,
         filter: RowFilter,
         inputs: list[int],
-    ) -> KeptRows: ...
+    ) -> tuple[KeptRows, int, list[int]]: ...
     def decode_kept(
         self,
         kept: KeptRows,
@@ -217,11 +216,7 @@ class ParquetFooter:
     ) -> RecordBatchExport: ...
 
 @final
-class KeptRows:
-    @property
-    def rows(self) -> int: ...
-    @property
-    def rest(self) -> list[int]: ...
+class KeptRows: ...
 
 @final
 class PuffinWritten:

@@ -28,6 +28,16 @@ pub enum Walk {
 }
 
 impl Walk {
+    /// The walk named `name`: "auto", "mask" or "runs".
+    pub fn named(name: &str) -> Result<Walk> {
+        match name {
+            "auto" => Ok(Walk::Auto),
+            "mask" => Ok(Walk::Mask),
+            "runs" => Ok(Walk::Runs),
+            other => Err(Error::invalid(format!("unknown walk {other:?}"))),
+        }
+    }
+
     fn policy(self) -> RowSelectionPolicy {
         match self {
             Walk::Auto => RowSelectionPolicy::default(),

@@ -102,6 +102,16 @@ impl Footer {
         self.file_length
     }
 
+    /// The Arrow schema of `columns` (top-level indices), in file order.
+    pub fn projected_schema(&self, columns: &[usize]) -> Result<SchemaRef> {
+        let mut columns = columns.to_vec();
+        columns.sort_unstable();
+        columns.dedup();
+        Ok(Arc::new(
+            self.schema().project(&columns).map_err(arrow_error)?,
+        ))
+    }
+
     pub fn num_row_groups(&self) -> usize {
         self.metadata().num_row_groups()
     }

@@ -209,6 +209,11 @@ pub fn import_chunks(obj: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
 }
 
 /// An array handed back under an unnamed field of its own type.
+/// A row mask (no nulls) for Python, as a boolean array.
+pub fn mask_export(mask: arrow_buffer::BooleanBuffer) -> ArrowArrayExport {
+    array_export(Arc::new(arrow_array::BooleanArray::new(mask, None)), false)
+}
+
 pub fn array_export(array: ArrayRef, nullable: bool) -> ArrowArrayExport {
     let field = Arc::new(Field::new("", array.data_type().clone(), nullable));
     export(array, field)

@@ -5,13 +5,13 @@
 
 use std::sync::Arc;
 
-use arrow_array::{BooleanArray, Int64Array};
+use arrow_array::Int64Array;
 use frazil_deletes::{position_delete, PositionBitmap};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
 
-use crate::arrow::{array_export, import_chunks, import_stream, ArrowArrayExport};
+use crate::arrow::{array_export, import_chunks, import_stream, mask_export, ArrowArrayExport};
 use crate::error::IntoPyResult;
 
 /// Position delete rows (anything with `__arrow_c_stream__` of structs holding `file_path`
@@ -119,7 +119,7 @@ impl PyDeletionVector {
 
     fn keep_mask(&self, py: Python<'_>, start: u64, length: usize) -> ArrowArrayExport {
         let mask = py.detach(|| position_delete::keep_mask(&self.inner, start, length));
-        array_export(Arc::new(BooleanArray::new(mask, None)), false)
+        mask_export(mask)
     }
 
     fn keep_indices(&self, py: Python<'_>, start: u64, length: usize) -> ArrowArrayExport {

@@ -2,14 +2,11 @@
 //! the key columns of equality delete files (an Arrow stream), probed per batch of data rows
 //! for a keep-mask; building and probing run with the GIL released.
 
-use std::sync::Arc;
-
-use arrow_array::{Array, ArrayRef, BooleanArray};
-use arrow_schema::{DataType, Field};
+use arrow_array::{Array, ArrayRef};
 use frazil_deletes::EqualityDeleteSet;
 use pyo3::prelude::*;
 
-use crate::arrow::{export, import_array, import_keep_mask, import_stream, ArrowArrayExport};
+use crate::arrow::{import_array, import_keep_mask, import_stream, mask_export, ArrowArrayExport};
 use crate::error::IntoPyResult;
 
 /// The keys of equality delete files sharing their equality field ids
@@ -57,8 +54,7 @@ impl PyEqualityDeleteSet {
                 self.inner.keep_mask(&refs, keep.as_ref())
             })
             .py()?;
-        let field = Arc::new(Field::new("", DataType::Boolean, false));
-        Ok(export(Arc::new(BooleanArray::new(mask, None)), field))
+        Ok(mask_export(mask))
     }
 }
 

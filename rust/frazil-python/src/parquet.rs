@@ -9,11 +9,10 @@ use frazil_parquet::{footer_length, Footer, Kept, Late, Ranges, Walk};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 
-use arrow_array::{Array, BooleanArray, RecordBatch, UInt8Array};
-use arrow_schema::{DataType, Field};
+use arrow_array::{Array, RecordBatch, UInt8Array};
 
 use crate::arrow::{
-    export, import_array, import_keep_mask, import_schema, ArrowArrayExport, RecordBatchExport,
+    import_array, import_keep_mask, import_schema, mask_export, ArrowArrayExport, RecordBatchExport,
 };
 use crate::error::IntoPyResult;
 use crate::row_filter::PyRowFilter;
@@ -55,11 +54,6 @@ impl ParquetFooter {
         }
     }
 
-    #[getter]
-    fn num_row_groups(&self) -> usize {
-        self.inner.num_row_groups()
-    }
-
     /// (offset, length) of the page index bytes `page_keep` reads for `filter`'s columns in
     /// row group `row_group` (none where the file has no page index for them).
     fn page_index_ranges(
@@ -88,19 +82,11 @@ impl ParquetFooter {
                     .page_keep(row_group, &filter.expr, &filter.schema, &ranges)
             })
             .py()?;
-        Ok(keep.map(|k| {
-            export(
-                Arc::new(BooleanArray::new(k, None)),
-                Arc::new(Field::new("", DataType::Boolean, false)),
-            )
-        }))
+        Ok(keep.map(mask_export))
     }
 
-    /// The rows of row group `row_group` that `filter` holds for, among those `keep` keeps
-    /// (see `decode`): `filter`'s columns (`inputs`, one per `filter.field_ids()` entry),
-    /// from `parts` (their bytes), decoded and the filter evaluated. `columns`: every column
-    /// the read wants; `decode_kept` decodes the others (`KeptRows.rest`) for the kept rows.
-    #[pyo3(signature = (row_group, columns, parts, threads, keep, filter, inputs))]
+    /// (kept, rows kept, columns left): `Footer::filter_rows`; `parts`: the bytes of the
+    /// filter's columns (`inputs`), `columns`: every column the read wants.
     #[allow(clippy::too_many_arguments)]
     fn filter_rows(
         &self,
@@ -112,7 +98,7 @@ impl ParquetFooter {
         keep: Option<Bound<'_, PyAny>>,
         filter: &PyRowFilter,
         inputs: Vec<usize>,
-    ) -> PyResult<KeptRows> {
+    ) -> PyResult<(KeptRows, usize, Vec<usize>)> {
         let keep = keep.map(|k| import_keep_mask(&k)).transpose()?;
         let ranges = ranges_of(self.inner.file_length(), parts)?;
         let late = Late {
@@ -125,11 +111,11 @@ impl ParquetFooter {
                     .filter_rows(row_group, &columns, &ranges, threads, keep.as_ref(), &late)
             })
             .py()?;
-        Ok(KeptRows { inner: kept })
+        let (rows, rest) = (kept.rows(), kept.rest().to_vec());
+        Ok((KeptRows { inner: kept }, rows, rest))
     }
 
-    /// `kept`'s rows, every column read, the other columns decoded from `parts` (their
-    /// bytes) for the kept rows only, walked as `walk` ("auto", "mask" or "runs") says.
+    /// `Footer::decode_kept`; `parts`: the bytes of the columns left, `walk`: a `Walk` name.
     fn decode_kept(
         &self,
         py: Python<'_>,
@@ -139,12 +125,7 @@ impl ParquetFooter {
         threads: usize,
         walk: &str,
     ) -> PyResult<RecordBatchExport> {
-        let walk = match walk {
-            "auto" => Walk::Auto,
-            "mask" => Walk::Mask,
-            "runs" => Walk::Runs,
-            other => return Err(crate::error::invalid(format!("unknown walk {other:?}"))),
-        };
+        let walk = Walk::named(walk).py()?;
         let ranges = ranges_of(self.inner.file_length(), parts)?;
         let batches = py
             .detach(|| {
@@ -152,8 +133,7 @@ impl ParquetFooter {
                     .decode_kept(&kept.inner, &ranges, batch_size, threads, walk)
             })
             .py()?;
-        let columns = kept.inner.columns().to_vec();
-        self.export(&columns, batches)
+        self.export(kept.inner.columns(), batches)
     }
 
     /// (offset, length) of the bytes to read for `columns` of row group `row_group`.
@@ -193,79 +173,34 @@ impl ParquetFooter {
     }
 }
 
-/// The rows a row filter keeps in a row group (`ParquetFooter.filter_rows`); its arrays stay
-/// native until `ParquetFooter.decode_kept`.
+/// The rows a row filter keeps in a row group, native until `decode_kept`.
 #[pyclass(frozen, module = "frazil._native", name = "KeptRows")]
 pub struct KeptRows {
     inner: Kept,
 }
 
-#[pymethods]
-impl KeptRows {
-    /// The number of rows kept.
-    #[getter]
-    fn rows(&self) -> usize {
-        self.inner.rows()
-    }
-
-    /// The columns still to decode for them.
-    #[getter]
-    fn rest(&self) -> Vec<usize> {
-        self.inner.rest().to_vec()
-    }
-}
-
 impl ParquetFooter {
     /// `batches` of `columns` for Python (their schema even when there is no batch).
     fn export(&self, columns: &[usize], batches: Vec<RecordBatch>) -> PyResult<RecordBatchExport> {
-        let mut cols = columns.to_vec();
-        cols.sort_unstable();
-        cols.dedup();
         let schema = match batches.first() {
             Some(b) => b.schema(),
-            None => Arc::new(
-                self.inner
-                    .schema()
-                    .project(&cols)
-                    .map_err(|e| crate::error::invalid(format!("Parquet columns: {e}")))?,
-            ),
+            None => self.inner.projected_schema(columns).py()?,
         };
         Ok(RecordBatchExport { schema, batches })
     }
 }
 
-/// The bytes Python read, by file offset: each part `bytes`, or a `uint8` Arrow array (a
-/// memory-mapped file's bytes, shared without a copy).
+/// The bytes Python read (uint8 Arrow arrays, shared without a copy), by file offset.
 fn ranges_of(file_length: u64, parts: Vec<(u64, Bound<'_, PyAny>)>) -> PyResult<Ranges> {
-    let parts = parts
-        .into_iter()
-        .map(|(o, part)| Ok((o, bytes_of(&part)?)))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok(Ranges::new(file_length, parts))
-}
-
-fn bytes_of(part: &Bound<'_, PyAny>) -> PyResult<Bytes> {
-    if let Ok(b) = part.extract::<PyBackedBytes>() {
-        return Ok(Bytes::from_owner(b));
-    }
-    let array = import_array(part)?.array;
-    let values = array
-        .as_any()
-        .downcast_ref::<UInt8Array>()
-        .filter(|a| a.null_count() == 0)
-        .ok_or_else(|| crate::error::invalid("file bytes must be bytes or a uint8 array"))?;
-    Ok(Bytes::from_owner(ArrowBytes(
-        values.values().inner().clone(),
-    )))
-}
-
-/// An Arrow buffer as the bytes the decoder reads (it keeps the producer's memory alive).
-struct ArrowBytes(arrow_buffer::Buffer);
-
-impl AsRef<[u8]> for ArrowBytes {
-    fn as_ref(&self) -> &[u8] {
-        self.0.as_slice()
-    }
+    let bytes = |part: &Bound<'_, PyAny>| -> PyResult<Bytes> {
+        let array = import_array(part)?.array;
+        let values = array.as_any().downcast_ref::<UInt8Array>();
+        let values = values.filter(|a| a.null_count() == 0);
+        let values = values.ok_or_else(|| crate::error::invalid("file bytes: a uint8 array"))?;
+        Ok(Bytes::from_owner(values.values().inner().clone()))
+    };
+    let parts = parts.into_iter().map(|(o, part)| Ok((o, bytes(&part)?)));
+    Ok(Ranges::new(file_length, parts.collect::<PyResult<_>>()?))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,15 +1,12 @@
 //! Binding of `frazil_scan::row_filter` (Python twin: `frazil.table.scan.filter`): a bound
 //! row filter compiled once, evaluated per batch of columns with the GIL released.
 
-use std::sync::Arc;
-
-use arrow_array::{ArrayRef, BooleanArray};
-use arrow_schema::{DataType, Field};
+use arrow_array::ArrayRef;
 use frazil_scan::expr::Schema;
 use frazil_scan::{Expr, RowFilter};
 use pyo3::prelude::*;
 
-use crate::arrow::{export, import_array, ArrowArrayExport};
+use crate::arrow::{import_array, mask_export, ArrowArrayExport};
 use crate::error::IntoPyResult;
 
 #[pyclass(frozen, module = "frazil._native", name = "RowFilter")]
@@ -57,11 +54,7 @@ impl PyRowFilter {
             .map(|c| Ok(import_array(c)?.array))
             .collect::<PyResult<Vec<ArrayRef>>>()?;
         let mask = py.detach(|| self.inner.eval(&arrays, length)).py()?;
-        let mask = BooleanArray::new(mask, None);
-        Ok(export(
-            Arc::new(mask),
-            Arc::new(Field::new("", DataType::Boolean, false)),
-        ))
+        Ok(mask_export(mask))
     }
 }
 

@@ -119,12 +119,12 @@ class NativeParquet:
         ``frazil-parquet``'s ``late``)."""
         with self._naming():
             first = self._read(row_group, sorted(set(inputs)))
-            kept = self.footer.filter_rows(
+            kept, rows, left = self.footer.filter_rows(
                 row_group, list(columns), first, threads, keep, row_filter, list(inputs)
             )
-            if not kept.rows:
+            if not rows:
                 return None
-            rest = self._read(row_group, kept.rest) if kept.rest else []
+            rest = self._read(row_group, left) if left else []
             export = self.footer.decode_kept(kept, rest, batch_size, threads, walk)
         return pa.RecordBatchReader.from_stream(export)
 
