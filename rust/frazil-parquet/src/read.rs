@@ -48,6 +48,9 @@ pub struct Footer {
     reader: ArrowReaderMetadata,
     schema: SchemaRef,
     file_length: u64,
+    /// `reader` with its top-level string columns decoded as dictionaries (built on first
+    /// use; None where arrow-rs refuses it): see [`Self::decode_columns`].
+    dictionaries: std::sync::OnceLock<Option<ArrowReaderMetadata>>,
 }
 
 impl Footer {
@@ -87,6 +90,7 @@ impl Footer {
             reader,
             schema,
             file_length,
+            dictionaries: std::sync::OnceLock::new(),
         })
     }
 
@@ -294,11 +298,18 @@ impl Footer {
         selected: Option<&Selected>,
     ) -> Result<Vec<Vec<ArrayRef>>> {
         let step = sizes.first().copied().unwrap_or(1).max(1);
+        let total = self.metadata().row_group(rg).num_rows();
+        // between 1/32 and 1/2 of the rows selected: see `as_dictionary`
+        let few = selected.is_some_and(|s| {
+            let rows = s.rows as i64;
+            rows.saturating_mul(2) <= total && rows.saturating_mul(32) >= total
+        });
         let mut out = Vec::with_capacity(columns.len());
         for &c in columns {
+            let dictionary = if few { self.as_dictionary(rg, c) } else { None };
             let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
                 ranges.clone(),
-                self.reader.clone(),
+                dictionary.unwrap_or(&self.reader).clone(),
             )
             .with_projection(self.mask(&[c])?)
             .with_row_groups(vec![rg])
@@ -311,7 +322,11 @@ impl Footer {
             let reader = builder.build().map_err(parquet_error)?;
             let mut chunks = Vec::with_capacity(sizes.len());
             for batch in reader {
-                chunks.push(batch.map_err(arrow_error)?.column(0).clone());
+                let chunk = batch.map_err(arrow_error)?.column(0).clone();
+                chunks.push(match dictionary {
+                    Some(_) => undictionary(&chunk)?,
+                    None => chunk,
+                });
             }
             let got: Vec<usize> = chunks.iter().map(|a| a.len()).collect();
             if got != sizes {
@@ -326,6 +341,60 @@ impl Footer {
         }
         Ok(out)
     }
+}
+
+impl Footer {
+    /// The reader that decodes column `c` of row group `rg` as a dictionary, where `c` is a
+    /// top-level string column whose chunk is dictionary encoded. Under a selection of a
+    /// few scattered rows this saves most of a string column's decoding: the selection
+    /// filters the keys, and only the kept rows' strings are copied out ([`undictionary`]),
+    /// where a plain decode copies every row's string before the filter drops most of them.
+    /// Below 1/32 of the rows it costs more than it saves: building the page's dictionary as
+    /// an Arrow array (a large one for a column of many distinct values) outweighs copying
+    /// the few kept strings, and long runs of unselected rows are skipped anyway.
+    fn as_dictionary(&self, rg: usize, c: usize) -> Option<&ArrowReaderMetadata> {
+        let field = self.schema().fields().get(c)?;
+        if !matches!(field.data_type(), DataType::Utf8 | DataType::LargeUtf8) {
+            return None;
+        }
+        let mask = self.mask(&[c]).ok()?;
+        let group = self.metadata().row_group(rg);
+        let mut leaves = (0..group.num_columns()).filter(|&i| mask.leaf_included(i));
+        let (leaf, more) = (leaves.next()?, leaves.next());
+        if more.is_some() || group.column(leaf).dictionary_page_offset().is_none() {
+            return None;
+        }
+        self.dictionaries
+            .get_or_init(|| {
+                let fields: Vec<FieldRef> = self
+                    .schema()
+                    .fields()
+                    .iter()
+                    .map(|f| match f.data_type() {
+                        t @ (DataType::Utf8 | DataType::LargeUtf8) => {
+                            Arc::new(f.as_ref().clone().with_data_type(DataType::Dictionary(
+                                Box::new(DataType::Int32),
+                                Box::new(t.clone()),
+                            )))
+                        }
+                        _ => Arc::clone(f),
+                    })
+                    .collect();
+                let hint = Schema::new_with_metadata(fields, self.schema().metadata().clone());
+                let options = ArrowReaderOptions::new().with_schema(Arc::new(hint));
+                ArrowReaderMetadata::try_new(Arc::clone(self.metadata()), options).ok()
+            })
+            .as_ref()
+    }
+}
+
+/// A dictionary-decoded string column as the plain strings it stands for.
+fn undictionary(chunk: &ArrayRef) -> Result<ArrayRef> {
+    let dict = chunk
+        .as_any()
+        .downcast_ref::<arrow_array::DictionaryArray<arrow_array::types::Int32Type>>()
+        .ok_or_else(|| Error::decode("a string column did not decode to a dictionary"))?;
+    arrow_select::take::take(dict.values().as_ref(), dict.keys(), None).map_err(arrow_error)
 }
 
 /// The rows of a row group to decode: `rows` of them, as `selection` selects them, which
