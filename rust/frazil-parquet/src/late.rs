@@ -16,7 +16,7 @@ use frazil_scan::RowFilter;
 use frazil_values::{Error, Result};
 use parquet::arrow::arrow_reader::{RowSelection, RowSelectionPolicy};
 
-use crate::read::{arrow_error, Footer, Ranges, Selected};
+use crate::read::{arrow_error, file_order, Footer, Ranges, Selected};
 
 /// How the other columns' kept rows are walked: as arrow-rs chooses (`Auto`), or always as a
 /// bit mask or always as runs (for tests that want both walks).
@@ -102,7 +102,7 @@ impl Footer {
         keep: Option<&BooleanArray>,
         late: &Late<'_>,
     ) -> Result<Kept> {
-        self.check_row_group(rg)?;
+        let rows = self.row_count(rg)?;
         if late.inputs.len() != late.filter.field_ids().len() {
             return Err(Error::invalid(format!(
                 "the row filter reads {} columns, {} given",
@@ -110,12 +110,8 @@ impl Footer {
                 late.inputs.len()
             )));
         }
-        let mut columns = columns.to_vec();
-        columns.sort_unstable();
-        columns.dedup();
-        let mut filter_columns = late.inputs.to_vec();
-        filter_columns.sort_unstable();
-        filter_columns.dedup();
+        let columns = file_order(columns);
+        let filter_columns = file_order(late.inputs);
         if let Some(c) = filter_columns
             .iter()
             .find(|c| columns.binary_search(c).is_err())
@@ -129,8 +125,6 @@ impl Footer {
             .copied()
             .filter(|c| filter_columns.binary_search(c).is_err())
             .collect();
-        let rows = usize::try_from(self.metadata().row_group(rg).num_rows())
-            .map_err(|_| Error::decode("row group with a negative row count"))?;
         let mut kept = Kept {
             rg,
             columns,
@@ -205,7 +199,7 @@ impl Footer {
             }
             None => Vec::new(),
         };
-        let schema = Arc::new(self.schema().project(&kept.columns).map_err(arrow_error)?);
+        let schema = self.projected_schema(&kept.columns)?;
         let step = batch_size.max(1);
         let mut out = Vec::with_capacity(kept.rows.div_ceil(step));
         for (b, offset) in (0..kept.rows).step_by(step).enumerate() {

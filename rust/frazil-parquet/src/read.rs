@@ -108,12 +108,17 @@ impl Footer {
 
     /// The Arrow schema of `columns` (top-level indices), in file order.
     pub fn projected_schema(&self, columns: &[usize]) -> Result<SchemaRef> {
-        let mut columns = columns.to_vec();
-        columns.sort_unstable();
-        columns.dedup();
+        let columns = file_order(columns);
         Ok(Arc::new(
             self.schema().project(&columns).map_err(arrow_error)?,
         ))
+    }
+
+    /// The number of rows of row group `rg`.
+    pub(crate) fn row_count(&self, rg: usize) -> Result<usize> {
+        self.check_row_group(rg)?;
+        usize::try_from(self.metadata().row_group(rg).num_rows())
+            .map_err(|_| Error::decode("row group with a negative row count"))
     }
 
     pub fn num_row_groups(&self) -> usize {
@@ -188,9 +193,7 @@ impl Footer {
         threads: usize,
         keep: Option<&BooleanArray>,
     ) -> Result<Vec<RecordBatch>> {
-        self.check_row_group(rg)?;
-        let rows = usize::try_from(self.metadata().row_group(rg).num_rows())
-            .map_err(|_| Error::decode("row group with a negative row count"))?;
+        let rows = self.row_count(rg)?;
         let selection = match keep {
             Some(keep) => {
                 if keep.len() != rows || keep.null_count() > 0 {
@@ -221,16 +224,10 @@ impl Footer {
         threads: usize,
         selected: Option<&Selected>,
     ) -> Result<Vec<RecordBatch>> {
-        self.check_row_group(rg)?;
-        let mut columns = columns.to_vec();
-        columns.sort_unstable();
-        columns.dedup();
-        let schema = Arc::new(self.schema().project(&columns).map_err(arrow_error)?);
-        let rows = match selected {
-            Some(s) => s.rows,
-            None => usize::try_from(self.metadata().row_group(rg).num_rows())
-                .map_err(|_| Error::decode("row group with a negative row count"))?,
-        };
+        let all = self.row_count(rg)?;
+        let columns = file_order(columns);
+        let schema = self.projected_schema(&columns)?;
+        let rows = selected.map_or(all, |s| s.rows);
         let step = batch_size.max(1);
         let sizes: Vec<usize> = (0..rows)
             .step_by(step)
@@ -395,6 +392,14 @@ fn undictionary(chunk: &ArrayRef) -> Result<ArrayRef> {
         .downcast_ref::<arrow_array::DictionaryArray<arrow_array::types::Int32Type>>()
         .ok_or_else(|| Error::decode("a string column did not decode to a dictionary"))?;
     arrow_select::take::take(dict.values().as_ref(), dict.keys(), None).map_err(arrow_error)
+}
+
+/// `columns` (top-level indices) sorted, each once: the order decoded batches hold them in.
+pub(crate) fn file_order(columns: &[usize]) -> Vec<usize> {
+    let mut columns = columns.to_vec();
+    columns.sort_unstable();
+    columns.dedup();
+    columns
 }
 
 /// The rows of a row group to decode: `rows` of them, as `selection` selects them, which
