@@ -52,6 +52,7 @@ from frazil.table.scan.read import (
     DEFAULT_BATCH_SIZE,
     METADATA_COLUMNS,
     DeleteCache,
+    decode_threads,
     metadata_field,
     prune_schema,
     read_task,
@@ -434,8 +435,10 @@ class DataScan:
         return pa.schema(list(schema) + list(schema_to_arrow(Schema(*meta))))
 
     def _task_reader(
-        self, default_batch_size: int = DEFAULT_BATCH_SIZE
+        self, default_batch_size: int = DEFAULT_BATCH_SIZE, files_at_once: int = 1
     ) -> Callable[[FileScanTask], Iterator[pa.RecordBatch]]:
+        """Reads one task; ``files_at_once``: how many tasks the caller reads concurrently
+        (each decodes on its share of the cores)."""
         schema = self.table_schema()
         projected = self.projection()
         ptype = table_partition_type(self.table_metadata, schema)
@@ -455,8 +458,10 @@ class DataScan:
                 name_mapping=mapping,
                 delete_cache=cache,
                 batch_size=batch_size,
+                decode_threads=threads,
             )
 
+        threads = decode_threads(files_at_once)
         return read
 
     def _batches(self, tasks: Iterable[FileScanTask] | None = None) -> Iterator[pa.RecordBatch]:
@@ -499,10 +504,10 @@ class DataScan:
                 pa.Table.from_batches(list(self._batches()), schema=self.arrow_schema())
             )
         tasks = list(self._tasks_to_read())
+        workers = int(self.options.get("read-threads", min(8, os.cpu_count() or 1)))
         # Everything is materialized anyway: batches of up to a row group's size, not a
         # streaming reader's (fewer, larger decodes: about 10% less time).
-        read = self._task_reader(TO_ARROW_BATCH_SIZE)
-        workers = int(self.options.get("read-threads", min(8, os.cpu_count() or 1)))
+        read = self._task_reader(TO_ARROW_BATCH_SIZE, max(1, min(workers, len(tasks))))
         if workers <= 1 or len(tasks) <= 1:
             batches = [b for t in tasks for b in read(t)]
         else:
