@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -173,6 +174,7 @@ def test_plan_files_streams_runs_of_manifests(
     table: Table, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(planning, "PLAN_RUN_MANIFESTS", 1)
+    monkeypatch.setattr(planning, "PLAN_RUN_BYTES", 0)
     io = CountingIO()
     scan = table.scan()
     scan.io = io
@@ -199,6 +201,38 @@ def test_plan_files_streams_runs_of_manifests(
     assert batch.num_rows > 0
     assert 1 <= len([p for p in io.reads if p.rsplit("/", 1)[-1] in names]) <= 3
     assert sum(b.num_rows for b in reader) + batch.num_rows == scan.count()
+
+
+def test_runs_hold_enough_manifests_and_bytes() -> None:
+    """A run closes once it has both the manifests and the bytes asked for: small manifests
+    (one per commit) share one run, large ones keep runs of the count."""
+    rows = list(range(10))
+    assert planning._runs(rows, [5] * 10, 4, 0) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert planning._runs(rows, [5] * 10, 4, 1000) == [rows]
+    assert planning._runs(rows, [5] * 10, 2, 15) == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]]
+    big = [100] * 10
+    assert planning._runs(rows, big, 4, 150) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert planning._runs([], [], 4, 150) == []
+
+
+def test_small_manifests_plan_in_one_run(table: Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default runs: this table's five small data manifests are read and planned in one
+    native call, and the plan is the same as in runs of one."""
+    calls = []
+    real = planning._read_run
+
+    def counting(io: Any, paths: Any) -> Any:
+        calls.append(len(paths))
+        return real(io, paths)
+
+    monkeypatch.setattr(planning, "_read_run", counting)
+    tasks = list(table.scan().plan_files())
+    assert calls == [5]
+    monkeypatch.setattr(planning, "PLAN_RUN_MANIFESTS", 1)
+    monkeypatch.setattr(planning, "PLAN_RUN_BYTES", 0)
+    calls.clear()
+    assert list(table.scan().plan_files()) == tasks
+    assert calls == [1] * 5
 
 
 def test_plan_files_arrow(table: Table) -> None:

@@ -11,6 +11,7 @@ pub mod manifest_list;
 pub mod paths;
 pub mod promised;
 mod read;
+mod recent;
 
 pub use inheritance::ManifestFile;
 pub use manifest::{read_manifest, read_manifests, ReadOptions};

@@ -13,6 +13,7 @@ use crate::{content_stats, paths};
 use crate::columns::{field_meta, project, target_type, KeySet, Presence as P, TField, TType as T};
 use crate::inheritance::{inherit, ManifestFile};
 use crate::read::read_container;
+use crate::recent::Recent;
 
 fn map(id: i32, name: &'static str, key_id: i32, value_id: i32, value: T) -> TField {
     TField::new(
@@ -193,25 +194,8 @@ pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> 
         .manifest_file
         .map(|m| m.promised)
         .unwrap_or_default();
-    let target = match &options.columns {
-        None => manifest_entry(),
-        Some(paths) => {
-            let mut paths = paths.clone();
-            paths.extend(INHERITANCE_COLUMNS.iter().map(|s| s.to_string()));
-            // v4 stats maps come from content_stats
-            if paths.iter().any(|p| {
-                p == "data_file" || COLUMN_STATS.iter().any(|s| p == &format!("data_file.{s}"))
-            }) {
-                paths.push("data_file.content_stats".to_string());
-            }
-            project(&manifest_entry(), &paths, "")
-        }
-    };
     let keep = options.stats_field_ids.as_deref().map(KeySet::new);
-    let target = match &keep {
-        None => target,
-        Some(ids) => project_stats(target, ids),
-    };
+    let target = target_of(options.columns.as_deref(), keep.as_ref());
     let batch = read_container(data, &target, options.threads.unwrap_or(1))
         .map_err(|e| promised.explain(e, data.len()))?;
     promised.check(data.len(), &batch)?;
@@ -219,6 +203,44 @@ pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> 
     match &options.manifest_file {
         Some(m) => inherit(batch, m),
         None => Ok(batch),
+    }
+}
+
+/// The columns a read of `columns` (all when `None`) with stats maps projected to `keep`
+/// decodes. The same for every manifest of a scan: built once (see `recent`).
+fn target_of(columns: Option<&[String]>, keep: Option<&KeySet>) -> Arc<Vec<TField>> {
+    type Key = (Option<Vec<String>>, Option<KeySet>);
+    static TARGETS: Recent<Key, Arc<Vec<TField>>> = Recent::new(16);
+    let made = TARGETS.get_or_make(
+        |(c, k)| c.as_deref() == columns && k.as_ref() == keep,
+        || {
+            let target = match columns {
+                None => manifest_entry(),
+                Some(paths) => {
+                    let mut paths = paths.to_vec();
+                    paths.extend(INHERITANCE_COLUMNS.iter().map(|s| s.to_string()));
+                    // v4 stats maps come from content_stats
+                    if paths.iter().any(|p| {
+                        p == "data_file"
+                            || p.strip_prefix("data_file.")
+                                .is_some_and(|s| COLUMN_STATS.contains(&s))
+                    }) {
+                        paths.push("data_file.content_stats".to_string());
+                    }
+                    project(&manifest_entry(), &paths, "")
+                }
+            };
+            let target = match keep {
+                None => target,
+                Some(ids) => project_stats(target, ids),
+            };
+            let key = (columns.map(<[String]>::to_vec), keep.cloned());
+            Ok::<_, std::convert::Infallible>((key, Arc::new(target)))
+        },
+    );
+    match made {
+        Ok(target) => target,
+        Err(never) => match never {},
     }
 }
 

@@ -6,8 +6,11 @@ use std::ops::Range;
 use arrow_array::RecordBatch;
 use frazil_values::{Error, Result};
 
-use crate::avro::Container;
+use std::sync::Arc;
+
+use crate::avro::{Container, Schema};
 use crate::columns::{Columns, Plan, TField};
+use crate::recent::Recent;
 
 /// How many bytes of columns per byte of input a file may reserve up front.
 const RESERVE_PER_INPUT_BYTE: usize = 64;
@@ -23,7 +26,19 @@ pub fn read_container(data: &[u8], target: &[TField], threads: usize) -> Result<
 
 fn read_in_parts(data: &[u8], target: &[TField], parts: usize) -> Result<RecordBatch> {
     let container = Container::parse(data)?;
-    let plan = Plan::resolve(&container.header.schema, target)?;
+    // a table's manifests share their schema and are read for the same columns: resolved
+    // once (see `recent`)
+    static PLANS: Recent<(Arc<Schema>, Vec<TField>), Arc<Plan>> = Recent::new(16);
+    let schema = &container.header.schema;
+    let plan = PLANS.get_or_make(
+        |(s, t)| Arc::ptr_eq(s, schema) && t.as_slice() == target,
+        || {
+            Ok::<_, Error>((
+                (schema.clone(), target.to_vec()),
+                Arc::new(Plan::resolve(schema, target)?),
+            ))
+        },
+    )?;
     let ranges = container.split(parts.max(1));
     let columns = match ranges.as_slice() {
         [] => plan.columns()?,
@@ -128,6 +143,47 @@ mod tests {
         let batch = StructArray::from(source);
         let batches = vec![batch; copies];
         write_manifest(&batches, &options).unwrap()
+    }
+
+    /// Files of different writer schemas read in turn, for different columns: each read gets
+    /// its own file's plan from the kept ones (`recent`), the same batch every time.
+    #[test]
+    fn kept_plans_follow_each_file() {
+        use crate::columns::project;
+        use crate::manifest::manifest_entry as entry;
+        let files = [
+            "v1-data.avro",
+            "v2-data.avro",
+            "v3-data.avro",
+            "v2-deletes.avro",
+        ];
+        let narrow = project(
+            &entry(),
+            &["status".to_string(), "data_file.file_path".to_string()],
+            "",
+        );
+        let targets = [entry(), narrow];
+        let first: Vec<Vec<RecordBatch>> = files
+            .iter()
+            .map(|f| {
+                targets
+                    .iter()
+                    .map(|t| read_in_parts(&data(f), t, 1).unwrap())
+                    .collect()
+            })
+            .collect();
+        assert_ne!(first[0][0].schema(), first[0][1].schema());
+        for _ in 0..3 {
+            for (k, f) in files.iter().enumerate().rev() {
+                for (j, t) in targets.iter().enumerate().rev() {
+                    assert_eq!(
+                        read_in_parts(&data(f), t, 1).unwrap(),
+                        first[k][j],
+                        "{f} {j}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

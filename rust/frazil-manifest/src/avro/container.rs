@@ -2,14 +2,18 @@
 //! of (record count, byte size, compressed records, sync marker).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use frazil_values::{Error, Result};
 
 use super::codec::Codec;
 use super::decode::Reader;
 use super::schema::Schema;
+use crate::recent::Recent;
 
 pub const MAGIC: &[u8; 4] = b"Obj\x01";
+/// The longest schema text whose parse is kept for the next file (a manifest's is a few KB).
+const MAX_KEPT_SCHEMA: usize = 256 << 10;
 /// The largest inflate buffer a thread keeps between files.
 const KEEP_SCRATCH_BYTES: usize = 64 << 20;
 
@@ -17,7 +21,7 @@ const KEEP_SCRATCH_BYTES: usize = 64 << 20;
 pub struct Header {
     /// Every metadata entry, `avro.schema` and `avro.codec` included.
     pub metadata: BTreeMap<String, Vec<u8>>,
-    pub schema: Schema,
+    pub schema: Arc<Schema>,
     pub codec: Codec,
     pub sync: [u8; 16],
 }
@@ -94,7 +98,17 @@ impl<'a> Container<'a> {
             .ok_or_else(|| Error::decode("file header has no avro.schema"))?;
         let schema_text = std::str::from_utf8(schema_text)
             .map_err(|_| Error::decode("avro.schema is not valid UTF-8"))?;
-        let schema = Schema::parse(schema_text)?;
+        // a table's manifests share their schema: parsed once (see `recent`), unless it is
+        // too large to keep around
+        static SCHEMAS: Recent<Box<str>, Arc<Schema>> = Recent::new(16);
+        let schema = if schema_text.len() <= MAX_KEPT_SCHEMA {
+            SCHEMAS.get_or_make(
+                |text| **text == *schema_text,
+                || Ok::<_, Error>((schema_text.into(), Arc::new(Schema::parse(schema_text)?))),
+            )?
+        } else {
+            Arc::new(Schema::parse(schema_text)?)
+        };
         let codec = match metadata.get("avro.codec") {
             None => Codec::Null,
             Some(c) => Codec::parse(

@@ -19,7 +19,7 @@ pub use plan::{Columns, Plan};
 pub const FIELD_ID_KEY: &str = "PARQUET:field_id";
 
 /// A column the spec defines.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TField {
     pub id: i32,
     pub name: &'static str,
@@ -27,7 +27,7 @@ pub struct TField {
     pub presence: Presence,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum TType {
     Int,
     Long,
@@ -73,7 +73,7 @@ impl KeySet {
 }
 
 /// What to do when the writer's schema lacks a field.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Presence {
     Required,
     Optional,
