@@ -143,6 +143,33 @@ def test_the_late_path_is_taken(
     assert calls
 
 
+def test_decode_threads_are_the_cores_left_to_each_file(
+    table: tuple[Any, pa.Table], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """to_arrow reading two files at once decodes each file's columns on half the cores; one
+    file at a time (a streaming read), on all of them; the rows are the same either way."""
+    t, written = table
+    monkeypatch.setattr(read_module, "_DECODE_THREADS", 4)
+    assert [read_module.decode_threads(n) for n in (1, 2, 3, 4, 9)] == [4, 2, 1, 1, 1]
+    seen: list[int] = []
+    for name in ("row_group", "row_group_where"):
+        original = getattr(read_module.NativeParquet, name)
+
+        def spy(self: Any, *args: Any, _original: Any = original) -> Any:
+            seen.append(args[3])  # (row group, columns, batch size, threads, ...)
+            return _original(self, *args)
+
+        monkeypatch.setattr(read_module.NativeParquet, name, spy)
+    both = t.scan(options={"read-threads": "2"}).to_arrow()
+    assert seen and set(seen) == {2}
+    seen.clear()
+    one = t.scan(row_filter=EqualTo("user_id", 4242)).to_batches().read_all()
+    assert seen and set(seen) == {4}
+    assert sorted(both.column("id").to_pylist()) == sorted(written.column("id").to_pylist())
+    want = written.filter(pc.field("user_id") == 4242).column("id").to_pylist()
+    assert sorted(one.column("id").to_pylist()) == sorted(want)
+
+
 def test_with_deletes_positions_and_evolution(tmp_path: Path) -> None:
     """Position deletes applied in the decoder and late materialization together; ``_pos``
     read (no late path) gives the same rows with their positions; a renamed filter column and
