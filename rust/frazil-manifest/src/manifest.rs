@@ -195,7 +195,7 @@ pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> 
         .map(|m| m.promised)
         .unwrap_or_default();
     let keep = options.stats_field_ids.as_deref().map(KeySet::new);
-    let target = target_of(options.columns.as_deref(), keep.as_ref());
+    let target = target_of(options.columns.as_deref(), keep.as_ref())?;
     let batch = read_container(data, &target, options.threads.unwrap_or(1))
         .map_err(|e| promised.explain(e, data.len()))?;
     promised.check(data.len(), &batch)?;
@@ -208,10 +208,10 @@ pub fn read_manifest(data: &[u8], options: &ReadOptions) -> Result<RecordBatch> 
 
 /// The columns a read of `columns` (all when `None`) with stats maps projected to `keep`
 /// decodes. The same for every manifest of a scan: built once (see `recent`).
-fn target_of(columns: Option<&[String]>, keep: Option<&KeySet>) -> Arc<Vec<TField>> {
+fn target_of(columns: Option<&[String]>, keep: Option<&KeySet>) -> Result<Arc<Vec<TField>>> {
     type Key = (Option<Vec<String>>, Option<KeySet>);
     static TARGETS: Recent<Key, Arc<Vec<TField>>> = Recent::new(16);
-    let made = TARGETS.get_or_make(
+    TARGETS.get_or_make(
         |(c, k)| c.as_deref() == columns && k.as_ref() == keep,
         || {
             let target = match columns {
@@ -235,13 +235,9 @@ fn target_of(columns: Option<&[String]>, keep: Option<&KeySet>) -> Arc<Vec<TFiel
                 Some(ids) => project_stats(target, ids),
             };
             let key = (columns.map(<[String]>::to_vec), keep.cloned());
-            Ok::<_, std::convert::Infallible>((key, Arc::new(target)))
+            Ok((key, Arc::new(target)))
         },
-    );
-    match made {
-        Ok(target) => target,
-        Err(never) => match never {},
-    }
+    )
 }
 
 /// The `format-version` a manifest (list) header names (1 when absent, as v1 writers omitted it).

@@ -2,11 +2,10 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use frazil_values::{Error, Result};
-
-use std::sync::Arc;
 
 use crate::avro::{Container, Schema};
 use crate::columns::{Columns, Plan, TField};

@@ -446,6 +446,7 @@ class DataScan:
         cache = DeleteCache(self.io, mapping)
         meta = self._metadata_columns()
         batch_size = int(self.options.get("batch-size", default_batch_size))
+        threads = decode_threads(files_at_once)
 
         def read(task: FileScanTask) -> Iterator[pa.RecordBatch]:
             return read_task(
@@ -461,7 +462,6 @@ class DataScan:
                 decode_threads=threads,
             )
 
-        threads = decode_threads(files_at_once)
         return read
 
     def _batches(self, tasks: Iterable[FileScanTask] | None = None) -> Iterator[pa.RecordBatch]:
