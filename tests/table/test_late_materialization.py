@@ -143,6 +143,37 @@ def test_the_late_path_is_taken(
     assert calls
 
 
+def test_late_rows_are_not_filtered_again(
+    table: tuple[Any, pa.Table], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows of the two-step decode are those the same native filter already held for: the
+    reader does not evaluate the filter on them a second time, and returns the same rows."""
+    t, written = table
+    masks: list[int] = []
+    late: list[int] = []
+    mask = late_module.RowFilter.mask
+    where = read_module.NativeParquet.row_group_where
+
+    def spy_mask(self: Any, batch: pa.RecordBatch) -> pa.BooleanArray:
+        masks.append(batch.num_rows)
+        return mask(self, batch)
+
+    def spy_where(self: Any, *args: Any) -> Any:
+        late.append(args[0])
+        return where(self, *args)
+
+    monkeypatch.setattr(late_module.RowFilter, "mask", spy_mask)
+    monkeypatch.setattr(read_module.NativeParquet, "row_group_where", spy_where)
+    got = _ids(t, EqualTo("user_id", 4242))
+    want = written.filter(pc.field("user_id") == 4242).column("id").to_pylist()
+    assert got == sorted(want)
+    assert late and not masks
+    # a read that cannot take the late path (``_pos`` needs the rows' positions) still filters
+    pos = t.scan(row_filter=EqualTo("user_id", 4242), selected_fields=("id", "_pos")).to_arrow()
+    assert sorted(pos.column("id").to_pylist()) == sorted(want)
+    assert masks
+
+
 def test_decode_threads_are_the_cores_left_to_each_file(
     table: tuple[Any, pa.Table], monkeypatch: pytest.MonkeyPatch
 ) -> None:

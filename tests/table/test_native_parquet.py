@@ -9,6 +9,7 @@ import contextlib
 import datetime as dt
 import decimal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -92,17 +93,22 @@ def _sample(n: int) -> pa.Table:
     return pa.table(cols, schema=schema)
 
 
+def _pairs(batches: Iterator[tuple[int | None, pa.RecordBatch, bool]]) -> list:
+    """(position, batch) of ``_ParquetData.batches``' triples (no late filter here)."""
+    return [(p, b) for p, b, _ in batches]
+
+
 def _both(path: str, columns: list[str]) -> tuple[list[tuple[int, pa.RecordBatch]], list | None]:
     """(native batches or None where it declined, pyarrow's batches) of every row group."""
     with contextlib.ExitStack() as stack:
         data = _ParquetData(LOCAL, path, None, stack)
         native = (
-            list(data.batches(columns, 1000, None, None))
+            _pairs(data.batches(columns, 1000, None, None))
             if data._native_indices(columns) is not None
             else None
         )
         data._native = None  # the same object read by pyarrow
-        theirs = list(data.batches(columns, 1000, None, None))
+        theirs = _pairs(data.batches(columns, 1000, None, None))
     return theirs, native
 
 
@@ -220,7 +226,7 @@ def test_damaged_file_is_an_error_or_pyarrow_equal(tmp_path: Path, at: float, by
             cols = data.schema_arrow.names
             if data._native_indices(cols) is None:
                 return
-            ours = list(data.batches(cols, 1000, None, None))
+            ours = _pairs(data.batches(cols, 1000, None, None))
     except FrazilError as e:
         assert path in str(e)
         return
@@ -230,7 +236,7 @@ def test_damaged_file_is_an_error_or_pyarrow_equal(tmp_path: Path, at: float, by
         data = _ParquetData(LOCAL, path, None, stack)
         data._native = None
         try:
-            theirs = list(data.batches(cols, 1000, None, None))
+            theirs = _pairs(data.batches(cols, 1000, None, None))
         except (OSError, pa.ArrowException):
             return  # pyarrow notices what the native decoder let through: both see damage
     a = pa.Table.from_batches([b for _, b in theirs])
@@ -249,7 +255,7 @@ def test_truncated_file_names_it(tmp_path: Path) -> None:
         # the file shrinks after its footer was read: the column chunks are no longer there
         path.write_bytes(full[: len(full) // 3])
         with pytest.raises((FrazilError, OSError)) as e:
-            list(data.batches(cols, 1000, None, None))
+            _pairs(data.batches(cols, 1000, None, None))
         if isinstance(e.value, FrazilError):
             assert str(path) in str(e.value)
 
@@ -286,7 +292,7 @@ def test_native_decode_drops_deleted_rows(tmp_path: Path, deleted: list[int]) ->
     with contextlib.ExitStack() as stack:
         data = _ParquetData(LOCAL, path, None, stack)
         assert data._native_indices(columns) is not None
-        ours = list(data.batches(columns, 300, None, None, None, dv))
+        ours = _pairs(data.batches(columns, 300, None, None, None, dv))
     # a row group with deletes has no consecutive positions (None); one without keeps them
     for p, b in ours:
         if p is not None:

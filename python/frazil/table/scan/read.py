@@ -371,9 +371,10 @@ class _ParquetData:
         pages: Any = None,
         late: LateFilter | None = None,
         threads: int | None = None,
-    ) -> Iterator[tuple[int | None, pa.RecordBatch]]:
-        """(position of its first row, batch) of the split's row groups, less those whose
-        statistics show ``prune`` false for all their rows. Where the rows are decoded
+    ) -> Iterator[tuple[int | None, pa.RecordBatch, bool]]:
+        """(position of its first row, batch, filtered) of the split's row groups, less those
+        whose statistics show ``prune`` false for all their rows; ``filtered``: the batch holds
+        only rows ``late``'s filter holds for. Where the rows are decoded
         natively, the rows ``deleted`` names are not decoded, nor those of the pages whose
         page index bounds show ``pages`` (the residual as a native ``RowFilter``) false for
         all their rows, and the position is None (the batch's rows are no longer
@@ -415,12 +416,12 @@ class _ParquetData:
                     )
                     # the rows come filtered: no position
                     for raw in held or ():
-                        yield None, raw
+                        yield None, raw, True
                     continue
                 reader = self._native.row_group(group, indices, batch_size, threads, keep)
                 pos: int | None = None if keep is not None else first
                 for raw in reader:
-                    yield pos, raw
+                    yield pos, raw, False
                     if pos is not None:
                         pos += raw.num_rows
             return
@@ -437,7 +438,7 @@ class _ParquetData:
             for raw in part.to_batches(
                 columns=columns, batch_size=batch_size, use_threads=True, memory_pool=read_pool()
             ):
-                yield pos, raw
+                yield pos, raw, False
                 pos += raw.num_rows
 
 
@@ -477,12 +478,16 @@ def _batches(
     pages: Any = None,
     late: LateFilter | None = None,
     threads: int | None = None,
-) -> Iterator[tuple[int | None, pa.RecordBatch]]:
-    """(position in the file of its first row, batch) of the rows the task's split covers; a
-    position of None: the rows ``deleted`` names, and those of pages ``pages`` skips, are
-    already dropped (see :meth:`_ParquetData.batches`)."""
+) -> Iterator[tuple[int | None, pa.RecordBatch, bool]]:
+    """(position in the file of its first row, batch, filtered) of the rows the task's split
+    covers; a position of None: the rows ``deleted`` names, and those of pages ``pages`` skips,
+    are already dropped; filtered: so are those ``late``'s filter does not hold for (see
+    :meth:`_ParquetData.batches`)."""
     if isinstance(pf, (OrcFile, AvroFile)):
-        yield from pf.batches(columns, batch_size, task.start, task.length, task.file.split_offsets)
+        for start, raw in pf.batches(
+            columns, batch_size, task.start, task.length, task.file.split_offsets
+        ):
+            yield start, raw, False
         return
     yield from pf.batches(
         columns, batch_size, task.start, task.length, prune, deleted, pages, late, threads
@@ -670,7 +675,7 @@ def read_task(
         late = None
         if pages is not None and row_filter is not None and isinstance(pf, _ParquetData):
             late = LateFilter.of(row_filter, table_schema, fields, by_id)
-        for start, raw in _batches(
+        for start, raw, filtered in _batches(
             pf, task, columns, batch_size, prune, decoder_deletes, pages, late, decode_threads
         ):
             n = raw.num_rows
@@ -693,8 +698,8 @@ def read_task(
             # the kept rows are copied into the read's pool, where the batch was decoded
             if keep is not None and keep.false_count:
                 batch = pc.filter(batch, keep, memory_pool=read_pool())
-            if row_filter is not None and batch.num_rows:
-                # rows a late filter already kept pass it whole: no copy then
+            if row_filter is not None and batch.num_rows and not filtered:
+                # (a late filter's rows are those the same native filter already held for)
                 holds = row_filter.mask(batch)
                 if holds.false_count:
                     batch = pc.filter(batch, holds, memory_pool=read_pool())
