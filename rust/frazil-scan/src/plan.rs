@@ -102,6 +102,9 @@ pub struct ScanPlanner {
     schema: Schema,
     filter: Expr,
     specs: HashMap<i32, SpecContext>,
+    /// `filter`'s JSON, written once: the residual of every file its partition does not
+    /// decide (every file of an unpartitioned table), which each manifest's plan names.
+    filter_json: std::sync::OnceLock<String>,
 }
 
 /// What a manifest load (see `ScanPlanner::plan_files`) is asked for.
@@ -185,6 +188,7 @@ impl ScanPlanner {
             schema,
             filter,
             specs,
+            filter_json: std::sync::OnceLock::new(),
         }
     }
 
@@ -195,7 +199,19 @@ impl ScanPlanner {
     /// The filter as residuals write it (NOT pushed down, chains balanced): the residual of
     /// every file no partition value decides.
     pub fn filter_json(&self) -> Result<String> {
-        Ok(self.filter.to_json(&self.schema)?.to_string())
+        if let Some(json) = self.filter_json.get() {
+            return Ok(json.clone());
+        }
+        let json = self.filter.to_json(&self.schema)?.to_string();
+        Ok(self.filter_json.get_or_init(|| json).clone())
+    }
+
+    /// A residual as JSON: the filter's written once (see `filter_json`), others each time.
+    fn residual_json(&self, residual: &Expr) -> Result<String> {
+        if *residual == self.filter {
+            return self.filter_json();
+        }
+        Ok(residual.to_json(&self.schema)?.to_string())
     }
 
     fn spec(&self, spec_id: i32) -> Result<&SpecContext> {
@@ -256,7 +272,7 @@ impl ScanPlanner {
         let json = residuals
             .exprs
             .iter()
-            .map(|e| Ok(e.to_json(&self.schema)?.to_string()))
+            .map(|e| self.residual_json(e))
             .collect::<Result<Vec<_>>>()?;
         Ok(ManifestPlan {
             selected: BooleanArray::from(selected),

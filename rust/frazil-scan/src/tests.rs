@@ -730,3 +730,28 @@ fn errors_name_the_problem() {
     assert!(planner.plan_manifest(0, &bad).is_err());
     let _ = DataType::Null;
 }
+
+/// The residual of a file its partition does not decide is the filter itself, written once
+/// per planner (`filter_json`) and named by every manifest's plan: the same JSON as the filter
+/// written afresh, and as a decided residual's, manifest after manifest.
+#[test]
+fn undecided_residuals_are_the_filter_written_once() {
+    let t = table("v2-manifest-list.avro", "v2-data.avro");
+    // `id` (1) is not a partition source: every file's residual is the filter
+    let filter = cmp("lt", 1, 1000.into());
+    let planner = ScanPlanner::new(&t.schema, &t.specs, &filter).unwrap();
+    let fresh = planner
+        .filter()
+        .to_json(&crate::expr::Schema::from_json(&t.schema).unwrap())
+        .unwrap()
+        .to_string();
+    for _ in 0..3 {
+        let p = planner.plan_manifest(0, &t.manifest).unwrap();
+        assert_eq!(p.residuals, [fresh.clone()]);
+        assert_eq!(planner.filter_json().unwrap(), fresh);
+    }
+    // a day partition decides some files: their residuals are written as before
+    let (_, _, residuals) = plan(&t, &cmp("gt", 4, "2024-01-03T12:00:00+00:00".into()));
+    assert!(residuals.iter().any(|r| r == "true" || r == "false"));
+    assert!(residuals.iter().any(|r| r.contains("\"gt\"")));
+}
