@@ -747,7 +747,7 @@ fn undecided_residuals_are_the_filter_written_once() {
         .to_string();
     for _ in 0..3 {
         let p = planner.plan_manifest(0, &t.manifest).unwrap();
-        assert_eq!(p.residuals, [fresh.clone()]);
+        assert_eq!(p.residuals, std::slice::from_ref(&fresh));
         assert_eq!(planner.filter_json().unwrap(), fresh);
     }
     // a day partition decides some files: their residuals are written as before
