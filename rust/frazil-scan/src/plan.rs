@@ -102,9 +102,6 @@ pub struct ScanPlanner {
     schema: Schema,
     filter: Expr,
     specs: HashMap<i32, SpecContext>,
-    /// `filter`'s JSON, written once: the residual of every file its partition does not
-    /// decide (every file of an unpartitioned table), which each manifest's plan names.
-    filter_json: std::sync::OnceLock<String>,
 }
 
 /// What a manifest load (see `ScanPlanner::plan_files`) is asked for.
@@ -157,8 +154,8 @@ pub struct ManifestPlan {
     pub selected: BooleanArray,
     /// Per entry: index into `residuals`.
     pub residual_index: Int32Array,
-    /// Distinct residual expressions, as JSON (expressions spec, id references).
-    pub residuals: Vec<String>,
+    /// Distinct residual expressions (written as JSON once per plan, see `plan_data`).
+    pub residuals: Vec<Expr>,
 }
 
 impl ScanPlanner {
@@ -188,7 +185,6 @@ impl ScanPlanner {
             schema,
             filter,
             specs,
-            filter_json: std::sync::OnceLock::new(),
         }
     }
 
@@ -199,19 +195,7 @@ impl ScanPlanner {
     /// The filter as residuals write it (NOT pushed down, chains balanced): the residual of
     /// every file no partition value decides.
     pub fn filter_json(&self) -> Result<String> {
-        if let Some(json) = self.filter_json.get() {
-            return Ok(json.clone());
-        }
-        let json = self.filter.to_json(&self.schema)?.to_string();
-        Ok(self.filter_json.get_or_init(|| json).clone())
-    }
-
-    /// A residual as JSON: the filter's written once (see `filter_json`), others each time.
-    fn residual_json(&self, residual: &Expr) -> Result<String> {
-        if *residual == self.filter {
-            return self.filter_json();
-        }
-        Ok(residual.to_json(&self.schema)?.to_string())
+        Ok(self.filter.to_json(&self.schema)?.to_string())
     }
 
     fn spec(&self, spec_id: i32) -> Result<&SpecContext> {
@@ -269,15 +253,10 @@ impl ScanPlanner {
         let ctx = self.spec(spec_id)?;
         let (selected, partitions) = self.select(ctx, manifest, &self.filter)?;
         let residuals = ctx.residuals.eval(&partitions)?;
-        let json = residuals
-            .exprs
-            .iter()
-            .map(|e| self.residual_json(e))
-            .collect::<Result<Vec<_>>>()?;
         Ok(ManifestPlan {
             selected: BooleanArray::from(selected),
             residual_index: Int32Array::from(residuals.index),
-            residuals: json,
+            residuals: residuals.exprs,
         })
     }
 
@@ -506,7 +485,7 @@ impl ScanPlanner {
         let jobs: Vec<usize> = (0..rows.len()).collect();
         let planned = parallel_map(&jobs, Some(threads), |&k| {
             let row = rows[k];
-            let run = || -> Result<(PlannedManifest, Vec<String>)> {
+            let run = || -> Result<(PlannedManifest, Vec<Expr>)> {
                 let spec_id = list.spec_id(row);
                 let batch = load(k, what.clone())?;
                 let plan = self.plan_manifest(spec_id, &batch)?;
@@ -540,23 +519,29 @@ impl ScanPlanner {
             };
             run().map_err(list.label(row))
         })?;
-        // one numbering of the distinct residuals over all manifests
-        let mut residuals: Vec<String> = Vec::new();
-        let mut ids: HashMap<String, i32> = HashMap::new();
+        // one numbering of the distinct residuals over all manifests, each written as JSON
+        // once: every manifest's undecided files share one (the filter itself), and a
+        // residual takes only a few shapes (which partition predicates its tuple decides)
+        let mut distinct: Vec<Expr> = Vec::new();
         let mut manifests = Vec::with_capacity(planned.len());
         for (mut plan, local) in planned {
             let remap: Vec<i32> = local
                 .into_iter()
-                .map(|json| {
-                    *ids.entry(json).or_insert_with_key(|json| {
-                        residuals.push(json.clone());
-                        residuals.len() as i32 - 1
-                    })
+                .map(|expr| match distinct.iter().position(|e| *e == expr) {
+                    Some(at) => at as i32,
+                    None => {
+                        distinct.push(expr);
+                        distinct.len() as i32 - 1
+                    }
                 })
                 .collect();
             plan.residual_index = plan.residual_index.unary(|i| remap[i as usize]);
             manifests.push(plan);
         }
+        let residuals = distinct
+            .iter()
+            .map(|e| Ok(e.to_json(&self.schema)?.to_string()))
+            .collect::<Result<Vec<_>>>()?;
         Ok(PlannedScan {
             manifests,
             residuals,

@@ -578,8 +578,12 @@ fn plan(t: &Table, filter: &str) -> (bool, Vec<String>, Vec<String>) {
         .plan(&t.list, &[(t.row, t.manifest.clone())], Some(2))
         .unwrap();
     let p = &plans[0];
+    let schema = crate::expr::Schema::from_json(&t.schema).unwrap();
     let residuals = (0..p.residual_index.len())
-        .map(|i| p.residuals[p.residual_index.value(i) as usize].clone())
+        .map(|i| {
+            let expr = &p.residuals[p.residual_index.value(i) as usize];
+            expr.to_json(&schema).unwrap().to_string()
+        })
         .collect();
     (keep.value(t.row), file_names(t, &p.selected), residuals)
 }
@@ -731,25 +735,46 @@ fn errors_name_the_problem() {
     let _ = DataType::Null;
 }
 
-/// The residual of a file its partition does not decide is the filter itself, written once
-/// per planner (`filter_json`) and named by every manifest's plan: the same JSON as the filter
-/// written afresh, and as a decided residual's, manifest after manifest.
+/// The residual of a file its partition does not decide is the filter itself: every
+/// manifest's plan names the same expression, and the run writes it as JSON once, equal to
+/// the filter written afresh; decided residuals keep their own numbering.
 #[test]
 fn undecided_residuals_are_the_filter_written_once() {
     let t = table("v2-manifest-list.avro", "v2-data.avro");
     // `id` (1) is not a partition source: every file's residual is the filter
     let filter = cmp("lt", 1, 1000.into());
     let planner = ScanPlanner::new(&t.schema, &t.specs, &filter).unwrap();
-    let fresh = planner
-        .filter()
-        .to_json(&crate::expr::Schema::from_json(&t.schema).unwrap())
-        .unwrap()
-        .to_string();
-    for _ in 0..3 {
-        let p = planner.plan_manifest(0, &t.manifest).unwrap();
-        assert_eq!(p.residuals, std::slice::from_ref(&fresh));
-        assert_eq!(planner.filter_json().unwrap(), fresh);
-    }
+    let p = planner.plan_manifest(0, &t.manifest).unwrap();
+    assert_eq!(p.residuals, std::slice::from_ref(planner.filter()));
+    let fresh = planner.filter_json().unwrap();
+    // three manifests in one run: one residual, written once, named by every task
+    let whole = |planner: &ScanPlanner| {
+        planner
+            .plan_files(
+                &t.list,
+                &[t.row; 3],
+                |_, _| Ok(t.manifest.clone()),
+                Some(2),
+                false,
+            )
+            .unwrap()
+    };
+    let scan = whole(&planner);
+    assert_eq!(scan.residuals, std::slice::from_ref(&fresh));
+    assert_eq!(scan.manifests.len(), 3);
+    assert!(scan
+        .manifests
+        .iter()
+        .all(|m| m.residual_index.values().iter().all(|&i| i == 0)));
+    // decided and undecided residuals numbered over the run: each distinct one once
+    let day = cmp("gt", 4, "2024-01-03T12:00:00+00:00".into());
+    let scan = whole(&ScanPlanner::new(&t.schema, &t.specs, &day).unwrap());
+    let distinct: std::collections::BTreeSet<&String> = scan.residuals.iter().collect();
+    assert_eq!(distinct.len(), scan.residuals.len(), "{:?}", scan.residuals);
+    assert!(scan.residuals.iter().any(|r| r.contains("\"gt\"")));
+    let (_, _, residuals) = plan(&t, &filter);
+    assert!(!residuals.is_empty());
+    assert!(residuals.iter().all(|r| *r == fresh), "{residuals:?}");
     // a day partition decides some files: their residuals are written as before
     let (_, _, residuals) = plan(&t, &cmp("gt", 4, "2024-01-03T12:00:00+00:00".into()));
     assert!(residuals.iter().any(|r| r == "true" || r == "false"));
