@@ -38,18 +38,47 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class _OneRequestAtATime:
+    """A WSGI wrapper that runs moto's requests one at a time.
+
+    DynamoDB applies a conditional write atomically; moto evaluates the condition and then
+    writes, in Python, with nothing held between the two, so two threads of its server can both
+    pass ``#v = :old`` and both write: a lost commit that real DynamoDB never allows (seen in CI
+    as one missing append of the four-writer test)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ: Any, start_response: Any) -> Any:
+        with self.lock:
+            # Materialized under the lock: the response body is where moto's work may be done.
+            return list(self.app(environ, start_response))
+
+
 @contextmanager
 def moto_server() -> Iterator[str]:
-    """moto's server on 127.0.0.1 (all services), stopped on exit."""
-    from moto.server import ThreadedMotoServer
+    """moto's server on 127.0.0.1 (all services), one request at a time, stopped on exit."""
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server
 
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    class QuietHandler(MotoRequestHandler):
+        def log(self, *args: Any) -> None:
+            pass
+
+    app = _OneRequestAtATime(DomainDispatcherApplication(create_backend_app))
+    server = make_server("127.0.0.1", 0, app, True, request_handler=QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
-        server.stop()
+        server.shutdown()
+        thread.join()
 
 
 @pytest.fixture(scope="module")

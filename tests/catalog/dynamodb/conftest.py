@@ -1,5 +1,6 @@
 """DynamoDB fixtures: moto's server on loopback, one per test module (moto honours DynamoDB's
-condition expressions, so commits race for real)."""
+condition expressions, and the server answers one request at a time so that each conditional
+write is atomic as in DynamoDB: commits race for real)."""
 
 from __future__ import annotations
 

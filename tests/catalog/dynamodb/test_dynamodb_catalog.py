@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from aws_moto import ACCESS_KEY, SECRET_KEY, SESSION_TOKEN, client_props, free_port
+from aws_moto import ACCESS_KEY, SECRET_KEY, SESSION_TOKEN, boto_client, client_props, free_port
 from peers import import_peer
 
 from frazil.catalog import load_catalog
@@ -242,6 +242,58 @@ def test_credentials_never_in_reprs_errors_or_logs(
     for text in shown:
         for secret in (SECRET_KEY, SESSION_TOKEN):
             assert secret not in text
+
+
+def test_the_server_applies_a_conditional_write_atomically(moto_url: str) -> None:
+    """The fixture, not frazil: of six updates conditioned on the same version, exactly one
+    lands, as in DynamoDB. moto alone lets several pass the check before any writes (a lost
+    commit in the four-writer test); a tiny switch interval makes that race near-certain."""
+    import threading
+
+    client = boto_client("dynamodb", moto_url)
+    client.create_table(
+        TableName="atomic_check",
+        KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    clients = [boto_client("dynamodb", moto_url) for _ in range(6)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for trial in range(20):
+            old = f"{trial}-old"
+            client.put_item(TableName="atomic_check", Item={"k": {"S": "a"}, "v": {"S": old}})
+            barrier = threading.Barrier(len(clients))
+            winners: list[int] = []
+
+            def update(
+                i: int,
+                old: str = old,
+                barrier: threading.Barrier = barrier,
+                winners: list[int] = winners,
+            ) -> None:
+                barrier.wait()
+                try:
+                    clients[i].update_item(
+                        TableName="atomic_check",
+                        Key={"k": {"S": "a"}},
+                        UpdateExpression="SET v = :new",
+                        ConditionExpression="v = :old",
+                        ExpressionAttributeValues={":new": {"S": f"new-{i}"}, ":old": {"S": old}},
+                    )
+                    winners.append(i)
+                except clients[i].exceptions.ConditionalCheckFailedException:
+                    pass
+
+            threads = [threading.Thread(target=update, args=(i,)) for i in range(len(clients))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len(winners) == 1, f"trial {trial}: {len(winners)} conditional updates landed"
+    finally:
+        sys.setswitchinterval(interval)
 
 
 @pytest.mark.slow
