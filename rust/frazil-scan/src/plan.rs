@@ -12,10 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int32Type;
-use arrow_array::{
-    make_array, Array, BooleanArray, Int32Array, RecordBatch, RecordBatchOptions, StructArray,
-};
-use arrow_data::transform::MutableArrayData;
+use arrow_array::{Array, BooleanArray, Int32Array, RecordBatch, RecordBatchOptions, StructArray};
 use arrow_schema::{DataType, Field, FieldRef, Fields, Schema as ArrowSchema};
 use frazil_manifest::manifest::COLUMN_STATS;
 use frazil_values::{Error, Result};
@@ -412,7 +409,7 @@ impl ScanPlanner {
             let run = || -> Result<RecordBatch> {
                 let batch = load(k, what.clone())?;
                 let selected = self.select_deletes(list.spec_id(row), &batch)?;
-                filter_batch(&batch, &selected)
+                filter_batch(&batch, &BooleanArray::from(selected))
             };
             run().map_err(list.label(row))
         })?;
@@ -505,8 +502,7 @@ impl ScanPlanner {
                 } else {
                     without_column_stats(&batch)?
                 };
-                let entries =
-                    filter_batch(&kept, &plan.selected.values().iter().collect::<Vec<_>>())?;
+                let entries = filter_batch(&kept, &plan.selected)?;
                 let planned = PlannedManifest {
                     row,
                     content: 0,
@@ -764,46 +760,15 @@ pub fn without_column_stats(batch: &RecordBatch) -> Result<RecordBatch> {
     .map_err(err)
 }
 
-/// The rows of `batch` where `keep` is true, in order, in the same schema (runs of kept rows
-/// are copied as slices; all rows kept is no copy).
-pub fn filter_batch(batch: &RecordBatch, keep: &[bool]) -> Result<RecordBatch> {
-    let n = batch.num_rows();
-    if keep.len() != n {
+/// The rows of `batch` where `keep` is true, in order, in the same schema (all rows kept is no
+/// copy). arrow's filter kernels: the mask is analysed once for all columns, and primitive,
+/// string and struct columns are gathered by their own kernels rather than run by run.
+pub fn filter_batch(batch: &RecordBatch, keep: &BooleanArray) -> Result<RecordBatch> {
+    if keep.len() != batch.num_rows() {
         return Err(Error::invalid(
             "filter mask length differs from the batch's",
         ));
     }
-    let kept = keep.iter().filter(|k| **k).count();
-    if kept == n {
-        return Ok(batch.clone());
-    }
-    let mut runs = Vec::new();
-    let mut i = 0;
-    while i < n {
-        if keep[i] {
-            let start = i;
-            while i < n && keep[i] {
-                i += 1;
-            }
-            runs.push((start, i));
-        } else {
-            i += 1;
-        }
-    }
-    let err =
-        |e: arrow_schema::ArrowError| Error::invalid(format!("filtering manifest entries: {e}"));
-    let columns = batch
-        .columns()
-        .iter()
-        .map(|c| {
-            let data = c.to_data();
-            let mut m = MutableArrayData::new(vec![&data], false, kept);
-            for &(s, e) in &runs {
-                m.try_extend(0, s, e).map_err(err)?;
-            }
-            Ok(make_array(m.freeze()))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let options = RecordBatchOptions::new().with_row_count(Some(kept));
-    RecordBatch::try_new_with_options(batch.schema(), columns, &options).map_err(err)
+    arrow_select::filter::filter_record_batch(batch, keep)
+        .map_err(|e| Error::invalid(format!("filtering manifest entries: {e}")))
 }
