@@ -52,8 +52,15 @@ class _OneRequestAtATime:
 
     def __call__(self, environ: Any, start_response: Any) -> Any:
         with self.lock:
-            # Materialized under the lock: the response body is where moto's work may be done.
-            return list(self.app(environ, start_response))
+            # Materialized under the lock: the response body is where moto's work may be done;
+            # closed there too, as a WSGI server closes the body it was given.
+            body = self.app(environ, start_response)
+            try:
+                return list(body)
+            finally:
+                close = getattr(body, "close", None)
+                if close is not None:
+                    close()
 
 
 @contextmanager
