@@ -453,8 +453,13 @@ def test_large_partition_fills_files_concurrently_and_deterministically(
         table = catalog.create_table(("db", name), SCHEMA, sort_order=order, properties=props)
         table.append(data)
         files = live_files(table)
-        # 9 row groups dealt in turns to 3 files: 3, 3 and 3 row groups (the last one short)
-        assert [f.record_count for f in files] == [1500, 1500, 1200]
+        # 9 row groups (at most 500 rows) dealt in turns to 3 files, of equal size so that
+        # the files' encoders finish together: 467 rows each, the last one 465
+        assert [f.record_count for f in files] == [1401, 1401, 1398]
+        for f in files:
+            groups = pq.read_metadata(f.file_path.removeprefix("file://"))
+            sizes = [groups.row_group(i).num_rows for i in range(groups.num_row_groups)]
+            assert sizes in ([467, 467, 467], [467, 467, 464])
         for f in files:
             ids = pq.read_table(f.file_path.removeprefix("file://")).column("id").to_pylist()
             assert ids == sorted(ids, reverse=True)
@@ -571,3 +576,22 @@ def test_legacy_folder_storage_path() -> None:
         LocationProvider("s3://b/t/", {}).new_data_location("f.parquet")
         == "s3://b/t/data/f.parquet"
     )
+
+
+@pytest.mark.parametrize(
+    ("rows", "limit", "lanes"),
+    [(10_000_000, 1_048_576, 2), (4200, 500, 3), (1001, 1000, 2), (7, 2, 4), (999_999, 1000, 8)],
+)
+def test_balanced_row_groups_fill_the_lanes_equally(rows: int, limit: int, lanes: int) -> None:
+    from frazil.table.write.writer import _balanced_group_rows
+
+    group = _balanced_group_rows(rows, limit, lanes)
+    assert group is not None and group <= limit
+    sizes = [min(group, rows - at) for at in range(0, rows, group)]
+    assert len(sizes) % lanes == 0 or sizes[-1] < group
+    per_lane = [sum(sizes[k::lanes]) for k in range(lanes)]
+    assert sum(per_lane) == rows
+    # one group of full-size groups would leave a lane short by up to `limit` rows
+    assert max(per_lane) - min(per_lane) <= max(group // 2, lanes)
+    assert _balanced_group_rows(limit, limit, lanes) is None
+    assert _balanced_group_rows(rows, limit, 1) is None

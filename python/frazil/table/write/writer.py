@@ -493,10 +493,12 @@ class _RollingFile:
         self.owner.ratio = ratio
         return f.size, ratio
 
-    def add(self, rows: _Rows) -> tuple[_Rows, bool]:
+    def add(self, rows: _Rows, group_rows: int | None = None) -> tuple[_Rows, bool]:
         """Takes ``rows`` until a row group is handed to the encoder or the file is full;
-        returns the rows not taken and whether a row group was handed over."""
+        returns the rows not taken and whether a row group was handed over. ``group_rows``
+        caps a row group below ``write.parquet.row-group-limit`` (see ``_route``)."""
         s = self.owner.settings
+        limit = s.row_group_rows if group_rows is None else min(group_rows, s.row_group_rows)
         if self.file is None:
             self.file = _OpenFile(self.owner, self.key)
         if self.last_chunk != self.owner.chunk_seq:
@@ -508,7 +510,7 @@ class _RollingFile:
             room_file = s.target_file_bytes - size - self.pending_bytes * ratio
             fit_file = int(room_file / (per_row * ratio))
             fit_group = min(
-                s.row_group_rows - self.pending_rows,
+                limit - self.pending_rows,
                 int((s.row_group_bytes - self.pending_bytes) / per_row),
             )
             take = max(1, min(rows.num_rows, fit_file, fit_group))
@@ -546,6 +548,19 @@ class _RollingFile:
         f, self.file = self.file, None
         self.last_chunk = -1
         return f if f is not None and f.writer is not None else None
+
+
+def _balanced_group_rows(rows: int, limit: int, lanes: int) -> int | None:
+    """The row group size that deals ``rows`` (more than a row group of them) to ``lanes``
+    files in equal turns: the fewest row groups of at most ``limit`` rows, rounded up to a
+    multiple of the lanes, of equal size. Dealing full groups of ``limit`` rows leaves the last
+    lane short (10M rows in groups of 1,048,576 on two lanes: 5.24M and 4.76M rows), and its
+    core idle while the other lane encodes its extra rows. None where nothing is dealt."""
+    if lanes < 2 or rows <= limit:
+        return None
+    groups = -(-rows // limit)
+    groups = -(-groups // lanes) * lanes
+    return -(-rows // groups)
 
 
 class _Lanes:
@@ -976,10 +991,13 @@ class DataFileWriter:
         lanes = self._open.get(key)
         if lanes is None:
             lanes = self._open[key] = _Lanes()
+        group = _balanced_group_rows(
+            rows.num_rows, self.settings.row_group_rows, max(self.concurrent_files, 1)
+        )
         while rows.num_rows:
             if lanes.current == len(lanes.files):
                 lanes.files.append(_RollingFile(self, _Key(self.spec.spec_id, values, path)))
-            rows, handed = lanes.files[lanes.current].add(rows)
+            rows, handed = lanes.files[lanes.current].add(rows, group)
             if handed:
                 lanes.current = (lanes.current + 1) % max(self.concurrent_files, 1)
 
