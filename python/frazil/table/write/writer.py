@@ -496,9 +496,10 @@ class _RollingFile:
     def add(self, rows: _Rows, group_rows: int | None = None) -> tuple[_Rows, bool]:
         """Takes ``rows`` until a row group is handed to the encoder or the file is full;
         returns the rows not taken and whether a row group was handed over. ``group_rows``
-        caps a row group below ``write.parquet.row-group-limit`` (see ``_route``)."""
+        (at most ``write.parquet.row-group-limit``, see ``_balanced_group_rows``) sizes the
+        row groups instead of the limit."""
         s = self.owner.settings
-        limit = s.row_group_rows if group_rows is None else min(group_rows, s.row_group_rows)
+        limit = group_rows or s.row_group_rows
         if self.file is None:
             self.file = _OpenFile(self.owner, self.key)
         if self.last_chunk != self.owner.chunk_seq:
@@ -991,15 +992,14 @@ class DataFileWriter:
         lanes = self._open.get(key)
         if lanes is None:
             lanes = self._open[key] = _Lanes()
-        group = _balanced_group_rows(
-            rows.num_rows, self.settings.row_group_rows, max(self.concurrent_files, 1)
-        )
+        turns = max(self.concurrent_files, 1)
+        group = _balanced_group_rows(rows.num_rows, self.settings.row_group_rows, turns)
         while rows.num_rows:
             if lanes.current == len(lanes.files):
                 lanes.files.append(_RollingFile(self, _Key(self.spec.spec_id, values, path)))
             rows, handed = lanes.files[lanes.current].add(rows, group)
             if handed:
-                lanes.current = (lanes.current + 1) % max(self.concurrent_files, 1)
+                lanes.current = (lanes.current + 1) % turns
 
     def data_file(self, rf: _OpenFile, size: int) -> DataFile:
         # Only called by _OpenFile.close once a file was opened (writer and location set).
