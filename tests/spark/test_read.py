@@ -296,3 +296,136 @@ def test_empty_table(spark: Any, catalog: Any) -> None:
     df = fspark.read(spark, "db.empty", catalog)
     assert df.count() == 0
     assert [f.name for f in df.schema.fields] == [f.name for f in SCHEMA.fields]
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark's own Parquet reader for plans with nothing left for Iceberg's rules to do
+
+PLAIN = Schema(
+    *(f for f in SCHEMA.fields if f.name not in ("u", "point")),
+    NestedField(
+        19,
+        "point",
+        StructType(NestedField(20, "x", DoubleType()), NestedField(21, "label", StringType())),
+    ),
+)
+
+
+def _plan_text(df: Any) -> str:
+    return str(df._jdf.queryExecution().executedPlan().toString())
+
+
+def _read_by_spark(df: Any) -> bool:
+    return "FileScan parquet" in _plan_text(df)
+
+
+@pytest.fixture(scope="module")
+def plain(catalog: Any) -> Any:
+    """A table of every type Spark's Parquet reader reads as Iceberg does, written before and
+    after a rename, an added column (missing from the first files) and a dropped one."""
+    t = catalog.create_table(
+        "db.plain", PLAIN, partition_spec=SPEC, properties={"format-version": "2"}
+    )
+    t.append(arrow(t, rows(60)))
+    with t.update_schema() as u:
+        u.rename_column("s", "text")
+        u.add_column("extra", LongType())
+        u.delete_column("bin")
+    t = catalog.load_table("db.plain")
+    t.append(arrow(t, [{**r, "text": r.pop("s"), "extra": r["id"] * 3} for r in rows(40, 60)]))
+    return catalog.load_table("db.plain")
+
+
+def test_spark_reader_reads_what_frazil_reads(spark: Any, catalog: Any, plain: Any) -> None:
+    import frazil.spark as fspark
+
+    want = local_rows(plain.scan())
+    assert len(want) == 100
+    by = {r: fspark.read(spark, "db.plain", catalog, reader=r) for r in ("auto", "spark", "frazil")}
+    assert _read_by_spark(by["auto"]) and _read_by_spark(by["spark"])
+    assert not _read_by_spark(by["frazil"])
+    for reader, df in by.items():
+        assert df.columns == [f.name for f in plain.schema().fields], reader
+        assert spark_rows(df) == want, reader
+    # an older snapshot is read with its own schema (its files have `s` and `bin`)
+    first = plain.snapshots()[0].snapshot_id
+    df = fspark.read(spark, "db.plain", catalog, snapshot_id=first, reader="spark")
+    assert spark_rows(df) == local_rows(plain.scan(snapshot_id=first))
+    # a nested projection
+    df = fspark.read(spark, "db.plain", catalog, selected_fields=["id", "point.x"], reader="spark")
+    assert df.columns == ["id", "point"]
+    assert spark_rows(df) == local_rows(plain.scan(selected_fields=("id", "point.x")))
+
+
+def test_spark_reader_takes_filters_the_partitions_decide(
+    spark: Any, catalog: Any, plain: Any
+) -> None:
+    import frazil.spark as fspark
+    from frazil.exceptions import InvalidArgumentError
+
+    decided = "tstz >= '2024-05-02T00:00:00+00:00'"  # whole days of day(tstz)
+    df = fspark.read(spark, "db.plain", catalog, row_filter=decided)
+    assert _read_by_spark(df)
+    want = local_rows(plain.scan(row_filter=decided))
+    assert want and len(want) < 100
+    assert spark_rows(df) == want
+    # rows must still be filtered: frazil's reader applies the spec's NaN and null rules
+    for undecided in ("id < 50", "f > 3.0", "NOT (i < 0)"):
+        df = fspark.read(spark, "db.plain", catalog, row_filter=undecided)
+        assert not _read_by_spark(df)
+        assert spark_rows(df) == local_rows(plain.scan(row_filter=undecided))
+        with pytest.raises(InvalidArgumentError, match="residual filter"):
+            fspark.read(spark, "db.plain", catalog, row_filter=undecided, reader="spark")
+
+
+def test_spark_reader_refusals(spark: Any, catalog: Any, plain: Any, table: Any) -> None:
+    """Each plan Spark's reader would read differently from Iceberg goes to frazil's reader
+    (``reader="spark"`` says why), and ``auto`` still reads it right."""
+    import frazil.spark as fspark
+    from frazil.exceptions import InvalidArgumentError
+    from frazil.metadata.name_mapping import (
+        DEFAULT_NAME_MAPPING_PROPERTY,
+        create_mapping_from_schema,
+    )
+
+    def refused(name: str, match: str, **kwargs: Any) -> None:
+        with pytest.raises(InvalidArgumentError, match=match):
+            fspark.read(spark, name, catalog, reader="spark", **kwargs)
+        df = fspark.read(spark, name, catalog, **kwargs)
+        assert not _read_by_spark(df)
+        t = catalog.load_table(name)
+        fields = tuple(kwargs.get("selected_fields", ("*",)))
+        assert spark_rows(df) == local_rows(t.scan(selected_fields=fields))
+
+    refused("db.all_types", "column 'u' is of type uuid")
+    refused("db.plain", "metadata columns", selected_fields=["id", "_file", "_pos"])
+
+    deleted = catalog.create_table(
+        "db.plain_deletes",
+        PLAIN,
+        properties={"format-version": "2", "write.delete.mode": "merge-on-read"},
+    )
+    deleted.append(arrow(deleted, rows(50)))
+    deleted.delete("id < 5")
+    refused("db.plain_deletes", "delete files")
+
+    promoted = catalog.create_table("db.plain_promoted", PLAIN)
+    promoted.append(arrow(promoted, rows(20)))
+    with promoted.update_schema() as u:
+        u.update_column("i", LongType())
+    refused("db.plain_promoted", "promoted from int to long")
+
+    mapped = catalog.create_table("db.plain_mapped", PLAIN)
+    mapped.append(arrow(mapped, rows(20)))
+    mapping = create_mapping_from_schema(mapped.schema()).to_json()
+    with mapped.transaction() as tx:
+        tx.set_properties({DEFAULT_NAME_MAPPING_PROPERTY: mapping})
+    refused("db.plain_mapped", "name mapping")
+
+    spark.conf.set("spark.sql.files.ignoreMissingFiles", "true")
+    try:
+        refused("db.plain", "ignoreMissingFiles")
+    finally:
+        spark.conf.unset("spark.sql.files.ignoreMissingFiles")
+    with pytest.raises(InvalidArgumentError, match="reader must be one of"):
+        fspark.read(spark, "db.plain", catalog, reader="jvm")

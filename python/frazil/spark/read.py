@@ -35,6 +35,7 @@ from frazil.exceptions import InvalidArgumentError, UnsupportedError
 from frazil.expressions import AlwaysTrue
 from frazil.manifest.content_file import FileFormat
 from frazil.metadata import SnapshotRefType
+from frazil.spark import parquet_scan
 from frazil.spark._worker import prepare_worker
 from frazil.spark.common import executor_io, io_spec, quiet_pyspark_warnings, resolve_catalog
 from frazil.table.scan import table_partition_type
@@ -53,6 +54,7 @@ DEFAULT_SPLIT_SIZE = 128 * 1024 * 1024  # the Java reference's defaults
 OPEN_FILE_COST_PROP = "read.split.open-file-cost"
 DEFAULT_OPEN_FILE_COST = 4 * 1024 * 1024
 LOOKBACK_PROP = "read.split.planning-lookback"
+_READERS = ("auto", "frazil", "spark")
 DEFAULT_LOOKBACK = 10
 
 
@@ -649,6 +651,7 @@ def read(
     branch: str | None = None,
     tag: str | None = None,
     options: Mapping[str, str] | None = None,
+    reader: str = "auto",
 ) -> Any:
     """A Spark DataFrame of a table's rows: planned on the driver, read on the executors.
 
@@ -659,10 +662,19 @@ def read(
     ``file-open-cost``, ``lookback``; default: the table's ``read.split.*`` properties).
     ``catalog`` is a frazil Catalog, a catalog name or a dict of catalog properties.
 
-    The plan goes to the executors as one Arrow IPC buffer inside the read function (PySpark
-    broadcasts a function over 1 MB); each Spark partition opens it without copying and reads
-    its own record batch of tasks. The partitions come from ``spark.range``, so no Python
-    stage runs before the read."""
+    ``reader`` picks who reads the planned files. ``"auto"``: Spark's own Parquet reader, in
+    the JVM, when the plan is whole Parquet files with nothing for Iceberg's rules to do (no
+    deletes, no residual filter, no metadata columns, no name mapping or type promotion: see
+    :mod:`frazil.spark.parquet_scan`; the read then sets the session's
+    ``spark.sql.parquet.fieldId.read.enabled``), else frazil's reader in the Python workers;
+    ``"frazil"``: always frazil's reader; ``"spark"``: Spark's reader, or
+    :class:`~frazil.exceptions.InvalidArgumentError` saying why it cannot.
+
+    With frazil's reader, the plan goes to the executors as one Arrow IPC buffer inside the
+    read function (PySpark broadcasts a function over 1 MB); each Spark partition opens it
+    without copying and reads its own record batch of tasks. The partitions come from
+    ``spark.range``, so no Python stage runs before the read. Spark's reader makes every
+    column nullable, as Spark's file sources do; frazil's keeps required columns required."""
     table = resolve_catalog(catalog).load_table(identifier)
     scan_plan, context, arrow_schema = plan(
         table,
@@ -676,8 +688,28 @@ def read(
     )
     schema = spark_schema(arrow_schema)
     log.info("%s: %d file scan tasks", table.full_name(), len(scan_plan))
+    if reader not in _READERS:
+        raise InvalidArgumentError(f"reader must be one of {', '.join(_READERS)}, not {reader!r}")
     if not len(scan_plan):
         return spark.createDataFrame([], schema)
+    if reader != "frazil":
+        why = parquet_scan.refusal(
+            spark,
+            table.metadata,
+            context["projection"],
+            scan_plan.tasks,
+            context["metadata_columns"],
+        )
+        if why is None:
+            log.info("%s: read by Spark's Parquet reader", table.full_name())
+            return parquet_scan.spark_parquet_frame(
+                spark, scan_plan.tasks, context["projection"], schema
+            )
+        if reader == "spark":
+            raise InvalidArgumentError(
+                f"{table.full_name()}: Spark's Parquet reader cannot read this scan: {why}"
+            )
+        log.info("%s: read by frazil in the Python workers: %s", table.full_name(), why)
     parts = partitions(
         scan_plan, SplitOptions.of(table, options), spark.sparkContext.defaultParallelism
     )

@@ -1,0 +1,216 @@
+"""Plain Parquet tasks read by Spark's own Parquet reader, in the JVM.
+
+A plan whose tasks are whole Parquet data files, with no delete files and nothing left to
+filter (every residual ``true``), asks nothing of a reader but the files' columns, matched by
+field id. Spark's vectorized Parquet reader does that in the JVM when the read schema carries
+the field ids (``parquet.field.id`` metadata, with ``spark.sql.parquet.fieldId.read.enabled``
+set): no Python worker, no Arrow exchange, so the read costs what the Java reference's does
+(PySpark's Python workers alone cost more on a 2-core machine than Java's whole read).
+
+frazil still plans the scan: which files, at which snapshot, pruned by the filter. Everything
+a Parquet reader would get wrong without Iceberg's rules sends the read to frazil's own reader
+in the Python workers (:func:`refusal` says why): delete files, residual filters (Spark's
+comparisons treat NaN and null differently from the expressions spec), metadata columns, name
+mappings (files without field ids), type promotions and initial defaults (Spark would not
+widen or fill them as Iceberg does), types Spark reads differently (uuid, nanosecond
+timestamps, variant, geometry, unknown), encrypted files, locations outside the local file
+system, and sessions that skip missing or corrupt files.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from frazil.io import location_scheme
+from frazil.metadata import TableMetadata
+from frazil.schema import Schema
+from frazil.types import (
+    BinaryType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FixedType,
+    FloatType,
+    IcebergType,
+    IntegerType,
+    ListType,
+    LongType,
+    MapType,
+    NestedField,
+    StringType,
+    StructType,
+    TimestampType,
+    TimestamptzType,
+)
+
+__all__ = ["FIELD_ID_READ", "refusal", "spark_parquet_frame"]
+
+log = logging.getLogger(__name__)
+
+#: the session setting that makes Spark's Parquet reader match columns by field id
+FIELD_ID_READ = "spark.sql.parquet.fieldId.read.enabled"
+#: session settings under which Spark would skip files instead of failing, as Iceberg does
+_SKIPPING = ("spark.sql.files.ignoreMissingFiles", "spark.sql.files.ignoreCorruptFiles")
+_LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+_PLAIN = (
+    BooleanType,
+    IntegerType,
+    LongType,
+    FloatType,
+    DoubleType,
+    DecimalType,
+    DateType,
+    TimestampType,
+    TimestamptzType,
+    StringType,
+    BinaryType,
+    FixedType,
+)
+_LOCAL = ("", "file")
+
+
+def _nested(t: IcebergType) -> Iterator[NestedField]:
+    """The fields directly inside ``t`` (a struct's fields, a list's element, a map's key and
+    value), as fields."""
+    if isinstance(t, StructType):
+        yield from t.fields
+    elif isinstance(t, ListType):
+        yield NestedField(t.element_id, "element", t.element_type, t.element_required)
+    elif isinstance(t, MapType):
+        yield NestedField(t.key_id, "key", t.key_type, True)
+        yield NestedField(t.value_id, "value", t.value_type, t.value_required)
+
+
+def _fields(fields: tuple[NestedField, ...]) -> Iterator[NestedField]:
+    for f in fields:
+        yield f
+        yield from _fields(tuple(_nested(f.field_type)))
+
+
+def _types_by_id(schema: Schema) -> dict[int, IcebergType]:
+    return {f.field_id: f.field_type for f in _fields(tuple(schema.fields))}
+
+
+def _schema_refusal(projection: Schema, metadata: TableMetadata) -> str | None:
+    now = _types_by_id(projection)
+    for f in _fields(tuple(projection.fields)):
+        t = f.field_type
+        if not isinstance(t, (*_PLAIN, StructType, ListType, MapType)):
+            return f"column {f.name!r} is of type {t}, which Spark's Parquet reader reads otherwise"
+        if f.initial_default is not None:
+            return f"column {f.name!r} has an initial default (for files written before it)"
+    for old in metadata.schemas:
+        for field_id, t in _types_by_id(old).items():
+            if field_id in now and not isinstance(now[field_id], (StructType, ListType, MapType)):
+                if now[field_id] != t:
+                    return f"field {field_id} was promoted from {t} to {now[field_id]}"
+    return None
+
+
+def refusal(
+    spark: Any,
+    metadata: TableMetadata,
+    projection: Schema,
+    tasks: pa.Table,
+    metadata_columns: list[str],
+) -> str | None:
+    """Why Spark's Parquet reader cannot read these planned ``tasks`` (a
+    :class:`~frazil.table.scan.arrow_plan.ScanPlan`'s) as Iceberg would, or ``None`` when it can."""
+    if metadata_columns:
+        return f"metadata columns {metadata_columns} are selected"
+    if metadata.name_mapping() is not None:
+        return "the table has a name mapping (its files may lack field ids)"
+    for key in _SKIPPING:
+        if str(spark.conf.get(key, "false")).lower() == "true":
+            return f"the session sets {key}, which would skip files Iceberg must read"
+    why = _schema_refusal(projection, metadata)
+    if why is not None:
+        return why
+    if not tasks.num_rows:
+        return None
+    formats = pc.unique(tasks.column("file_format")).to_pylist()
+    if any(str(f).upper() != "PARQUET" for f in formats):
+        return f"the plan has files of format {sorted(map(str, formats))}"
+    if pc.any(pc.greater(pc.list_value_length(tasks.column("delete_file_references")), 0)).as_py():
+        return "the plan has delete files"
+    residuals = pc.unique(tasks.column("residual").cast(pa.string())).to_pylist()
+    if residuals != ["true"]:
+        return "rows must still pass a residual filter"
+    if tasks.column("key_metadata").null_count != tasks.num_rows:
+        return "the plan has encrypted files"
+    schemes = {location_scheme(p) for p in pc.unique(tasks.column("file_path")).to_pylist()}
+    if not schemes <= set(_LOCAL):
+        return f"the plan has files outside the local file system ({sorted(schemes - set(_LOCAL))})"
+    return None
+
+
+def _with_field_ids(spark_type: Any, iceberg_type: IcebergType) -> Any:
+    """``spark_type`` (the Spark type frazil reads ``iceberg_type`` as) with each struct field
+    carrying its Iceberg field id, as Spark's Parquet reader matches them."""
+    from pyspark.sql import types as T
+
+    if isinstance(iceberg_type, StructType):
+        return T.StructType(
+            [
+                _with_field_id(sf, f)
+                for sf, f in zip(spark_type.fields, iceberg_type.fields, strict=True)
+            ]
+        )
+    if isinstance(iceberg_type, ListType):
+        return T.ArrayType(
+            _with_field_ids(spark_type.elementType, iceberg_type.element_type),
+            spark_type.containsNull,
+        )
+    if isinstance(iceberg_type, MapType):
+        return T.MapType(
+            _with_field_ids(spark_type.keyType, iceberg_type.key_type),
+            _with_field_ids(spark_type.valueType, iceberg_type.value_type),
+            spark_type.valueContainsNull,
+        )
+    return spark_type
+
+
+def _with_field_id(spark_field: Any, field: NestedField) -> Any:
+    from pyspark.sql import types as T
+
+    return T.StructField(
+        spark_field.name,
+        _with_field_ids(spark_field.dataType, field.field_type),
+        spark_field.nullable,
+        {**(spark_field.metadata or {}), "parquet.field.id": field.field_id},
+    )
+
+
+def spark_parquet_frame(spark: Any, tasks: pa.Table, projection: Schema, schema: Any) -> Any:
+    """The rows of ``tasks`` (files :func:`refusal` accepted) read by Spark's Parquet reader
+    as ``schema`` (the Spark schema of ``projection``). Spark splits and packs the files as its
+    ``spark.sql.files.*`` settings say (the same rules as Java's reader, by default)."""
+    if str(spark.conf.get(FIELD_ID_READ, "false")).lower() != "true":
+        # Only reads whose schema carries field ids match by id: other reads are unchanged.
+        log.info("setting %s for reads of Iceberg files by field id", FIELD_ID_READ)
+        spark.conf.set(FIELD_ID_READ, "true")
+    read_schema = _with_field_ids(schema, projection.as_struct())
+    paths = pc.unique(tasks.column("file_path")).to_pylist()
+    reader = (
+        spark.read.schema(read_schema)
+        # Iceberg stores dates and timestamps in the proleptic Gregorian calendar
+        .option("datetimeRebaseMode", "CORRECTED")
+        .option("int96RebaseMode", "CORRECTED")
+    )
+    # The files are known: Spark looks each one up as the DataFrame is made, on the driver,
+    # rather than in a Spark job (which it runs past this many paths, at some 0.5 s a job).
+    old = spark.conf.get(_LISTING_THRESHOLD, None)
+    spark.conf.set(_LISTING_THRESHOLD, str(max(len(paths) + 1, int(old or 0))))
+    try:
+        return reader.parquet(*paths)
+    finally:
+        if old is None:
+            spark.conf.unset(_LISTING_THRESHOLD)
+        else:
+            spark.conf.set(_LISTING_THRESHOLD, old)
