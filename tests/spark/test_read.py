@@ -422,6 +422,12 @@ def test_spark_reader_refusals(spark: Any, catalog: Any, plain: Any, table: Any)
         tx.set_properties({DEFAULT_NAME_MAPPING_PROPERTY: mapping})
     refused("db.plain_mapped", "name mapping")
 
+    cased = catalog.create_table(
+        "db.plain_cased", Schema(NestedField(1, "a", LongType()), NestedField(2, "A", LongType()))
+    )
+    cased.append(pa.table({"a": [1, 2], "A": [3, 4]}))
+    refused("db.plain_cased", "differ only in case")
+
     spark.conf.set("spark.sql.files.ignoreMissingFiles", "true")
     try:
         refused("db.plain", "ignoreMissingFiles")

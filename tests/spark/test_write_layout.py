@@ -226,6 +226,54 @@ def test_cluster_keys_group_as_the_transforms(spark: Any) -> None:
     assert [k[0] for k in keys] == [None, None, 0]
 
 
+@pytest.mark.parametrize("ansi", ["false", "true"])
+def test_jvm_bucket_keys_equal_the_native_bucket(spark: Any, ansi: str) -> None:
+    """The bucket keys Spark shuffles by, computed in JVM arithmetic, equal frazil's native
+    bucket transform (Rust) for ints, longs (the extremes too), dates and timestamps, with and
+    without ANSI overflow checks; null stays null."""
+    import random
+
+    from pyspark.sql import functions as F
+
+    from frazil.spark.jvm_bucket import with_bucket_key
+    from frazil.transforms import bucket
+
+    rng = random.Random(7)
+    longs = [0, 1, -1, 34, 2**31 - 1, -(2**31), 2**63 - 1, -(2**63), None]
+    longs += [rng.randrange(-(2**63), 2**63) for _ in range(3000)]
+    ints = [v if v is None else (v % 2**32) - 2**31 for v in longs]
+    epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    micros = [None if v is None else v % (10**17) - 5 * 10**16 for v in longs]
+    stamps = [None if m is None else epoch + dt.timedelta(microseconds=m) for m in micros]
+    days = [None if v is None else v % 2_000_000 - 700_000 for v in longs]
+    dates = [None if d is None else dt.date(1970, 1, 1) + dt.timedelta(days=d) for d in days]
+    arrow = pa.table(
+        {
+            "n": pa.array(longs, pa.int64()),
+            "i": pa.array(ints, pa.int32()),
+            "ts": pa.array(stamps, pa.timestamp("us", "UTC")),
+            "d": pa.array(dates, pa.date32()),
+        }
+    )
+    old = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", ansi)
+    try:
+        rows = list(zip(longs, ints, stamps, dates, strict=True))
+        df = spark.createDataFrame(rows, "n long, i int, ts timestamp, d date")
+        types = {f.name: f.dataType for f in df.schema.fields}
+        for n in (1, 16, 1000):
+            keyed = df
+            for c in ("n", "i", "ts", "d"):
+                keyed = with_bucket_key(keyed, n, F.col(c), types[c], f"k_{c}")
+            assert keyed.columns == ["n", "i", "ts", "d", "k_n", "k_i", "k_ts", "k_d"]
+            got = keyed.collect()
+            for c in ("n", "i", "ts", "d"):
+                want = bucket(n, arrow.column(c)).to_pylist()
+                assert [r[f"k_{c}"] for r in got] == want, (c, n)
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", old)
+
+
 def test_dynamic_overwrite_replaces_written_partitions(spark: Any, catalog: Any) -> None:
     import frazil.spark as fspark
 

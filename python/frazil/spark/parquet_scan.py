@@ -97,7 +97,19 @@ def _types_by_id(schema: Schema) -> dict[int, IcebergType]:
     return {f.field_id: f.field_type for f in _fields(tuple(schema.fields))}
 
 
+def _structs(fields: tuple[NestedField, ...]) -> Iterator[tuple[NestedField, ...]]:
+    yield fields
+    for f in _fields(fields):
+        if isinstance(f.field_type, StructType):
+            yield f.field_type.fields
+
+
 def _schema_refusal(projection: Schema, metadata: TableMetadata) -> str | None:
+    for fields in _structs(tuple(projection.fields)):
+        names = [f.name.lower() for f in fields]
+        if len(set(names)) != len(names):
+            # Spark's file sources refuse them unless spark.sql.caseSensitive is set
+            return "column names differ only in case"
     now = _types_by_id(projection)
     for f in _fields(tuple(projection.fields)):
         t = f.field_type

@@ -70,6 +70,7 @@ from frazil.partitioning import UnknownTransform, is_void
 from frazil.schema import Schema
 from frazil.sorting import NullOrder, SortDirection
 from frazil.spark import functions as fs
+from frazil.spark import jvm_bucket
 from frazil.spark.common import executor_io, io_spec, quiet_pyspark_warnings, resolve_catalog
 from frazil.table.scan import DataScan, content_file_from_json, content_file_to_json
 from frazil.table.scan.filter import RowFilter
@@ -164,10 +165,18 @@ def _column_of(df: Any, name: str) -> tuple[Any, Any]:
     return col, df.select(col).schema.fields[0].dataType
 
 
-def _partition_keys(df: Any, metadata: TableMetadata) -> list[Any]:
-    """Cluster keys of the default spec's partition values (see :func:`_cluster_key`)."""
+_BUCKET_KEY = "__frazil_bucket_key"
+
+
+def _partition_keys(df: Any, metadata: TableMetadata) -> tuple[Any, list[Any], list[str]]:
+    """Cluster keys of the default spec's partition values (see :func:`_cluster_key`): the
+    DataFrame with the key columns computed in steps (:mod:`frazil.spark.jvm_bucket`'s bucket
+    keys of integer-like columns), the keys, and the names of those added columns."""
+    from pyspark.sql import functions as F
+
     schema = metadata.schema()
-    keys = []
+    keys: list[Any] = []
+    added: list[str] = []
     for pf in metadata.spec().fields:
         if is_void(pf.transform):
             continue
@@ -175,8 +184,15 @@ def _partition_keys(df: Any, metadata: TableMetadata) -> list[Any]:
         if name is None:
             continue
         col, spark_type = _column_of(df, name)
-        keys.append(_cluster_key(col, spark_type, str(pf.transform)))
-    return keys
+        transform = str(pf.transform)
+        if transform.startswith("bucket[") and jvm_bucket.hashes_as_long(spark_type):
+            key = f"{_BUCKET_KEY}{len(added)}"
+            df = jvm_bucket.with_bucket_key(df, int(transform[7:-1]), col, spark_type, key)
+            keys.append(F.col(key))
+            added.append(key)
+        else:
+            keys.append(_cluster_key(col, spark_type, transform))
+    return df, keys, added
 
 
 def _sort_keys(df: Any, metadata: TableMetadata) -> list[Any]:
@@ -220,11 +236,13 @@ def _cluster(df: Any, metadata: TableMetadata) -> Any:
     mode = distribution_mode(metadata)
     if mode == "none":
         return df
-    keys = _partition_keys(df, metadata)
+    keyed, keys, added = _partition_keys(df, metadata)
     if mode == "range":
         keys = keys + _sort_keys(df, metadata)
-        return df.repartitionByRange(*keys) if keys else df
-    return df.repartition(*keys) if keys else df
+        out = keyed.repartitionByRange(*keys) if keys else keyed
+    else:
+        out = keyed.repartition(*keys) if keys else keyed
+    return out.drop(*added) if added else out
 
 
 # ---------------------------------------------------------------------------------------------
