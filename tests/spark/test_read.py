@@ -399,6 +399,7 @@ def test_spark_reader_refusals(spark: Any, catalog: Any, plain: Any, table: Any)
 
     refused("db.all_types", "column 'u' is of type uuid")
     refused("db.plain", "metadata columns", selected_fields=["id", "_file", "_pos"])
+    refused("db.plain", "split options", options={"split-size": "1000"})
 
     deleted = catalog.create_table(
         "db.plain_deletes",

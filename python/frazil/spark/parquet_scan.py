@@ -156,7 +156,10 @@ def refusal(
         return "rows must still pass a residual filter"
     if tasks.column("key_metadata").null_count != tasks.num_rows:
         return "the plan has encrypted files"
-    schemes = {location_scheme(p) for p in pc.unique(tasks.column("file_path")).to_pylist()}
+    paths = pc.unique(tasks.column("file_path")).to_pylist()
+    if len(paths) != tasks.num_rows:
+        return "the plan lists a file more than once (each listing is read)"
+    schemes = {location_scheme(p) for p in paths}
     if not schemes <= set(_LOCAL):
         return f"the plan has files outside the local file system ({sorted(schemes - set(_LOCAL))})"
     return None

@@ -664,8 +664,8 @@ def read(
 
     ``reader`` picks who reads the planned files. ``"auto"``: Spark's own Parquet reader, in
     the JVM, when the plan is whole Parquet files with nothing for Iceberg's rules to do (no
-    deletes, no residual filter, no metadata columns, no name mapping or type promotion: see
-    :mod:`frazil.spark.parquet_scan`; the read then sets the session's
+    deletes, no residual filter, no metadata columns, no name mapping or type promotion, no
+    split options: see :mod:`frazil.spark.parquet_scan`; the read then sets the session's
     ``spark.sql.parquet.fieldId.read.enabled``), else frazil's reader in the Python workers;
     ``"frazil"``: always frazil's reader; ``"spark"``: Spark's reader, or
     :class:`~frazil.exceptions.InvalidArgumentError` saying why it cannot.
@@ -692,14 +692,18 @@ def read(
         raise InvalidArgumentError(f"reader must be one of {', '.join(_READERS)}, not {reader!r}")
     if not len(scan_plan):
         return spark.createDataFrame([], schema)
+    split_options = SplitOptions.of(table, options)
     if reader != "frazil":
-        why = parquet_scan.refusal(
-            spark,
-            table.metadata,
-            context["projection"],
-            scan_plan.tasks,
-            context["metadata_columns"],
-        )
+        if split_options != SplitOptions():
+            why: str | None = "split options are set (Spark's reader splits by its own settings)"
+        else:
+            why = parquet_scan.refusal(
+                spark,
+                table.metadata,
+                context["projection"],
+                scan_plan.tasks,
+                context["metadata_columns"],
+            )
         if why is None:
             log.info("%s: read by Spark's Parquet reader", table.full_name())
             return parquet_scan.spark_parquet_frame(
@@ -710,9 +714,7 @@ def read(
                 f"{table.full_name()}: Spark's Parquet reader cannot read this scan: {why}"
             )
         log.info("%s: read by frazil in the Python workers: %s", table.full_name(), why)
-    parts = partitions(
-        scan_plan, SplitOptions.of(table, options), spark.sparkContext.defaultParallelism
-    )
+    parts = partitions(scan_plan, split_options, spark.sparkContext.defaultParallelism)
     plan_ipc = encode_partitions(parts)
 
     def run(ids: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
