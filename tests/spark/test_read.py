@@ -429,6 +429,15 @@ def test_spark_reader_refusals(spark: Any, catalog: Any, plain: Any, table: Any)
     cased.append(pa.table({"a": [1, 2], "A": [3, 4]}))
     refused("db.plain_cased", "differ only in case")
 
+    # a partition directory named by a value holding `*`: Spark would glob the file's path
+    globbed = catalog.create_table(
+        "db.plain_globbed",
+        Schema(NestedField(1, "k", StringType()), NestedField(2, "n", LongType())),
+        partition_spec=PartitionSpec(PartitionField(1, 1000, parse("identity"), "k")),
+    )
+    globbed.append(pa.table({"k": ["a*b", "aXb", "a*b"], "n": [1, 2, 3]}))
+    refused("db.plain_globbed", "glob character")
+
     spark.conf.set("spark.sql.files.ignoreMissingFiles", "true")
     try:
         refused("db.plain", "ignoreMissingFiles")
