@@ -235,7 +235,7 @@ def test_jvm_bucket_keys_equal_the_native_bucket(spark: Any, ansi: str) -> None:
 
     from pyspark.sql import functions as F
 
-    from frazil.spark.jvm_bucket import with_bucket_key
+    from frazil.spark.functions import _with_bucket_key as with_bucket_key
     from frazil.transforms import bucket
 
     rng = random.Random(7)

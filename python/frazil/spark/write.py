@@ -70,7 +70,6 @@ from frazil.partitioning import UnknownTransform, is_void
 from frazil.schema import Schema
 from frazil.sorting import NullOrder, SortDirection
 from frazil.spark import functions as fs
-from frazil.spark import jvm_bucket
 from frazil.spark.common import executor_io, io_spec, quiet_pyspark_warnings, resolve_catalog
 from frazil.table.scan import DataScan, content_file_from_json, content_file_to_json
 from frazil.table.scan.filter import RowFilter
@@ -170,8 +169,9 @@ _BUCKET_KEY = "__frazil_bucket_key"
 
 def _partition_keys(df: Any, metadata: TableMetadata) -> tuple[Any, list[Any], list[str]]:
     """Cluster keys of the default spec's partition values (see :func:`_cluster_key`): the
-    DataFrame with the key columns computed in steps (:mod:`frazil.spark.jvm_bucket`'s bucket
-    keys of integer-like columns), the keys, and the names of those added columns."""
+    DataFrame with the key columns computed in steps (the JVM bucket keys of integer-like
+    columns, :func:`frazil.spark.functions._with_bucket_key`), the keys, and the names of
+    those added columns."""
     from pyspark.sql import functions as F
 
     schema = metadata.schema()
@@ -185,9 +185,9 @@ def _partition_keys(df: Any, metadata: TableMetadata) -> tuple[Any, list[Any], l
             continue
         col, spark_type = _column_of(df, name)
         transform = str(pf.transform)
-        if transform.startswith("bucket[") and jvm_bucket.hashes_as_long(spark_type):
+        if transform.startswith("bucket[") and fs._hashes_as_long(spark_type):
             key = f"{_BUCKET_KEY}{len(added)}"
-            df = jvm_bucket.with_bucket_key(df, int(transform[7:-1]), col, spark_type, key)
+            df = fs._with_bucket_key(df, int(transform[7:-1]), col, spark_type, key)
             keys.append(F.col(key))
             added.append(key)
         else:
