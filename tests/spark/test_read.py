@@ -8,6 +8,7 @@ import datetime as dt
 import uuid
 import warnings
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -445,3 +446,17 @@ def test_spark_reader_refusals(spark: Any, catalog: Any, plain: Any, table: Any)
         spark.conf.unset("spark.sql.files.ignoreMissingFiles")
     with pytest.raises(InvalidArgumentError, match="reader must be one of"):
         fspark.read(spark, "db.plain", catalog, reader="jvm")
+
+
+def test_spark_reader_names_the_table_of_a_missing_file(spark: Any, catalog: Any) -> None:
+    import frazil.spark as fspark
+    from frazil.exceptions import FrazilIOError
+
+    t = catalog.create_table("db.plain_missing", PLAIN)
+    t.append(arrow(t, rows(10)))
+    (task,) = t.scan().plan_files()
+    path = task.file.file_path
+    Path(path.removeprefix("file:")).unlink()
+    with pytest.raises(FrazilIOError, match=r"db\.plain_missing") as raised:
+        fspark.read(spark, "db.plain_missing", catalog)
+    assert path.removeprefix("file:") in str(raised.value)

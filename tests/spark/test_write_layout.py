@@ -274,6 +274,27 @@ def test_jvm_bucket_keys_equal_the_native_bucket(spark: Any, ansi: str) -> None:
         spark.conf.set("spark.sql.ansi.enabled", old)
 
 
+def test_jvm_bucket_keys_match_the_spec_vectors(spark: Any) -> None:
+    """The spec's hash vectors (its bucket transform table): with N = 2^31 - 1 the bucket is
+    the hash's low 31 bits, so the JVM keys must give those hashes' low bits."""
+    from frazil.spark.functions import _with_bucket_key as with_bucket_key
+
+    vectors = {
+        ("int", 34): 2017239379,
+        ("long", 34): 2017239379,
+        ("date", dt.date(2017, 11, 16)): -653330422,
+        ("timestamp", dt.datetime(2017, 11, 16, 22, 31, 8, tzinfo=dt.timezone.utc)): -2047944441,
+        (
+            "timestamp",
+            dt.datetime(2017, 11, 16, 22, 31, 8, 1, tzinfo=dt.timezone.utc),
+        ): -1207196810,
+    }
+    for (sql_type, value), spec_hash in vectors.items():
+        df = spark.createDataFrame([(value,)], f"v {sql_type}")
+        keyed = with_bucket_key(df, 2**31 - 1, df["v"], df.schema["v"].dataType, "k")
+        assert keyed.collect()[0]["k"] == spec_hash & 0x7FFF_FFFF, (sql_type, value)
+
+
 def test_dynamic_overwrite_replaces_written_partitions(spark: Any, catalog: Any) -> None:
     import frazil.spark as fspark
 

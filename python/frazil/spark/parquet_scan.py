@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from frazil.exceptions import FrazilIOError
 from frazil.io import location_scheme
 from frazil.metadata import TableMetadata
 from frazil.schema import Schema
@@ -77,53 +77,33 @@ _PLAIN = (
 _LOCAL = ("", "file")
 
 
-def _nested(t: IcebergType) -> Iterator[NestedField]:
-    """The fields directly inside ``t`` (a struct's fields, a list's element, a map's key and
-    value), as fields."""
-    if isinstance(t, StructType):
-        yield from t.fields
-    elif isinstance(t, ListType):
-        yield NestedField(t.element_id, "element", t.element_type, t.element_required)
-    elif isinstance(t, MapType):
-        yield NestedField(t.key_id, "key", t.key_type, True)
-        yield NestedField(t.value_id, "value", t.value_type, t.value_required)
-
-
-def _fields(fields: tuple[NestedField, ...]) -> Iterator[NestedField]:
-    for f in fields:
-        yield f
-        yield from _fields(tuple(_nested(f.field_type)))
-
-
-def _types_by_id(schema: Schema) -> dict[int, IcebergType]:
-    return {f.field_id: f.field_type for f in _fields(tuple(schema.fields))}
-
-
-def _structs(fields: tuple[NestedField, ...]) -> Iterator[tuple[NestedField, ...]]:
-    yield fields
-    for f in _fields(fields):
-        if isinstance(f.field_type, StructType):
-            yield f.field_type.fields
+def _fields(schema: Schema) -> list[NestedField]:
+    """Every field of ``schema``, nested ones too (list elements and map keys and values as
+    the schema's own index names them)."""
+    return [schema.find_field(i) for i in schema.field_ids]
 
 
 def _schema_refusal(projection: Schema, metadata: TableMetadata) -> str | None:
-    for fields in _structs(tuple(projection.fields)):
-        names = [f.name.lower() for f in fields]
+    fields = _fields(projection)
+    structs = [tuple(projection.fields)]
+    structs += [f.field_type.fields for f in fields if isinstance(f.field_type, StructType)]
+    for siblings in structs:
+        names = [f.name.lower() for f in siblings]
         if len(set(names)) != len(names):
             # Spark's file sources refuse them unless spark.sql.caseSensitive is set
             return "column names differ only in case"
-    now = _types_by_id(projection)
-    for f in _fields(tuple(projection.fields)):
+    for f in fields:
         t = f.field_type
         if not isinstance(t, (*_PLAIN, StructType, ListType, MapType)):
             return f"column {f.name!r} is of type {t}, which Spark's Parquet reader reads otherwise"
         if f.initial_default is not None:
             return f"column {f.name!r} has an initial default (for files written before it)"
+    now = {f.field_id: f.field_type for f in fields}
     for old in metadata.schemas:
-        for field_id, t in _types_by_id(old).items():
-            if field_id in now and not isinstance(now[field_id], (StructType, ListType, MapType)):
-                if now[field_id] != t:
-                    return f"field {field_id} was promoted from {t} to {now[field_id]}"
+        for f in _fields(old):
+            current = now.get(f.field_id)
+            if isinstance(current, _PLAIN) and current != f.field_type:
+                return f"field {f.field_id} was promoted from {f.field_type} to {current}"
     return None
 
 
@@ -207,16 +187,24 @@ def _with_field_id(spark_field: Any, field: NestedField) -> Any:
     )
 
 
-def spark_parquet_frame(spark: Any, tasks: pa.Table, projection: Schema, schema: Any) -> Any:
+def spark_parquet_frame(
+    spark: Any, tasks: pa.Table, projection: Schema, schema: Any, table_name: str
+) -> Any:
     """The rows of ``tasks`` (files :func:`refusal` accepted) read by Spark's Parquet reader
     as ``schema`` (the Spark schema of ``projection``). Spark splits and packs the files as its
-    ``spark.sql.files.*`` settings say (the same rules as Java's reader, by default)."""
+    ``spark.sql.files.*`` settings say (the same rules as Java's reader, by default). Spark
+    looks the files up at once: one it cannot find is a
+    :class:`~frazil.exceptions.FrazilIOError` naming the table, with Spark's error (which
+    names the file) as its cause."""
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
+
     if str(spark.conf.get(FIELD_ID_READ, "false")).lower() != "true":
         # Only reads whose schema carries field ids match by id: other reads are unchanged.
         log.info("setting %s for reads of Iceberg files by field id", FIELD_ID_READ)
         spark.conf.set(FIELD_ID_READ, "true")
     read_schema = _with_field_ids(schema, projection.as_struct())
-    paths = pc.unique(tasks.column("file_path")).to_pylist()
+    paths = tasks.column("file_path").to_pylist()  # distinct: refusal() checked
     reader = (
         spark.read.schema(read_schema)
         # Iceberg stores dates and timestamps in the proleptic Gregorian calendar
@@ -229,6 +217,10 @@ def spark_parquet_frame(spark: Any, tasks: pa.Table, projection: Schema, schema:
     spark.conf.set(_LISTING_THRESHOLD, str(max(len(paths) + 1, int(old or 0))))
     try:
         return _read_parquet(spark, reader, paths)
+    except (PySparkException, Py4JError) as e:
+        raise FrazilIOError(
+            f"{table_name}: Spark's Parquet reader cannot open the planned data files: {e}"
+        ) from e
     finally:
         if old is None:
             spark.conf.unset(_LISTING_THRESHOLD)

@@ -707,7 +707,7 @@ def read(
         if why is None:
             log.info("%s: read by Spark's Parquet reader", table.full_name())
             return parquet_scan.spark_parquet_frame(
-                spark, scan_plan.tasks, context["projection"], schema
+                spark, scan_plan.tasks, context["projection"], schema, table.full_name()
             )
         if reader == "spark":
             raise InvalidArgumentError(
