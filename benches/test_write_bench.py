@@ -193,6 +193,7 @@ STREAM_ROWS = int(os.environ.get("FRAZIL_BENCH_STREAM_ROWS", "0")) or (
 CASES = {"none": "unpartitioned", "day": "day(ts)", "day_bucket": "day(ts) + bucket(16, id)"}
 WRITERS = {
     "frazil": "frazil `append`",
+    "frazil_chunked": "frazil `append`, the same rows in DuckDB's 122,880-row Arrow chunks",
     "duckdb": "DuckDB 1.5 `INSERT` (ATTACHed through `frazil serve`)",
     "pyiceberg": "PyIceberg 0.12 `append`",
     "floor": "encode floor (pyarrow: group by partition + encode the same files, thread pool)",
@@ -326,6 +327,15 @@ def test_append(served: Served, case: str) -> None:
     rows, ids, files = _read_back(t.metadata_location)
     assert (rows, ids) == expected
     _APPENDS[(case, "frazil")] = {**out, "files": files}
+
+    # Arrow from a query engine (DuckDB, Polars, Spark's batches) comes in many chunks
+    t = served.frazil_table(f"frazil_chunked_{case}", case)
+    args = {"catalog": served.props, "table": f"db.frazil_chunked_{case}"}
+    out = _child("frazil_chunked", case, APPEND_ROWS, args)
+    t.refresh()
+    rows, ids, cfiles = _read_back(t.metadata_location)
+    assert (rows, ids) == expected
+    _APPENDS[(case, "frazil_chunked")] = {**out, "files": cfiles}
 
     served.frazil_table(f"duck_{case}", case)
     out = _child(

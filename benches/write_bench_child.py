@@ -163,6 +163,20 @@ def run_frazil(case: str, rows: int, args: dict[str, Any]) -> dict[str, Any]:
     return measure(lambda: table.append(rows_in))
 
 
+#: The chunk size of DuckDB's Arrow results (``.arrow()``): how a query's rows usually arrive.
+DUCKDB_CHUNK_ROWS = 122_880
+
+
+def run_frazil_chunked(case: str, rows: int, args: dict[str, Any]) -> dict[str, Any]:
+    """:func:`run_frazil` with the same rows in DuckDB's chunks (one Arrow chunk each)."""
+    from frazil.catalog import load_catalog
+
+    catalog = load_catalog("bench", **args["catalog"])
+    table = catalog.load_table(args["table"])
+    rows_in = pa.Table.from_batches(data(rows).to_batches(max_chunksize=DUCKDB_CHUNK_ROWS))
+    return measure(lambda: table.append(rows_in))
+
+
 def run_stream(case: str, rows: int, args: dict[str, Any]) -> dict[str, Any]:
     from frazil.catalog import load_catalog
 
@@ -276,6 +290,7 @@ def main() -> None:
     writer, case, rows, args = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
     fn = {
         "frazil": run_frazil,
+        "frazil_chunked": run_frazil_chunked,
         "stream": run_stream,
         "pyiceberg": run_pyiceberg,
         "duckdb": run_duckdb,

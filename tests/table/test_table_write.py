@@ -306,6 +306,42 @@ def test_sorted_by_default_order(catalog: Any) -> None:
     assert f.sort_order_id == 1
 
 
+def test_many_chunks_write_what_one_chunk_writes(catalog: Any) -> None:
+    """Rows of many Arrow chunks (as query engines hand them over; strings dictionary-encoded
+    with a dictionary per chunk) are gathered into the same files, in the same order, as the
+    same rows in one chunk: partitioned by bucket and sorted within each file."""
+    spec = PartitionSpec(PartitionField(1, 1000, parse("bucket[4]"), "b"))
+    order = SortOrder(
+        SortField(5, parse("identity"), SortDirection.DESC, NullOrder.NULLS_FIRST), order_id=1
+    )
+    data = rows(3000)
+    chunks = []
+    for b in data.to_batches(max_chunksize=77):
+        s = b.column(3).dictionary_encode()
+        chunks.append(
+            pa.RecordBatch.from_arrays(
+                [*b.columns[:3], s, *b.columns[4:]], ["id", "ts", "d", "s", "n", "dec", "x"]
+            )
+        )
+    chunked = pa.Table.from_batches(chunks)
+    assert chunked.column("id").num_chunks > 30
+
+    def files_of(name: str, content: pa.Table) -> dict[Any, list[dict[str, Any]]]:
+        table = catalog.create_table(("db", name), SCHEMA, partition_spec=spec, sort_order=order)
+        table.append(content)
+        out = {}
+        for f in live_files(table):
+            got = pq.read_table(f.file_path.removeprefix("file://"))
+            out[f.partition] = got.to_pylist()
+        return out
+
+    one = files_of("one", data)
+    many = files_of("many", chunked)
+    assert sorted(one) == sorted(many) and len(one) == 4
+    for partition, got in one.items():
+        assert repr(many[partition]) == repr(got)
+
+
 def test_object_storage_layout(catalog: Any) -> None:
     spec = PartitionSpec(PartitionField(1, 1000, parse("bucket[2]"), "b"))
     table = catalog.create_table(
