@@ -628,10 +628,11 @@ def partitions(plan: ScanPlan, options: SplitOptions, parallelism: int) -> list[
     splits = plan_splits(plan, options.target)
     _, deletes = _delete_sizes(plan)
     files = 1 + deletes[splits.column("task").to_numpy()]
+    tasks = plan.combined().tasks
     out = []
     for group in pack_splits(splits, files, options, parallelism):
         part = splits.take(pa.array(group))
-        rows = plan.tasks.take(part.column("task"))
+        rows = tasks.take(part.column("task"))
         rows = rows.append_column("split_start", part.column("start"))
         rows = rows.append_column("split_length", part.column("length"))
         out.append(rows.combine_chunks().to_batches()[0])

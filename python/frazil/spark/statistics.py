@@ -78,7 +78,8 @@ def compute_statistics(
             SplitOptions.of(table).target,
             spark.sparkContext.defaultParallelism,
         )
-        rows = [(encode_tasks(scan_plan, g),) for g in groups]
+        whole = scan_plan.combined()
+        rows = [(encode_tasks(whole, g),) for g in groups]
         from pyspark.sql.types import BinaryType, StructField, StructType
 
         tasks_df = spark.createDataFrame(

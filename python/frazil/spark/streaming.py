@@ -497,8 +497,9 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
                 continue
             rows = np.arange(lo, hi)
             sizes = task_sizes(files.plan)[rows]
+            whole = files.plan.combined()
             for g in group_tasks(sizes, SplitOptions.of(table).target, parallelism):
-                tasks = encode_tasks(files.plan, rows[g])
+                tasks = encode_tasks(whole, rows[g])
                 out.append(InputPartition((tasks, files.context)))
         log.info("%s: micro-batch %s..%s: %d partitions", table.full_name(), start, end, len(out))
         return out

@@ -249,6 +249,13 @@ class ScanPlan:
 
         return head, batches()
 
+    def combined(self) -> ScanPlan:
+        """This plan with its tasks in one chunk: for many ``take``s of its rows (a take over
+        several chunks, one per planned manifest, concatenates them all each time)."""
+        if self.tasks.num_rows == 0 or all(c.num_chunks <= 1 for c in self.tasks.columns):
+            return self
+        return self.with_batches(self.tasks.combine_chunks().to_batches())
+
     def with_batches(self, batches: Sequence[pa.RecordBatch]) -> ScanPlan:
         """This plan with ``batches`` as its tasks (of its tasks' schema)."""
         return ScanPlan(
