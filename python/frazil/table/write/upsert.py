@@ -49,7 +49,7 @@ from frazil.expressions import (
     bind,
 )
 from frazil.table.scan.read import DeleteCache, prune_schema
-from frazil.table.write.conform import as_table, conform
+from frazil.table.write.conform import as_table, conform, one_chunk
 from frazil.table.write.row_context import COPY_ON_WRITE, LAST_UPDATED, POS, ROW_ID, RowContext
 from frazil.table.write.row_delta import (
     MERGE_ISOLATION,
@@ -214,8 +214,9 @@ def _prepare(
     # In the types a scan reads, so that keys join and values compare with the table's.
     read_types = schema_to_arrow(schema)
     names = [f.name for f in read_types if f.name in converted.column_names]
-    rows = pa.table(
-        [converted.column(n).cast(read_types.field(n).type) for n in names], names=names
+    # one chunk: each file the source matches takes its rows from it
+    rows = one_chunk(
+        pa.table([converted.column(n).cast(read_types.field(n).type) for n in names], names=names)
     )
     cols = [schema.find_field(c, case_sensitive).name for c in cols]
     nulls = [c for c in cols if rows.column(c).null_count]

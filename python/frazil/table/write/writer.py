@@ -71,7 +71,7 @@ from frazil.manifest.content_file import DataFile, FileFormat, partition_arrow_t
 from frazil.partitioning import UnknownTransform, is_void
 from frazil.sorting import NullOrder, SortDirection
 from frazil.table.step import TransactionStep
-from frazil.table.write.conform import ArrowData, conform, input_batches
+from frazil.table.write.conform import ArrowData, conform, input_batches, one_chunk
 from frazil.table.write.formats import AvroWriter, OrcWriter, file_format
 from frazil.table.write.locations import data_file_name, location_provider, partition_to_path
 from frazil.table.write.metrics import ArrowMetrics, MetricsConfig, parquet_metrics
@@ -462,13 +462,6 @@ class _Rows:
         # Column by column: a table's take concatenates first (and is slower).
         columns = [c.take(order) for c in self.source.columns]
         return pa.Table.from_arrays(columns, schema=self.source.schema)
-
-
-def _one_chunk(table: pa.Table) -> pa.Table:
-    """``table`` with each column in one chunk (itself when they are)."""
-    if all(c.num_chunks <= 1 for c in table.columns):
-        return table
-    return table.combine_chunks()
 
 
 def _gather(pieces: list[_Rows]) -> pa.Table:
@@ -960,7 +953,7 @@ class DataFileWriter:
         # Rows are gathered by index from here: Arrow's take over a column of several chunks
         # concatenates them first, at every gather (a row group of each partition), so they
         # are concatenated once (a quarter of a partitioned write's time went to copies).
-        table = _one_chunk(table)
+        table = one_chunk(table)
         if not parts:
             self._route((), "", _Rows(table, order, 0, table.num_rows, row_bytes))
             return
