@@ -43,6 +43,7 @@ from frazil.manifest.content_file import (
 )
 from frazil.partitioning import PartitionSpec
 from frazil.schema import Schema
+from frazil.table.scan.handoff import one_chunk
 from frazil.table.scan.tasks import FileScanTask
 from frazil.types import StructType
 
@@ -252,9 +253,8 @@ class ScanPlan:
     def combined(self) -> ScanPlan:
         """This plan with its tasks in one chunk: for many ``take``s of its rows (a take over
         several chunks, one per planned manifest, concatenates them all each time)."""
-        if self.tasks.num_rows == 0 or all(c.num_chunks <= 1 for c in self.tasks.columns):
-            return self
-        return self.with_batches(self.tasks.combine_chunks().to_batches())
+        tasks = one_chunk(self.tasks)
+        return self if tasks is self.tasks else self.with_batches(tasks.to_batches())
 
     def with_batches(self, batches: Sequence[pa.RecordBatch]) -> ScanPlan:
         """This plan with ``batches`` as its tasks (of its tasks' schema)."""

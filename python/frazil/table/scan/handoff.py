@@ -29,6 +29,15 @@ __all__ = ["LARGE_TYPES_PROPERTY", "use_large_types"]
 LARGE_TYPES_PROPERTY = "pyarrow.use-large-types-on-read"
 
 
+def one_chunk(table: pa.Table) -> pa.Table:
+    """``table`` with each column in one chunk (itself when they are), for rows gathered by
+    index more than once: Arrow's ``take`` over a column of several chunks (Arrow from DuckDB,
+    Polars, a stream or a plan of many manifests) concatenates them all at each call."""
+    if all(c.num_chunks <= 1 for c in table.columns):
+        return table
+    return table.combine_chunks()
+
+
 def use_large_types(options: Mapping[str, str], properties: Mapping[str, str]) -> bool:
     """The scan option, else the table property, else ``True``."""
     value = options.get(LARGE_TYPES_PROPERTY, properties.get(LARGE_TYPES_PROPERTY, "true"))

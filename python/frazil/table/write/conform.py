@@ -122,15 +122,6 @@ def as_table(data: ArrowData) -> pa.Table:
     return pa.Table.from_batches(list(batches), schema)
 
 
-def one_chunk(table: pa.Table) -> pa.Table:
-    """``table`` with each column in one chunk (itself when they are): for rows gathered by
-    index more than once, as Arrow's ``take`` over a column of several chunks (Arrow from
-    DuckDB, Polars or a stream) concatenates them all at each call."""
-    if all(c.num_chunks <= 1 for c in table.columns):
-        return table
-    return table.combine_chunks()
-
-
 def input_batches(data: ArrowData) -> tuple[pa.Schema, Iterator[pa.RecordBatch], bool]:
     """(schema, batches, whole) of an Arrow input: a ``pa.Table`` or ``pa.RecordBatch`` (whole:
     in memory, so it can be checked completely before writing), a ``pa.RecordBatchReader``,

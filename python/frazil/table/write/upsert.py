@@ -48,8 +48,9 @@ from frazil.expressions import (
     LessThanOrEqual,
     bind,
 )
+from frazil.table.scan.handoff import one_chunk
 from frazil.table.scan.read import DeleteCache, prune_schema
-from frazil.table.write.conform import as_table, conform, one_chunk
+from frazil.table.write.conform import as_table, conform
 from frazil.table.write.row_context import COPY_ON_WRITE, LAST_UPDATED, POS, ROW_ID, RowContext
 from frazil.table.write.row_delta import (
     MERGE_ISOLATION,

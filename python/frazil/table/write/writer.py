@@ -70,8 +70,9 @@ from frazil.io import property_bool
 from frazil.manifest.content_file import DataFile, FileFormat, partition_arrow_type
 from frazil.partitioning import UnknownTransform, is_void
 from frazil.sorting import NullOrder, SortDirection
+from frazil.table.scan.handoff import one_chunk
 from frazil.table.step import TransactionStep
-from frazil.table.write.conform import ArrowData, conform, input_batches, one_chunk
+from frazil.table.write.conform import ArrowData, conform, input_batches
 from frazil.table.write.formats import AvroWriter, OrcWriter, file_format
 from frazil.table.write.locations import data_file_name, location_provider, partition_to_path
 from frazil.table.write.metrics import ArrowMetrics, MetricsConfig, parquet_metrics
