@@ -340,6 +340,13 @@ def test_many_chunks_write_what_one_chunk_writes(catalog: Any) -> None:
     assert sorted(one) == sorted(many) and len(one) == 4
     for partition, got in one.items():
         assert repr(many[partition]) == repr(got)
+    # the input's rows, each file in the declared order (n descending, nulls first)
+    same_rows(data, pa.Table.from_pylist([r for got in many.values() for r in got]))
+    for got in many.values():
+        n = [r["n"] for r in got]
+        nulls = sum(v is None for v in n)
+        assert all(v is None for v in n[:nulls])
+        assert n[nulls:] == sorted(n[nulls:], reverse=True)
 
 
 def test_object_storage_layout(catalog: Any) -> None:

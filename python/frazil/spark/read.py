@@ -315,6 +315,14 @@ def encode_tasks(plan: ScanPlan, rows: np.ndarray | pa.RecordBatch) -> bytes:
     return bytes(sink.getvalue())
 
 
+def encode_groups(plan: ScanPlan, groups: Sequence[np.ndarray]) -> list[bytes]:
+    """:func:`encode_tasks` of each group of task rows (a Spark partition's), taken from the
+    plan's tasks in one chunk: a take over its chunks, one per planned manifest, concatenates
+    them all at every call."""
+    whole = plan.combined()
+    return [encode_tasks(whole, rows) for rows in groups]
+
+
 def decode_tasks(context: dict[str, Any], tasks: bytes | pa.RecordBatch) -> ScanPlan:
     """A partition's plan: its tasks (:func:`encode_tasks`) with the plan's delete files,
     schema and specs from ``context``."""

@@ -23,7 +23,7 @@ from frazil.metadata import StatisticsFile
 from frazil.spark.common import quiet_pyspark_warnings
 from frazil.spark.read import (
     SplitOptions,
-    encode_tasks,
+    encode_groups,
     group_tasks,
     plan,
     read_task_batches,
@@ -78,8 +78,7 @@ def compute_statistics(
             SplitOptions.of(table).target,
             spark.sparkContext.defaultParallelism,
         )
-        whole = scan_plan.combined()
-        rows = [(encode_tasks(whole, g),) for g in groups]
+        rows = [(tasks,) for tasks in encode_groups(scan_plan, groups)]
         from pyspark.sql.types import BinaryType, StructField, StructType
 
         tasks_df = spark.createDataFrame(

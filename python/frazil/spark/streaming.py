@@ -67,7 +67,7 @@ from frazil.spark.common import (
 )
 from frazil.spark.read import (
     SplitOptions,
-    encode_tasks,
+    encode_groups,
     group_tasks,
     read_tasks,
     spark_arrow_schema,
@@ -497,9 +497,8 @@ class FrazilStreamReader(DataSourceStreamReader, _AvailableNow):  # type: ignore
                 continue
             rows = np.arange(lo, hi)
             sizes = task_sizes(files.plan)[rows]
-            whole = files.plan.combined()
-            for g in group_tasks(sizes, SplitOptions.of(table).target, parallelism):
-                tasks = encode_tasks(whole, rows[g])
+            groups = group_tasks(sizes, SplitOptions.of(table).target, parallelism)
+            for tasks in encode_groups(files.plan, [rows[g] for g in groups]):
                 out.append(InputPartition((tasks, files.context)))
         log.info("%s: micro-batch %s..%s: %d partitions", table.full_name(), start, end, len(out))
         return out
